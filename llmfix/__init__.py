@@ -1,0 +1,104 @@
+"""llmfix: validate and repair the JSON that language models write.
+
+>>> import llmfix
+>>> llmfix.repair('Sure! ```json\\n{"age": 12,}\\n```').value
+{'age': 12}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llmfix.config import Limits, RepairOptions
+from llmfix.errors import ConfigError, InputError, LlmfixError, ProviderError, SchemaError
+from llmfix.model import (
+    Candidate,
+    Diagnostic,
+    PatchOp,
+    Position,
+    Result,
+    Risk,
+    Severity,
+    Span,
+    Status,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Candidate",
+    "ConfigError",
+    "Diagnostic",
+    "InputError",
+    "Limits",
+    "LlmfixError",
+    "PatchOp",
+    "Position",
+    "ProviderError",
+    "RepairOptions",
+    "Result",
+    "Risk",
+    "SchemaError",
+    "Severity",
+    "Span",
+    "Status",
+    "__version__",
+    "extract",
+    "repair",
+]
+
+
+def repair(text: str, schema: Any = None, **options: Any) -> Result:
+    """Repair one raw model response.
+
+    ``schema`` is a JSON Schema (a dict or bool), a ``SchemaSpec`` from
+    ``llmfix.schemas.load_schema``, or ``None``. ``options`` are the fields of
+    :class:`RepairOptions` (``pick``, ``schema_repair``, ``disabled_rules``, ``partial``,
+    ``max_risk``) and of :class:`Limits` (``max_size``, ``max_depth``, ``time_budget``).
+    Never prints, never exits; raises :class:`SchemaError` for a bad schema and
+    :class:`ConfigError` for a bad option.
+    """
+    from llmfix.pipeline import repair_text
+
+    return repair_text(text, schema, make_options(**options))
+
+
+def extract(text: str) -> list[Candidate]:
+    """Every candidate JSON payload in ``text``, in order of appearance (no selection)."""
+    from llmfix.extract import extract_candidates
+    from llmfix.normalize import normalize_document
+
+    candidates, _ = extract_candidates(normalize_document(text))
+    return candidates
+
+
+def make_options(**options: Any) -> RepairOptions:
+    """Build :class:`RepairOptions` from keyword arguments, rejecting unknown names."""
+    import dataclasses
+
+    from llmfix.config import ENGINES, PICKS
+
+    limit_names = {f.name for f in dataclasses.fields(Limits)}
+    option_names = {f.name for f in dataclasses.fields(RepairOptions)} - {"limits"}
+    unknown = set(options) - limit_names - option_names
+    if unknown:
+        import difflib
+
+        name = sorted(unknown)[0]
+        close = difflib.get_close_matches(name, sorted(limit_names | option_names), n=1)
+        suggestion = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ConfigError(f"unknown option {name!r}{suggestion}")
+    limits = Limits(**{k: v for k, v in options.items() if k in limit_names})
+    rest = {k: v for k, v in options.items() if k in option_names}
+    if rest.get("pick", "best") not in PICKS:
+        raise ConfigError(f"unknown pick {rest['pick']!r} (expected one of: {', '.join(PICKS)})")
+    if rest.get("engine", "json-repair") not in ENGINES:
+        raise ConfigError(f"unknown engine {rest['engine']!r} (expected one of: {', '.join(ENGINES)})")
+    if isinstance(rest.get("max_risk"), str):
+        try:
+            rest["max_risk"] = Risk.parse(rest["max_risk"])
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+    if "disabled_rules" in rest:
+        rest["disabled_rules"] = frozenset(rest["disabled_rules"])
+    return RepairOptions(limits=limits, **rest)

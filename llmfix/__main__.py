@@ -1,0 +1,3 @@
+from llmfix.cli import main
+
+main()

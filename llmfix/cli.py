@@ -1,0 +1,437 @@
+"""The `llmfix` command line: options → options object → library call → reporter → exit code."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Optional
+
+import typer
+
+from llmfix.errors import ConfigError, InputError, LlmfixError
+from llmfix.model import ExitCode, Result
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from llmfix.validate import SchemaValidator
+
+app = typer.Typer(
+    name="llmfix",
+    help=(
+        "Validate and repair the JSON that language models write.\n\n"
+        "Example: cat answer.txt | llmfix repair --schema person.json > person.json"
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _stderr() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _fail(message: str, code: ExitCode = ExitCode.USAGE) -> typer.Exit:
+    """Print a one-line error on stderr and return the Exit to raise."""
+    sys.stderr.write(f"llmfix: error: {message}\n")
+    return typer.Exit(int(code))
+
+
+def _dump(value: Any, indent: int | None) -> str:
+    if indent is None:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(value, ensure_ascii=False, indent=indent)
+
+
+def _write_report(path: Path, items: list[dict[str, Any]]) -> None:
+    from llmfix.model import REPORT_VERSION
+    from llmfix.writers import write_atomic
+
+    statuses: dict[str, int] = {}
+    for item in items:
+        statuses[item["status"]] = statuses.get(item["status"], 0) + 1
+    report = {"version": REPORT_VERSION, "summary": {"items": len(items), "status": statuses}, "items": items}
+    if path.suffix.lower() in (".yaml", ".yml"):
+        import yaml
+
+        text = yaml.safe_dump(report, sort_keys=False, allow_unicode=True)
+    else:
+        text = json.dumps(report, ensure_ascii=False, indent=2) + "\n"
+    write_atomic(path, text)
+
+
+def _load_validator(schema: str | None) -> SchemaValidator | None:
+    if schema is None:
+        return None
+    from llmfix.schemas import load_schema
+    from llmfix.validate import SchemaValidator
+
+    return SchemaValidator(load_schema(schema))
+
+
+@dataclass
+class _RepairRun:
+    """Everything `repair` needs per input, built once from the flags."""
+
+    options: Any
+    validator: SchemaValidator | None
+    fail_on: Any
+    max_risk: Any
+    indent: int | None
+    verbosity: int
+
+
+def _repair_one(run: _RepairRun, name: str, text: str) -> tuple[Result, list[str]]:
+    from llmfix.gate import gate_failures
+    from llmfix.pipeline import repair_text
+
+    result = repair_text(text, options=run.options, validator=run.validator)
+    return result, gate_failures(result, run.fail_on, run.max_risk)
+
+
+def _output_text(result: Result, indent: int | None) -> str:
+    if result.values is not None:  # --pick all: one JSON value per line
+        return "".join(_dump(v, None) + "\n" for v in result.values)
+    return _dump(result.value, indent) + "\n"
+
+
+@app.command()
+def repair(
+    files: Annotated[
+        Optional[list[str]],  # noqa: UP045 - typer needs Optional on 3.10
+        typer.Argument(help="Raw model responses to repair; '-' or nothing reads stdin."),
+    ] = None,
+    schema: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--schema",
+            "-s",
+            help="JSON Schema (JSON/YAML file, an OpenAI/Anthropic tool or response_format "
+            "definition, or builtin:NAME — see `llmfix schemas`).",
+        ),
+    ] = None,
+    output: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option("--output", "-o", help="Write the JSON here instead of stdout (one input)."),
+    ] = None,
+    in_place: Annotated[
+        bool, typer.Option("--in-place", help="Replace each input file with its repaired JSON.")
+    ] = False,
+    backup: Annotated[
+        bool, typer.Option("--backup", help="With --in-place, keep the original as FILE.bak.")
+    ] = False,
+    report: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option("--report", help="Write a versioned report (.json, or .yaml/.yml)."),
+    ] = None,
+    patch: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option("--patch", help="Write the schema repairs as an RFC 6902 JSON Patch."),
+    ] = None,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show each schema repair, before → after, on stderr.")
+    ] = False,
+    indent: Annotated[int, typer.Option("--indent", help="Indentation of the JSON output.")] = 2,
+    compact: Annotated[bool, typer.Option("--compact", help="Print JSON on one line.")] = False,
+    pick: Annotated[
+        str,
+        typer.Option(
+            "--pick", help="Which JSON value to keep: best|first|last|largest|all (all → JSON Lines)."
+        ),
+    ] = "best",
+    fail_on: Annotated[
+        str,
+        typer.Option(
+            "--fail-on",
+            help="Exit 1 when the result is at least this bad: invalid|repaired|extracted.",
+        ),
+    ] = "invalid",
+    max_risk: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--max-risk",
+            help="Exit 1 when a repair riskier than this was needed: lossless|safe|guess; "
+            "schema rules above it are not applied.",
+        ),
+    ] = None,
+    disable_rule: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option("--disable-rule", help="Turn a schema repair rule off (repeatable)."),
+    ] = None,
+    rules: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--rules", help="Comma-separated schema repair rules to use (default: all)."),
+    ] = None,
+    no_schema_repair: Annotated[
+        bool, typer.Option("--no-schema-repair", help="Validate only; make no schema repairs.")
+    ] = False,
+    partial: Annotated[
+        bool,
+        typer.Option("--partial", help="Output cut off mid-stream: keep what is complete."),
+    ] = False,
+    max_depth: Annotated[int, typer.Option("--max-depth", help="Nesting depth limit.")] = 500,
+    max_size: Annotated[
+        int, typer.Option("--max-size", help="Characters given to the lenient parser at most.")
+    ] = 10_000_000,
+    time_budget: Annotated[
+        float, typer.Option("--time-budget", help="Seconds of lenient parsing per candidate.")
+    ] = 5.0,
+    encoding: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--encoding", help="Decode inputs with this encoding (default: UTF-8)."),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print errors only.")] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Print info diagnostics and hints too.")
+    ] = False,
+) -> None:
+    """Repair raw model responses: JSON on stdout, diagnostics on stderr.
+
+    Exit codes: 0 clean, 1 what --fail-on/--max-risk name (or no JSON found),
+    2 usage, config or schema error.
+    """
+    sources = files or ["-"]
+    try:
+        run = _build_run(
+            schema, pick, fail_on, max_risk, disable_rule, rules, no_schema_repair, partial,
+            max_depth, max_size, time_budget, None if compact else indent, -1 if quiet else int(verbose),
+        )
+        _check_outputs(sources, output, in_place, backup)
+        code = _repair_all(run, sources, output, in_place, backup, report, patch, explain, encoding)
+    except LlmfixError as exc:
+        raise _fail(str(exc)) from None
+    raise typer.Exit(int(code))
+
+
+def _build_run(
+    schema: str | None,
+    pick: str,
+    fail_on: str,
+    max_risk: str | None,
+    disable_rule: list[str] | None,
+    rules: str | None,
+    no_schema_repair: bool,
+    partial: bool,
+    max_depth: int,
+    max_size: int,
+    time_budget: float,
+    indent: int | None,
+    verbosity: int,
+) -> _RepairRun:
+    from llmfix import make_options
+    from llmfix.gate import FAIL_ON
+    from llmfix.model import Risk
+
+    if fail_on not in FAIL_ON:
+        raise ConfigError(f"--fail-on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}")
+    risk = None
+    if max_risk is not None:
+        try:
+            risk = Risk.parse(max_risk)
+        except ValueError as exc:
+            raise ConfigError(f"--max-risk: {exc}") from None
+    disabled = _disabled_rules(disable_rule or [], rules)
+    if max_depth < 1 or max_size < 1 or time_budget <= 0:
+        raise ConfigError("--max-depth, --max-size and --time-budget must be positive")
+    options = make_options(
+        pick=pick,
+        max_risk=risk,
+        disabled_rules=disabled,
+        schema_repair=not no_schema_repair,
+        partial=partial,
+        max_depth=max_depth,
+        max_size=max_size,
+        time_budget=time_budget,
+    )
+    return _RepairRun(options, _load_validator(schema), fail_on, risk, indent, verbosity)
+
+
+def _disabled_rules(disable: list[str], only: str | None) -> frozenset[str]:
+    from llmfix.schema_repair import RULES
+
+    known = set(RULES)
+    wanted = [r.strip() for r in only.split(",") if r.strip()] if only is not None else []
+    for rule in [*disable, *wanted]:
+        if rule not in known:
+            import difflib
+
+            close = difflib.get_close_matches(rule, sorted(known), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else " (see `llmfix rules`)"
+            raise ConfigError(f"unknown rule {rule!r}{hint}")
+    disabled = set(disable)
+    if only is not None:
+        disabled |= known - set(wanted)
+    return frozenset(disabled)
+
+
+def _check_outputs(sources: list[str], output: Path | None, in_place: bool, backup: bool) -> None:
+    if in_place and output is not None:
+        raise ConfigError("use either --in-place or --output, not both")
+    if in_place and "-" in sources:
+        raise ConfigError("--in-place needs files, not stdin")
+    if backup and not in_place:
+        raise ConfigError("--backup only makes sense with --in-place")
+    if output is not None and len(sources) > 1:
+        raise ConfigError("--output takes one input; use --in-place for several files")
+
+
+def _repair_all(
+    run: _RepairRun,
+    sources: list[str],
+    output: Path | None,
+    in_place: bool,
+    backup: bool,
+    report: Path | None,
+    patch: Path | None,
+    explain: bool,
+    encoding: str | None,
+) -> ExitCode:
+    from llmfix.inputs import read_source
+    from llmfix.writers import write_atomic
+
+    code = ExitCode.OK
+    items: list[dict[str, Any]] = []
+    patches: list[dict[str, Any]] = []
+    console: Console | None = None
+    for path in sources:
+        try:
+            source = read_source(path, encoding)
+        except InputError as exc:
+            sys.stderr.write(f"llmfix: error: {exc}\n")
+            items.append({"source": path, "status": "error", "error": str(exc)})
+            code = ExitCode.USAGE
+            continue
+        result, failures = _repair_one(run, source.name, source.text)
+        if source.diagnostics:
+            from dataclasses import replace
+
+            result = replace(result, diagnostics=source.diagnostics + result.diagnostics)
+        if failures and code is ExitCode.OK:
+            code = ExitCode.FAILED
+        if run.verbosity >= 0 or failures or result.errors:
+            needs_console = bool(result.diagnostics) or failures or run.verbosity > 0 or explain
+            if needs_console:
+                console = console or _stderr()
+                from llmfix.reporters.console import print_explanation, print_result
+
+                print_result(console, source.name, result, run.verbosity)
+                if explain:
+                    print_explanation(console, source.name, result)
+                for reason in failures:
+                    console.print(f"{source.name}: fails: {reason}", style="bold red", highlight=False)
+        items.append({"source": source.name, **result.to_dict()})
+        patches.extend({"source": source.name, **op.to_json_patch()} for op in result.patch)
+        if failures or result.value is None and not result.ok:
+            continue
+        text = _output_text(result, run.indent)
+        if in_place:
+            write_atomic(path, text, backup=backup)
+        elif output is not None:
+            write_atomic(output, text)
+        else:
+            sys.stdout.write(text)
+    if report is not None:
+        _write_report(report, items)
+    if patch is not None:
+        _write_patch(patch, patches, len(sources))
+    return code
+
+
+def _write_patch(path: Path, patches: list[dict[str, Any]], n_sources: int) -> None:
+    from llmfix.writers import write_atomic
+
+    if n_sources == 1:
+        ops: list[dict[str, Any]] = [{k: v for k, v in p.items() if k != "source"} for p in patches]
+    else:
+        ops = patches
+    write_atomic(path, json.dumps(ops, ensure_ascii=False, indent=2) + "\n")
+
+
+@app.command()
+def extract(
+    file: Annotated[str, typer.Argument(help="A raw model response ('-' for stdin).")] = "-",
+    encoding: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--encoding", help="Decode the input with this encoding."),
+    ] = None,
+) -> None:
+    """Print every JSON candidate found (JSON Lines: span, line:col, origin, parsed value)."""
+    from llmfix.inputs import read_source
+    from llmfix.model import LineIndex
+    from llmfix.normalize import clean_payload
+    from llmfix.parse import parse_json
+
+    try:
+        source = read_source(file, encoding)
+    except LlmfixError as exc:
+        raise _fail(str(exc)) from None
+    import llmfix
+
+    lines = LineIndex(source.text)
+    for index, cand in enumerate(llmfix.extract(source.text)):
+        outcome = parse_json(clean_payload(cand.text).text)
+        pos = lines.position(cand.span.start)
+        record = {
+            "index": index,
+            "origin": cand.origin,
+            "span": cand.span.to_dict(),
+            "line": pos.line,
+            "column": pos.column,
+            "in_reasoning": cand.in_reasoning,
+            "ok": outcome.ok,
+            "strict": outcome.strict,
+            "value": outcome.value,
+            "diagnostics": [d.code for d in (*cand.diagnostics, *outcome.diagnostics)],
+        }
+        sys.stdout.write(_dump(record, None) + "\n")
+
+
+@app.command()
+def schemas() -> None:
+    """List the bundled schemas (use them as --schema builtin:NAME)."""
+    from llmfix.schemas import builtin_schemas
+
+    for name, description in sorted(builtin_schemas().items()):
+        sys.stdout.write(f"builtin:{name}\t{description}\n")
+
+
+@app.command()
+def rules() -> None:
+    """List the schema repair rules with their risk tier (for --rules / --disable-rule)."""
+    from llmfix.schema_repair import RULES
+
+    for rule_id, (risk, description) in RULES.items():
+        sys.stdout.write(f"{rule_id}\t{risk.value}\t{description}\n")
+
+
+def main() -> None:
+    """Console-script entry point: usage errors become one line and exit code 2."""
+    try:
+        code = app(standalone_mode=False)
+    except KeyboardInterrupt:
+        sys.stderr.write("llmfix: interrupted\n")
+        sys.exit(130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        sys.stderr.write("llmfix: aborted\n")
+        sys.exit(130)
+    except Exception as exc:
+        # Typer's bundled Click raises UsageError/BadParameter with a format_message().
+        format_message = getattr(exc, "format_message", None)
+        if format_message is None:
+            raise
+        command = " ".join(sys.argv[1:2]) if len(sys.argv) > 1 else ""
+        sys.stderr.write(
+            f"llmfix: error: {format_message()} (see `llmfix {command} --help`)\n".replace(
+                "llmfix  --help", "llmfix --help"
+            )
+        )
+        sys.exit(int(ExitCode.USAGE))
+    sys.exit(code if isinstance(code, int) else 0)

@@ -1,0 +1,276 @@
+"""The data that flows between pipeline stages.
+
+Every type here is a frozen dataclass. No third-party object (a jsonschema error, a
+json-repair log entry) is allowed past the stage that produced it: stages translate
+what they learn into these types.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Risk(str, Enum):
+    """How sure a repair is to give the value the model meant (DESIGN.md, risk tiers)."""
+
+    LOSSLESS = "lossless"
+    SAFE = "safe"
+    GUESS = "guess"
+
+    @property
+    def rank(self) -> int:
+        return _RISK_ORDER[self]
+
+    @classmethod
+    def parse(cls, text: str) -> Risk:
+        try:
+            return cls(text.strip().lower())
+        except ValueError:
+            names = ", ".join(r.value for r in cls)
+            raise ValueError(f"unknown risk tier {text!r} (expected one of: {names})") from None
+
+
+_RISK_ORDER = {Risk.LOSSLESS: 0, Risk.SAFE: 1, Risk.GUESS: 2}
+
+
+def max_risk(risks: Sequence[Risk | None]) -> Risk | None:
+    """The highest risk among ``risks`` (``None`` entries ignored)."""
+    present = [r for r in risks if r is not None]
+    return max(present, key=lambda r: r.rank) if present else None
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+class Status(str, Enum):
+    """Outcome of repairing one response, from best to worst."""
+
+    VALID = "valid"  # strict JSON, valid as-is
+    EXTRACTED = "extracted"  # needed only lossless extraction (fence, prose, envelope)
+    REPAIRED = "repaired"  # needed syntax or schema repair
+    LLM_REPAIRED = "llm_repaired"  # fixed by a model
+    INVALID = "invalid"  # parsed, but still violates the schema
+    UNPARSEABLE = "unparseable"  # no JSON value could be recovered
+
+    @property
+    def ok(self) -> bool:
+        return self in (Status.VALID, Status.EXTRACTED, Status.REPAIRED, Status.LLM_REPAIRED)
+
+
+@dataclass(frozen=True)
+class Span:
+    """Half-open character range ``[start, end)`` into the raw input text."""
+
+    start: int
+    end: int
+
+    def shift(self, offset: int) -> Span:
+        return Span(self.start + offset, self.end + offset)
+
+    def to_dict(self) -> dict[str, int]:
+        return {"start": self.start, "end": self.end}
+
+
+@dataclass(frozen=True)
+class Position:
+    """1-based line and column."""
+
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.line}:{self.column}"
+
+
+class LineIndex:
+    """Maps character offsets in a text to 1-based line:column positions."""
+
+    def __init__(self, text: str) -> None:
+        starts = [0]
+        find = text.find
+        pos = find("\n")
+        while pos != -1:
+            starts.append(pos + 1)
+            pos = find("\n", pos + 1)
+        self._starts = starts
+
+    def position(self, offset: int) -> Position:
+        line = bisect.bisect_right(self._starts, offset) - 1
+        return Position(line + 1, offset - self._starts[line] + 1)
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One thing found or changed, with a stable dotted ``code`` (listed in the README)."""
+
+    code: str
+    severity: Severity
+    stage: str
+    message: str
+    pointer: str | None = None  # JSON Pointer into the value
+    span: Span | None = None  # into the raw input
+    rule: str | None = None  # repair rule id, for repairs
+    risk: Risk | None = None  # risk tier, for repairs
+    hint: str | None = None  # what to do about it
+    position: Position | None = None  # line:column of span.start in the raw input
+    data: Mapping[str, Any] | None = None  # extra structured detail (e.g. a removed value)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "code": self.code,
+            "severity": self.severity.value,
+            "stage": self.stage,
+            "message": self.message,
+        }
+        if self.pointer is not None:
+            out["pointer"] = self.pointer
+        if self.span is not None:
+            out["span"] = self.span.to_dict()
+        if self.position is not None:
+            out["line"] = self.position.line
+            out["column"] = self.position.column
+        if self.rule is not None:
+            out["rule"] = self.rule
+        if self.risk is not None:
+            out["risk"] = self.risk.value
+        if self.hint is not None:
+            out["hint"] = self.hint
+        if self.data is not None:
+            out["data"] = dict(self.data)
+        return out
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A piece of the raw text that may hold the JSON value the model meant.
+
+    ``text`` is the payload as found (``span`` locates it in the raw input). For
+    envelopes whose JSON is synthesised rather than found verbatim (an Anthropic
+    ``<function_calls>`` block), ``text`` is the JSON text built from it and
+    ``synthetic`` is true. ``origin`` says how it was found: ``whole``, ``fence``,
+    ``prose``, ``jsonp``, ``xml:<tag>``, ``xml:function_calls``, ``double_encoded``.
+    """
+
+    text: str
+    span: Span
+    origin: str
+    in_reasoning: bool = False
+    synthetic: bool = False
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+
+@dataclass(frozen=True)
+class PatchOp:
+    """One RFC 6902 JSON Patch operation, with why it was made."""
+
+    op: str  # add | remove | replace | move
+    path: str
+    value: Any = None
+    from_: str | None = None
+    rule: str = ""
+    risk: Risk = Risk.SAFE
+    before: Any = None
+    after: Any = None
+    message: str = ""
+
+    def to_json_patch(self) -> dict[str, Any]:
+        """The bare RFC 6902 operation (what a JSON Patch library applies)."""
+        out: dict[str, Any] = {"op": self.op, "path": self.path}
+        if self.op in ("add", "replace", "test"):
+            out["value"] = self.value
+        if self.from_ is not None:
+            out["from"] = self.from_
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.to_json_patch()
+        out.update(
+            rule=self.rule,
+            risk=self.risk.value,
+            before=self.before,
+            after=self.after,
+            message=self.message,
+        )
+        return out
+
+
+@dataclass(frozen=True)
+class Timings:
+    """Seconds spent per stage."""
+
+    stages: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def total(self) -> float:
+        return sum(self.stages.values())
+
+    def to_dict(self) -> dict[str, float]:
+        out = {k: round(v, 6) for k, v in self.stages.items()}
+        out["total"] = round(self.total, 6)
+        return out
+
+
+REPORT_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class Result:
+    """What ``llmfix.repair`` returns for one response."""
+
+    status: Status
+    value: Any
+    diagnostics: tuple[Diagnostic, ...] = ()
+    patch: tuple[PatchOp, ...] = ()
+    attempts: int = 0
+    timings: Timings = field(default_factory=Timings)
+    candidate: Candidate | None = None
+    values: tuple[Any, ...] | None = None  # every selected value when pick == "all"
+
+    @property
+    def ok(self) -> bool:
+        return self.status.ok
+
+    @property
+    def risk(self) -> Risk | None:
+        """Highest risk tier among the repairs made (``None`` when nothing changed)."""
+        return max_risk([d.risk for d in self.diagnostics] + [p.risk for p in self.patch])
+
+    @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.severity is Severity.ERROR)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "version": REPORT_VERSION,
+            "status": self.status.value,
+            "value": self.value,
+            "risk": self.risk.value if self.risk else None,
+            "diagnostics": [d.to_dict() for d in self.diagnostics],
+            "patch": [p.to_dict() for p in self.patch],
+            "attempts": self.attempts,
+            "timings": self.timings.to_dict(),
+        }
+        if self.candidate is not None:
+            out["candidate"] = {
+                "origin": self.candidate.origin,
+                "span": self.candidate.span.to_dict(),
+                "in_reasoning": self.candidate.in_reasoning,
+            }
+        if self.values is not None:
+            out["values"] = list(self.values)
+        return out
+
+
+class ExitCode(int, Enum):
+    """Process exit codes shared by every command."""
+
+    OK = 0  # clean (or within what --fail-on and --max-risk allow)
+    FAILED = 1  # violations remain, or what --fail-on / --max-risk names happened
+    USAGE = 2  # usage, config or schema error

@@ -1,0 +1,228 @@
+"""The repair pipeline: normalize → extract → parse → select → validate → schema repair.
+
+Each stage is a pure function in its own module; this module only wires them together,
+maps every diagnostic's span back to the raw input, and decides the final status.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from llmfix.config import RepairOptions
+from llmfix.extract import extract_candidates
+from llmfix.model import (
+    Candidate,
+    Diagnostic,
+    LineIndex,
+    PatchOp,
+    Result,
+    Severity,
+    Span,
+    Status,
+    Timings,
+)
+from llmfix.normalize import clean_payload, normalize_document
+from llmfix.parse import parse_json
+from llmfix.select import ParsedCandidate, select_candidates
+
+if TYPE_CHECKING:
+    from llmfix.schemas import SchemaSpec
+    from llmfix.validate import SchemaValidator
+
+T = TypeVar("T")
+
+class _Clock:
+    def __init__(self) -> None:
+        self.stages: dict[str, float] = {}
+
+    def run(self, stage: str, fn: Callable[[], T]) -> T:
+        start = time.perf_counter()
+        try:
+            return fn()
+        finally:
+            self.stages[stage] = self.stages.get(stage, 0.0) + time.perf_counter() - start
+
+
+def make_validator(schema: Any) -> SchemaValidator | None:
+    """A validator for a ``SchemaSpec``, a schema value, or ``None``."""
+    if schema is None:
+        return None
+    from llmfix.schemas import SchemaSpec, schema_from_value
+    from llmfix.validate import SchemaValidator
+
+    spec = schema if isinstance(schema, SchemaSpec) else schema_from_value(schema)
+    return SchemaValidator(spec)
+
+
+def _relocate(diags: tuple[Diagnostic, ...], offset: int | None, lines: LineIndex) -> list[Diagnostic]:
+    """Shift payload-relative spans into the raw input and fill in line:column."""
+    out = []
+    for d in diags:
+        span = d.span
+        if span is not None and offset is not None:
+            span = span.shift(offset)
+        elif offset is None:
+            span = None
+        position = lines.position(span.start) if span is not None else d.position
+        out.append(replace(d, span=span, position=position))
+    return out
+
+
+def _parse_candidate(
+    candidate: Candidate,
+    options: RepairOptions,
+    validator: SchemaValidator | None,
+    lines: LineIndex,
+    clock: _Clock,
+) -> ParsedCandidate:
+    diagnostics: list[Diagnostic] = list(candidate.diagnostics)
+    if candidate.synthetic:
+        outcome = clock.run("parse", lambda: parse_json(candidate.text, limits=options.limits))
+        # A synthesised payload has no text of its own in the input: point at the envelope.
+        diagnostics += [replace(d, span=candidate.span, position=lines.position(candidate.span.start)) for d in outcome.diagnostics]
+    else:
+        payload = clock.run("normalize", lambda: clean_payload(candidate.text))
+        diagnostics += _relocate(payload.diagnostics, candidate.span.start, lines)
+        outcome = clock.run("parse", lambda: parse_json(payload.text, limits=options.limits))
+        if payload.removed or payload.text is not candidate.text:
+            mapped = [
+                replace(d, span=Span(payload.to_source(d.span.start), payload.to_source(d.span.end)))
+                if d.span is not None
+                else d
+                for d in outcome.diagnostics
+            ]
+        else:
+            mapped = list(outcome.diagnostics)
+        diagnostics += _relocate(tuple(mapped), candidate.span.start, lines)
+    schema_errors = None
+    if validator is not None and outcome.ok:
+        value = outcome.value
+        schema_errors = clock.run(
+            "validate", lambda: 0 if validator.is_valid(value) else len(validator.errors(value))
+        )
+    return ParsedCandidate(
+        candidate=candidate,
+        ok=outcome.ok,
+        value=outcome.value,
+        strict=outcome.strict,
+        diagnostics=tuple(diagnostics),
+        schema_errors=schema_errors,
+    )
+
+
+def _finish(
+    chosen: ParsedCandidate,
+    options: RepairOptions,
+    validator: SchemaValidator | None,
+    clock: _Clock,
+) -> tuple[Status, Any, list[Diagnostic], list[PatchOp]]:
+    """Validate the chosen value, repair it against the schema, and decide its status."""
+    value = chosen.value
+    diagnostics = list(chosen.diagnostics)
+    patch: list[PatchOp] = []
+    errors: list[Diagnostic] = []
+    if validator is not None:
+        errors = clock.run("validate", lambda: validator.errors(value))
+        if errors and options.schema_repair:
+            from llmfix.schema_repair import coerce_to_schema
+
+            outcome = clock.run(
+                "schema_repair",
+                lambda: coerce_to_schema(
+                    value,
+                    validator.schema,
+                    disabled_rules=options.disabled_rules,
+                    max_risk=options.max_risk,
+                ),
+            )
+            if outcome.patch:
+                value = outcome.value
+                patch = list(outcome.patch)
+                errors = clock.run("validate", lambda: validator.errors(value))
+            diagnostics += outcome.diagnostics
+    diagnostics += errors
+
+    if errors:
+        status = Status.INVALID
+    elif patch or any(d.stage == "parse" and d.risk is not None for d in diagnostics):
+        status = Status.REPAIRED
+    elif chosen.candidate.origin == "whole" and chosen.strict and not any(
+        d.risk is not None for d in diagnostics
+    ):
+        status = Status.VALID
+    else:
+        status = Status.EXTRACTED
+    if chosen.candidate.in_reasoning and status is not Status.INVALID:
+        diagnostics.append(
+            Diagnostic(
+                code="extract.only_in_reasoning",
+                severity=Severity.WARNING,
+                stage="select",
+                message="the only JSON value found is inside a reasoning block",
+                span=chosen.candidate.span,
+                hint="check that the model gave a final answer outside its reasoning",
+            )
+        )
+    return status, value, diagnostics, patch
+
+
+_STATUS_ORDER = list(Status)
+
+
+def repair_text(
+    text: str,
+    schema: Any = None,
+    options: RepairOptions | None = None,
+    *,
+    validator: SchemaValidator | None = None,
+) -> Result:
+    """Run the whole pipeline on one raw model response. Pure: no I/O, no printing."""
+    options = options or RepairOptions()
+    if validator is None:
+        validator = make_validator(schema)
+    clock = _Clock()
+    lines = LineIndex(text)
+
+    document = clock.run("normalize", lambda: normalize_document(text))
+    candidates, extract_diags = clock.run("extract", lambda: extract_candidates(document))
+    diagnostics: list[Diagnostic] = list(document.diagnostics) + list(extract_diags)
+    parsed = [_parse_candidate(c, options, validator, lines, clock) for c in candidates]
+    chosen, select_diags = clock.run("select", lambda: select_candidates(parsed, options.pick))
+    diagnostics += select_diags
+
+    if not chosen:
+        failures = [d for p in parsed for d in p.diagnostics if d.severity is Severity.ERROR]
+        if not failures:
+            failures = [
+                Diagnostic(
+                    code="parse.failed",
+                    severity=Severity.ERROR,
+                    stage="parse",
+                    message="no JSON value found in the input",
+                    hint="the response holds no JSON object, array or value to recover",
+                )
+            ]
+        return Result(
+            status=Status.UNPARSEABLE,
+            value=None,
+            diagnostics=tuple(diagnostics + failures),
+            timings=Timings(clock.stages),
+        )
+
+    finished = [_finish(p, options, validator, clock) for p in chosen]
+    status = max((f[0] for f in finished), key=_STATUS_ORDER.index)
+    all_diags = diagnostics + [d for f in finished for d in f[2]]
+    all_patch = [op for f in finished for op in f[3]]
+    values = tuple(f[1] for f in finished) if options.pick == "all" else None
+    return Result(
+        status=status,
+        value=finished[0][1] if values is None else list(values),
+        diagnostics=tuple(all_diags),
+        patch=tuple(all_patch),
+        timings=Timings(clock.stages),
+        candidate=chosen[0].candidate,
+        values=values,
+    )
