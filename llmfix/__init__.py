@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+# The submodule llmfix.extract is imported before the function ``extract`` below is
+# defined, so that the function (not the module) is what ``llmfix.extract`` names.
+import llmfix.extract as _extract_stage
 from llmfix.config import Limits, RepairOptions
 from llmfix.errors import ConfigError, InputError, LlmfixError, ProviderError, SchemaError
 from llmfix.model import (
@@ -65,10 +68,9 @@ def repair(text: str, schema: Any = None, **options: Any) -> Result:
 
 def extract(text: str) -> list[Candidate]:
     """Every candidate JSON payload in ``text``, in order of appearance (no selection)."""
-    from llmfix.extract import extract_candidates
     from llmfix.normalize import normalize_document
 
-    candidates, _ = extract_candidates(normalize_document(text))
+    candidates, _ = _extract_stage.extract_candidates(normalize_document(text))
     return candidates
 
 

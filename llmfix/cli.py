@@ -412,8 +412,9 @@ def rules() -> None:
 
 def main() -> None:
     """Console-script entry point: usage errors become one line and exit code 2."""
+    args = sys.argv[1:] or ["--help"]
     try:
-        code = app(standalone_mode=False)
+        code = app(args=args, standalone_mode=False)
     except KeyboardInterrupt:
         sys.stderr.write("llmfix: interrupted\n")
         sys.exit(130)

@@ -38,7 +38,7 @@ def diagnostic_line(source: str, d: Diagnostic) -> str:
 
 
 def summary_line(source: str, result: Result) -> str:
-    repairs = sum(1 for d in result.diagnostics if d.risk is not None) + len(result.patch)
+    repairs = sum(1 for d in result.diagnostics if d.risk is not None)
     errors = len(result.errors)
     bits = [f"{source}: {result.status.value}"]
     if repairs:

@@ -1,0 +1,1 @@
+"""Benchmarks for llmfix (not tests): ``python -m bench [--quick]`` runs them all."""

@@ -1,0 +1,400 @@
+"""Normalize stage: find reasoning blocks in a response and clean a JSON payload.
+
+Two functions with two different scopes:
+
+- :func:`normalize_document` looks at the whole response. It never changes the text
+  (every later span indexes into it); it only records where the reasoning blocks
+  (``<think>``, ``<thinking>``, ``<reasoning>``, ``<scratchpad>``) are, so that a
+  value found inside one can be reported as such.
+- :func:`clean_payload` runs on one candidate's text (the JSON payload, never the
+  user's prose). It removes invisible characters and applies Unicode NFKC to the
+  JSON structure, and can map every index of the cleaned text back to the payload.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+from llmfix.model import Diagnostic, LineIndex, Risk, Severity, Span
+
+STAGE = "normalize"
+
+# Characters that never carry meaning in a JSON payload's structure: NUL, the byte
+# order mark (U+FEFF, also "zero width no-break space"), zero-width characters and
+# bidirectional controls. A regex character class, shared with the extract stage.
+INVISIBLE_CLASS = "\x00\ufeff\u200b-\u200f\u2060-\u2064\u180e\u061c\u202a-\u202e\u2066-\u2069"
+_INVISIBLE = re.compile(f"[{INVISIBLE_CLASS}]")
+_INVISIBLE_RUN = re.compile(f"[{INVISIBLE_CLASS}]+")
+# Inside a string literal, ZWNJ and ZWJ (U+200C, U+200D) are part of the text: they
+# join emoji sequences and shape Persian and Indic scripts, so removing them would
+# change the value. Every other invisible character is removed everywhere.
+_INVISIBLE_IN_STRING_RUN = re.compile(
+    "[\x00\ufeff\u200b\u200e\u200f\u2060-\u2064\u180e\u061c\u202a-\u202e\u2066-\u2069]+"
+)
+_NON_ASCII_RUN = re.compile("[^\x00-\x7f]+")
+# Anything outside ASCII (or NUL) may be an invisible character or change under
+# NFKC; other ASCII needs no cleaning at all (the common case).
+_NEEDS_CLEANING = re.compile("[^\x01-\x7f]")
+
+# String delimiters as they appear before NFKC: ASCII and fullwidth quotes.
+_QUOTE = re.compile("[\"'\uff02\uff07]")
+_DOUBLE_BODY = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.S)
+_FULLWIDTH_DOUBLE_BODY = re.compile('[^"\uff02\\\\]*(?:\\\\.[^"\uff02\\\\]*)*', re.S)
+_SINGLE_BODY = re.compile("[^'\uff07\\\\]*(?:\\\\.[^'\uff07\\\\]*)*", re.S)
+# A single quote opens a string only where a value or key can start (after one of
+# these, or at the start of the payload); elsewhere it is an apostrophe ("it's").
+_VALUE_POSITION = frozenset("{[,:\uff5b\uff3b\uff0c\uff1a")
+_BLANK = frozenset(" \t\r\n\u3000") | frozenset(
+    chr(c) for c in (0, 0xFEFF, 0x180E, 0x061C, *range(0x200B, 0x2010), *range(0x2060, 0x2065))
+)
+
+_REASONING_TAG = re.compile(
+    r"<(/?)(thinking|think|reasoning|scratchpad)(?:\s[^<>]{0,500})?>", re.IGNORECASE
+)
+_REASONING_CLOSE = {
+    name: re.compile(rf"</{name}\s*>", re.IGNORECASE)
+    for name in ("thinking", "think", "reasoning", "scratchpad")
+}
+
+
+@dataclass(frozen=True)
+class Document:
+    """A response as received, plus where its reasoning blocks are.
+
+    ``text`` is the raw input, unchanged: every span of every later stage indexes
+    into it. ``reasoning`` holds each whole reasoning block, tags included: a
+    ``<think>…</think>`` (or ``<thinking>``, ``<reasoning>``, ``<scratchpad>``) block,
+    an unterminated one (running to the end of the text), or a bare leading
+    ``…</think>`` whose opening tag was part of the prompt (some chat templates).
+    """
+
+    text: str
+    reasoning: tuple[Span, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+    def in_reasoning(self, span: Span) -> bool:
+        """Whether ``span`` lies wholly inside one reasoning block."""
+        blocks = self.reasoning
+        if not blocks:
+            return False
+        i = bisect.bisect_right(blocks, span.start, key=lambda b: b.start) - 1
+        return i >= 0 and blocks[i].start <= span.start and span.end <= blocks[i].end
+
+
+def normalize_document(text: str) -> Document:
+    """Find the reasoning blocks of ``text`` (which is kept as is)."""
+    if "<" not in text and not text.startswith("\ufeff"):
+        return Document(text)
+    blocks: list[tuple[int, int, str, str]] = []  # start, end, tag, kind
+    pos = 0
+    first = True
+    while True:
+        m = _REASONING_TAG.search(text, pos)
+        if m is None:
+            break
+        name = m.group(2).lower()
+        if m.group(1):
+            # A closing tag before any opening one: the block began in the prompt.
+            if first:
+                blocks.append((0, m.end(), name, "unopened"))
+            first = False
+            pos = m.end()
+            continue
+        first = False
+        close = _REASONING_CLOSE[name].search(text, m.end())
+        if close is None:
+            blocks.append((m.start(), len(text), name, "unterminated"))
+            break
+        blocks.append((m.start(), close.end(), name, "closed"))
+        pos = close.end()
+
+    has_bom = text.startswith("\ufeff")
+    if not blocks and not has_bom:
+        return Document(text)
+    diagnostics: list[Diagnostic] = []
+    lines = LineIndex(text)
+    if has_bom:
+        diagnostics.append(
+            Diagnostic(
+                code="normalize.bom",
+                severity=Severity.INFO,
+                stage=STAGE,
+                message="the text starts with a byte order mark (U+FEFF)",
+                span=Span(0, 1),
+                position=lines.position(0),
+                risk=Risk.LOSSLESS,
+            )
+        )
+    for start, end, name, kind in blocks:
+        span = Span(start, end)
+        position = lines.position(start)
+        described = {
+            "closed": f"<{name}> block",
+            "unopened": f"leading block closed by </{name}> (opened before the response)",
+            "unterminated": f"unterminated <{name}> block",
+        }[kind]
+        diagnostics.append(
+            Diagnostic(
+                code="normalize.reasoning_block",
+                severity=Severity.INFO,
+                stage=STAGE,
+                message=f"reasoning set aside: {described}, {end - start} characters",
+                span=span,
+                position=position,
+                data={"tag": name, "kind": kind},
+            )
+        )
+        if kind == "unterminated":
+            diagnostics.append(
+                Diagnostic(
+                    code="normalize.unterminated_reasoning",
+                    severity=Severity.WARNING,
+                    stage=STAGE,
+                    message=f"<{name}> is never closed: the response may have been cut off "
+                    "while still reasoning",
+                    span=span,
+                    position=position,
+                    hint="raise the output token limit, or check that the model finished",
+                    data={"tag": name},
+                )
+            )
+    return Document(
+        text,
+        tuple(Span(start, end) for start, end, _, _ in blocks),
+        tuple(diagnostics),
+    )
+
+
+@dataclass(frozen=True)
+class Payload:
+    """A cleaned JSON payload, and how to find its characters in the original.
+
+    ``diagnostics`` have spans relative to the payload text given to
+    :func:`clean_payload` (shift them by the candidate's start for the raw input).
+    """
+
+    text: str
+    removed: int = 0
+    diagnostics: tuple[Diagnostic, ...] = ()
+    # (index in cleaned text, index in original, whether the stretch up to the next
+    # anchor maps one to one); empty when nothing changed.
+    _anchors: tuple[tuple[int, int, bool], ...] = field(default=(), repr=False, compare=False)
+
+    def to_source(self, index: int) -> int:
+        """The index in the original payload of the character at ``index`` here.
+
+        An index inside a character that NFKC expanded (``…`` became ``...``) maps
+        to that character; ``len(self.text)`` maps to the end of the original.
+        """
+        anchors = self._anchors
+        if not anchors:
+            return index
+        i = bisect.bisect_right(anchors, index, key=lambda a: a[0]) - 1
+        if i < 0:
+            return index
+        clean, orig, identity = anchors[i]
+        return orig + (index - clean) if identity else orig
+
+
+def clean_payload(text: str) -> Payload:
+    """Remove invisible characters from a JSON payload and NFKC its structure.
+
+    Decisions, so that a payload's values are never changed by guesswork:
+
+    - NUL, BOM, zero-width characters (U+200B–U+200D, U+2060–U+2064, U+180E) and
+      bidi controls (U+200E/F, U+061C, U+202A–U+202E, U+2066–U+2069) are removed
+      everywhere in the payload, *except* ZWJ (U+200D) and ZWNJ (U+200C) inside
+      string literals, which are part of emoji sequences and of Persian and Indic
+      words. Reported once as ``normalize.invisible_chars``.
+    - NFKC applies only outside string literals, where it turns fullwidth and other
+      compatibility forms of the JSON structure (``｛＂a＂：１｝``, ideographic spaces,
+      fullwidth ``ｔｒｕｅ``) into ASCII. String contents keep their exact text, except
+      in a string opened by a fullwidth quote (``＂ｎａｍｅ＂``), which was typed in
+      fullwidth mode as a whole and is normalized too. Reported once as
+      ``normalize.nfkc``.
+
+    Strings are recognised as ``"…"`` (also opened by a fullwidth ``＂``) and, where a
+    value or key may start, ``'…'``; backslash escapes are honoured and an
+    unterminated string runs to the end. Linear time; clean ASCII costs one regex
+    search.
+    """
+    if not _NEEDS_CLEANING.search(text):
+        return Payload(text)
+    if not _INVISIBLE.search(text) and unicodedata.is_normalized("NFKC", text):
+        return Payload(text)
+    return _Cleaner(text).run()
+
+
+class _Cleaner:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pieces: list[str] = []
+        self.length = 0  # length of the cleaned text so far
+        self.anchors: list[tuple[int, int, bool]] = [(0, 0, True)]
+        self.removed = 0
+        self.removed_span: tuple[int, int] | None = None
+        self.removed_codes: set[str] = set()
+        self.changed = 0
+        self.changed_span: tuple[int, int] | None = None
+
+    def run(self) -> Payload:
+        text = self.text
+        pos = 0
+        n = len(text)
+        while pos < n:
+            m = _QUOTE.search(text, pos)
+            if m is None:
+                self._outside(pos, n)
+                break
+            q = m.start()
+            quote = text[q]
+            if quote in "'\uff07" and not self._value_position(q):
+                self._outside(pos, q + 1)
+                pos = q + 1
+                continue
+            self._outside(pos, q + 1)
+            if quote == '"':
+                body = _DOUBLE_BODY.match(text, q + 1)
+                closers = '"'
+            elif quote == "\uff02":
+                body = _FULLWIDTH_DOUBLE_BODY.match(text, q + 1)
+                closers = '"\uff02'
+            else:
+                body = _SINGLE_BODY.match(text, q + 1)
+                closers = "'\uff07"
+            assert body is not None  # the body patterns match the empty string
+            end = body.end()
+            # A string opened by a fullwidth quote was typed in fullwidth mode as a
+            # whole (``＂ｎａｍｅ＂``): its content is normalized with the structure.
+            fullwidth = quote in "\uff02\uff07"
+            self._inside(q + 1, end, fullwidth)
+            if end < n and text[end] in closers:
+                self._outside(end, end + 1)
+                end += 1
+            elif end < n:  # a lone backslash at the very end
+                self._inside(end, n, fullwidth)
+                end = n
+            pos = end
+        return self._payload()
+
+    def _value_position(self, q: int) -> bool:
+        text = self.text
+        i = q - 1
+        while i >= 0 and text[i] in _BLANK:
+            i -= 1
+        return i < 0 or text[i] in _VALUE_POSITION
+
+    def _anchor(self, orig: int) -> None:
+        """Make the next output character correspond to ``orig``, one to one."""
+        clean, last, identity = self.anchors[-1]
+        if not (identity and last + (self.length - clean) == orig):
+            self.anchors.append((self.length, orig, True))
+
+    def _keep(self, start: int, end: int) -> None:
+        if start < end:
+            self._anchor(start)
+            self.pieces.append(self.text[start:end])
+            self.length += end - start
+
+    def _drop(self, start: int, end: int) -> None:
+        self.removed += end - start
+        self.removed_codes.update(f"U+{ord(c):04X}" for c in set(self.text[start:end]))
+        first = self.removed_span[0] if self.removed_span else start
+        self.removed_span = (first, end)
+        self.anchors.append((self.length, end, True))
+
+    def _inside(self, start: int, end: int, nfkc: bool = False) -> None:
+        keep = self._nfkc if nfkc else self._keep
+        pos = start
+        for m in _INVISIBLE_IN_STRING_RUN.finditer(self.text, start, end):
+            keep(pos, m.start())
+            self._drop(m.start(), m.end())
+            pos = m.end()
+        keep(pos, end)
+
+    def _outside(self, start: int, end: int) -> None:
+        pos = start
+        for m in _INVISIBLE_RUN.finditer(self.text, start, end):
+            self._nfkc(pos, m.start())
+            self._drop(m.start(), m.end())
+            pos = m.end()
+        self._nfkc(pos, end)
+
+    def _nfkc(self, start: int, end: int) -> None:
+        text = self.text
+        chunk = text[start:end]
+        if chunk.isascii() or unicodedata.is_normalized("NFKC", chunk):
+            self._keep(start, end)
+            return
+        pending = start  # start of the stretch kept verbatim so far
+        for run in _NON_ASCII_RUN.finditer(text, start, end):
+            if unicodedata.is_normalized("NFKC", run.group()):
+                continue
+            # One base character with its combining marks at a time, so that every
+            # output character can be traced to the input character it came from.
+            i = run.start()
+            while i < run.end():
+                j = i + 1
+                while j < end and unicodedata.combining(text[j]):
+                    j += 1
+                cluster = text[i:j]
+                norm = unicodedata.normalize("NFKC", cluster)
+                if norm != cluster:
+                    self._keep(pending, i)
+                    self._changed(i, j)
+                    if len(norm) == j - i:  # one to one (fullwidth forms): no anchor needed
+                        self._anchor(i)
+                        self.pieces.append(norm)
+                        self.length += len(norm)
+                    else:
+                        self.anchors.append((self.length, i, False))
+                        self.pieces.append(norm)
+                        self.length += len(norm)
+                        self.anchors.append((self.length, j, True))
+                    pending = j
+                i = j
+        self._keep(pending, end)
+
+    def _changed(self, start: int, end: int) -> None:
+        self.changed += 1
+        first = self.changed_span[0] if self.changed_span else start
+        self.changed_span = (first, end)
+
+    def _payload(self) -> Payload:
+        diagnostics = []
+        if self.removed_span:
+            codes = sorted(self.removed_codes)
+            plural = "s" if self.removed != 1 else ""
+            diagnostics.append(
+                Diagnostic(
+                    code="normalize.invisible_chars",
+                    severity=Severity.INFO,
+                    stage=STAGE,
+                    message=f"removed {self.removed} invisible character{plural} from the JSON "
+                    f"({', '.join(codes)})",
+                    span=Span(*self.removed_span),
+                    risk=Risk.LOSSLESS,
+                    rule="normalize.invisible_chars",
+                    data={"count": self.removed, "codepoints": codes},
+                )
+            )
+        if self.changed_span:
+            plural = "s" if self.changed != 1 else ""
+            diagnostics.append(
+                Diagnostic(
+                    code="normalize.nfkc",
+                    severity=Severity.INFO,
+                    stage=STAGE,
+                    message=f"normalized {self.changed} compatibility character{plural} in the "
+                    "JSON structure (for example fullwidth brackets) to ASCII",
+                    span=Span(*self.changed_span),
+                    risk=Risk.LOSSLESS,
+                    rule="normalize.nfkc",
+                    data={"count": self.changed},
+                )
+            )
+        anchors = self.anchors if len(self.anchors) > 1 else []
+        return Payload("".join(self.pieces), self.removed, tuple(diagnostics), tuple(anchors))

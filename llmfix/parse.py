@@ -1,0 +1,355 @@
+"""The parse stage: turn one candidate text into a JSON value, reporting every repair.
+
+Order of attempts:
+
+1. **Strict.** RFC 8259 JSON through the stdlib decoder (``NaN``/``Infinity`` rejected).
+   Valid input never reaches any heuristic, and this path costs one ``json`` decode.
+2. **Scanner fixes.** :mod:`llmfix.syntax_scan` reports each departure from JSON with
+   its span. When every departure has a lossless or safe fix (trailing commas, comments,
+   single quotes, Python literals, closing brackets at the end, …), those fixes are
+   applied and the text is decoded strictly again: the value is exactly what the
+   diagnostics describe, and json-repair's heuristics are not involved.
+3. **json-repair** for everything that needs a judgement (tier ``guess``). Its log has no
+   positions, so the diagnostics are the scanner's; when the scanner found nothing to
+   explain the change, one ``parse.repaired`` diagnostic says a repair happened anyway.
+
+Guards around the lenient path (all from :class:`~llmfix.config.Limits`): a size cap, a
+nesting pre-scan (json-repair recurses once per level), and a time budget. On the main
+thread the budget is enforced with ``signal.setitimer``: the alarm raises inside the
+parser, which is pure Python, so it stops within a bytecode or two. Elsewhere (worker
+threads, platforms without ``setitimer``) a trace hook on Python calls checks the clock
+every 256 calls; this slows json-repair down (roughly 2x) but still bounds it. Either way
+the interrupt is a ``BaseException`` subclass that json-repair cannot swallow, and it
+never leaves this module.
+
+json-repair drops an empty ``{}``/``[]``/``""`` array item that is followed by whitespace
+before the next ``,`` or ``]`` (``[1, {}\\n]`` gives ``[1]``); the whitespace (and any
+comment) in that position is removed before json-repair sees the text, which changes no
+value.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
+
+from llmfix.config import ENGINES, Limits
+from llmfix.errors import ConfigError
+from llmfix.model import Diagnostic, LineIndex, Risk, Severity, Span
+from llmfix.syntax_scan import SyntaxScan, scan
+
+STAGE = "parse"
+
+
+@dataclass(frozen=True)
+class ParseOutcome:
+    """What :func:`parse_json` recovered from one text.
+
+    Spans and positions in ``diagnostics`` are relative to the text passed in.
+    """
+
+    ok: bool  # a JSON value was recovered
+    value: Any  # the value (None when not ok)
+    strict: bool  # parsed by strict JSON, untouched
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_strict_decode = json.JSONDecoder(parse_constant=_reject_constant).decode
+_DEFAULT_LIMITS = Limits()
+_NO_DIAGNOSTICS: tuple[Diagnostic, ...] = ()
+
+
+def parse_json(
+    text: str, *, limits: Limits = _DEFAULT_LIMITS, engine: str = "json-repair"
+) -> ParseOutcome:
+    """Parse ``text`` as strict JSON, else repair it (see the module docstring)."""
+    if engine not in ENGINES:
+        raise ConfigError(
+            f"unknown parse engine {engine!r} (expected one of: {', '.join(ENGINES)})"
+        )
+    try:
+        value = _strict_decode(text)
+    except (ValueError, RecursionError):
+        return _parse_lenient(text, limits)
+    return ParseOutcome(True, value, True, _NO_DIAGNOSTICS)
+
+
+# -- the lenient path -------------------------------------------------------------------
+
+
+def _parse_lenient(text: str, limits: Limits) -> ParseOutcome:
+    if len(text) > limits.max_size:
+        return _fail(
+            "limits.size",
+            f"input of {len(text):,} characters is over the {limits.max_size:,} character "
+            "limit for repair",
+        )
+    if _nesting_exceeds(text, limits.max_depth):
+        return _depth_failure(limits)
+    try:
+        with _time_budget(limits.time_budget):
+            return _repair(text, limits)
+    except _BudgetExceeded:
+        return _fail(
+            "limits.time",
+            f"repair took longer than the {limits.time_budget:g} s time budget",
+        )
+    except RecursionError:
+        return _depth_failure(limits)
+
+
+def _repair(text: str, limits: Limits) -> ParseOutcome:
+    found = scan(text)
+    if found.max_depth > limits.max_depth:
+        return _depth_failure(limits)
+    lines = LineIndex(text)
+    diagnostics = found.diagnostics(lines)
+    fixed = found.fixed_text(text)
+    if fixed is not None:
+        try:
+            value = _strict_decode(fixed)
+        except ValueError:
+            pass  # the scanner missed something: json-repair decides, and we say so
+        else:
+            return ParseOutcome(True, value, False, tuple(diagnostics))
+
+    try:
+        value, notes = _run_json_repair(text, found, limits)
+    except RecursionError:
+        return _depth_failure(limits)
+    except _EngineError as error:
+        return _failure_with(diagnostics, "parse.failed", f"json-repair failed: {error}")
+
+    if value == "" and not _is_empty_string_literal(text):
+        return _failure_with(diagnostics, "parse.failed", "no JSON value could be recovered")
+    if not found.findings or found.explained:
+        diagnostics.append(
+            Diagnostic(
+                code="parse.repaired",
+                severity=Severity.WARNING,
+                stage=STAGE,
+                message="the text was repaired in ways that could not be located",
+                rule="repaired",
+                risk=Risk.GUESS,
+                data={"engine": "json-repair", "notes": notes} if notes else None,
+            )
+        )
+    return ParseOutcome(True, value, False, tuple(diagnostics))
+
+
+class _EngineError(Exception):
+    """json-repair raised; carries only its message."""
+
+
+def _run_json_repair(text: str, found: SyntaxScan, limits: Limits) -> tuple[Any, list[str]]:
+    from json_repair import repair_json  # heavy import, needed only here
+
+    prepared = _close_empty_item_gaps(text, found.empty_item_gaps)
+    with _recursion_room(limits.max_depth):
+        try:
+            value, log = repair_json(
+                prepared, return_objects=True, skip_json_loads=True, logging=True
+            )
+        except RecursionError:
+            raise
+        except Exception as error:  # a third-party failure must not escape as itself
+            if isinstance(error.__cause__, RecursionError):
+                raise RecursionError from None
+            raise _EngineError(f"{type(error).__name__}: {error}") from None
+    if "NaN" in text or "Infinity" in text:
+        value = _finite(value)
+    notes = list(dict.fromkeys(str(entry.get("text", "")) for entry in log))[:10]
+    return value, notes
+
+
+def _close_empty_item_gaps(text: str, gaps: tuple[Span, ...]) -> str:
+    if not gaps:
+        return text
+    pieces = []
+    done = 0
+    for gap in gaps:
+        pieces.append(text[done : gap.start])
+        done = gap.end
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with NaN and infinities (which JSON cannot hold) replaced by ``None``."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if not isinstance(value, (dict, list)):
+        return value
+    todo: list[dict[str, Any] | list[Any]] = [value]
+    while todo:
+        container = todo.pop()
+        pairs = list(container.items()) if isinstance(container, dict) else enumerate(container)
+        for key, item in pairs:
+            if isinstance(item, float) and not math.isfinite(item):
+                container[key] = None  # type: ignore[index]
+            elif isinstance(item, (dict, list)):
+                todo.append(item)
+    return value
+
+
+_QUOTE_CHARS = frozenset("\"'\u2018\u2019\u201c\u201d\u201e`\u00b4")
+
+
+def _is_empty_string_literal(text: str) -> bool:
+    """Whether ``text`` is nothing but an (possibly unterminated) empty string literal."""
+    stripped = text.strip()
+    return 0 < len(stripped) <= 2 and all(c in _QUOTE_CHARS for c in stripped)
+
+
+# -- failures ---------------------------------------------------------------------------
+
+
+def _fail(code: str, message: str) -> ParseOutcome:
+    return _failure_with([], code, message)
+
+
+def _failure_with(diagnostics: list[Diagnostic], code: str, message: str) -> ParseOutcome:
+    error = Diagnostic(code=code, severity=Severity.ERROR, stage=STAGE, message=message)
+    return ParseOutcome(False, None, False, (*diagnostics, error))
+
+
+def _depth_failure(limits: Limits) -> ParseOutcome:
+    return _fail(
+        "limits.depth", f"nesting deeper than the {limits.max_depth} level limit for repair"
+    )
+
+
+# -- guards -----------------------------------------------------------------------------
+
+_DEPTH_TOKEN = re.compile(r'[\[{]|[\]}]|"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
+
+
+def _nesting_exceeds(text: str, max_depth: int) -> bool:
+    """Whether ``{``/``[`` nest deeper than ``max_depth`` outside double-quoted strings."""
+    depth = 0
+    for match in _DEPTH_TOKEN.finditer(text):
+        char = match.group()[0]
+        if char in "[{":
+            depth += 1
+            if depth > max_depth:
+                return True
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+    return False
+
+
+class _BudgetExceeded(BaseException):
+    """Raised inside the lenient parser when the time budget is spent (never escapes)."""
+
+
+@contextmanager
+def _time_budget(seconds: float) -> Iterator[None]:
+    """Interrupt the enclosed code with :class:`_BudgetExceeded` after ``seconds``.
+
+    A budget that is not a positive finite number means no budget.
+    """
+    if not (seconds > 0 and math.isfinite(seconds)):
+        yield
+    elif _alarm_available():
+        with _alarm(seconds):
+            yield
+    else:
+        with _call_clock(seconds):
+            yield
+
+
+def _alarm_available() -> bool:
+    return (
+        hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+        and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    )
+
+
+def _raise_budget_exceeded(signum: int, frame: FrameType | None) -> None:
+    raise _BudgetExceeded
+
+
+@contextmanager
+def _alarm(seconds: float) -> Iterator[None]:
+    previous = signal.signal(signal.SIGALRM, _raise_budget_exceeded)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
+@contextmanager
+def _call_clock(seconds: float) -> Iterator[None]:
+    """Check the clock on every 256th Python call in this thread (keeping any tracer)."""
+    deadline = time.monotonic() + seconds
+    previous = sys.gettrace()
+    calls = 0
+
+    def tracer(frame: FrameType, event: Any, arg: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if not calls & 255 and time.monotonic() > deadline:
+            raise _BudgetExceeded
+        return previous(frame, event, arg) if previous is not None else None
+
+    sys.settrace(tracer)
+    try:
+        yield
+    finally:
+        sys.settrace(previous)
+
+
+# json-repair uses three to four Python frames per nesting level.
+_FRAMES_PER_LEVEL = 6
+_RECURSION_CAP = 20_000
+_recursion_lock = threading.Lock()
+_recursion_users = 0
+_recursion_saved = 0
+
+
+@contextmanager
+def _recursion_room(max_depth: int) -> Iterator[None]:
+    """Raise the recursion limit so ``max_depth`` levels fit (restored by the last user)."""
+    global _recursion_users, _recursion_saved
+    needed = min(_RECURSION_CAP, _frame_depth() + _FRAMES_PER_LEVEL * max_depth + 200)
+    with _recursion_lock:
+        if _recursion_users == 0:
+            _recursion_saved = sys.getrecursionlimit()
+        _recursion_users += 1
+        if needed > sys.getrecursionlimit():
+            sys.setrecursionlimit(needed)
+    try:
+        yield
+    finally:
+        with _recursion_lock:
+            _recursion_users -= 1
+            if _recursion_users == 0:
+                sys.setrecursionlimit(_recursion_saved)
+
+
+def _frame_depth() -> int:
+    depth = 0
+    frame: FrameType | None = sys._getframe()
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back
+    return depth

@@ -1,0 +1,254 @@
+"""The `llmfix` command line, through CliRunner and as an installed program with real pipes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from llmfix.cli import app
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLES = REPO / "samples"
+
+PERSON = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+    "required": ["name", "age"],
+}
+
+
+@pytest.fixture
+def cli() -> Any:
+    runner = CliRunner()
+
+    def invoke(*args: str, input: str | None = None) -> Any:
+        return runner.invoke(app, list(args), input=input)
+
+    return invoke
+
+
+@pytest.fixture
+def person_schema(tmp_path: Path) -> Path:
+    path = tmp_path / "person.json"
+    path.write_text(json.dumps(PERSON))
+    return path
+
+
+def test_repair_stdin_to_stdout(cli: Any) -> None:
+    result = cli("repair", "--compact", input='Here you go: {"a": 1,}')
+    assert result.exit_code == 0
+    assert result.stdout.strip() == '{"a":1}'
+
+
+def test_valid_input_is_printed_with_indent(cli: Any) -> None:
+    result = cli("repair", "--indent", "4", input='{"a": [1]}')
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == {"a": [1]}
+    assert '\n        1' in result.stdout
+
+
+def test_schema_violation_exits_1_and_prints_nothing(cli: Any, person_schema: Path) -> None:
+    result = cli("repair", "--schema", str(person_schema), input='{"name": "Ada"}')
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert "schema.required" in result.stderr
+
+
+def test_unparseable_exits_1(cli: Any) -> None:
+    result = cli("repair", input="I cannot help with that.")
+    assert result.exit_code == 1
+    assert "parse.failed" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("fail_on", "text", "code"),
+    [
+        ("invalid", '```json\n{"a": 1}\n```', 0),
+        ("extracted", '```json\n{"a": 1}\n```', 1),
+        ("repaired", '{"a": 1,}', 1),
+        ("repaired", '```json\n{"a": 1}\n```', 0),
+        ("extracted", '{"a": 1}', 0),
+    ],
+)
+def test_fail_on(cli: Any, fail_on: str, text: str, code: int) -> None:
+    assert cli("repair", "--fail-on", fail_on, input=text).exit_code == code
+
+
+def test_max_risk_fails_when_a_guess_was_needed(cli: Any) -> None:
+    result = cli("repair", "--max-risk", "lossless", input='{"a": "unterminated')
+    assert result.exit_code == 1
+    assert "--max-risk lossless" in result.stderr
+
+
+def test_output_file_and_report(cli: Any, tmp_path: Path, person_schema: Path) -> None:
+    out = tmp_path / "out.json"
+    report = tmp_path / "report.json"
+    result = cli(
+        "repair", "-s", str(person_schema), "-o", str(out), "--report", str(report),
+        input="{'name': 'Ada', 'age': 36}",
+    )
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(out.read_text()) == {"name": "Ada", "age": 36}
+    data = json.loads(report.read_text())
+    assert data["version"] == "1"
+    assert data["items"][0]["status"] == "repaired"
+    assert "parse.single_quotes" in {d["code"] for d in data["items"][0]["diagnostics"]}
+    assert "total" in data["items"][0]["timings"]
+
+
+def test_yaml_report(cli: Any, tmp_path: Path) -> None:
+    import yaml
+
+    report = tmp_path / "r.yaml"
+    assert cli("repair", "--report", str(report), input='{"a": 1}').exit_code == 0
+    assert yaml.safe_load(report.read_text())["items"][0]["status"] == "valid"
+
+
+def test_in_place_with_backup_keeps_mode(cli: Any, tmp_path: Path) -> None:
+    target = tmp_path / "answer.json"
+    target.write_text("{'a': True,}")
+    target.chmod(0o640)
+    result = cli("repair", "--in-place", "--backup", str(target))
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(target.read_text()) == {"a": True}
+    assert (tmp_path / "answer.json.bak").read_text() == "{'a': True,}"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_in_place_leaves_a_failing_file_untouched(cli: Any, tmp_path: Path) -> None:
+    target = tmp_path / "answer.txt"
+    target.write_text("no json here")
+    assert cli("repair", "--in-place", str(target)).exit_code == 1
+    assert target.read_text() == "no json here"
+
+
+def test_missing_file_is_one_line_and_batch_continues(cli: Any, tmp_path: Path) -> None:
+    good = tmp_path / "good.txt"
+    good.write_text('{"a": 1}')
+    result = cli("repair", "--compact", str(tmp_path / "missing.txt"), str(good))
+    assert result.exit_code == 2
+    assert "missing.txt: no such file" in result.stderr
+    assert result.stdout.strip() == '{"a":1}'
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--fail-on", "sometimes"], "--fail-on must be one of"),
+        (["--max-risk", "yolo"], "unknown risk tier"),
+        (["--pick", "middle"], "unknown pick"),
+        (["--schema", "builtin:nope"], "builtin:nope"),
+        (["--backup"], "--backup only makes sense with --in-place"),
+    ],
+)
+def test_bad_flags_are_usage_errors(cli: Any, args: list[str], message: str) -> None:
+    result = cli("repair", *args, input="{}")
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_bad_schema_is_exit_2_naming_the_file(cli: Any, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"type": "intger"}')
+    result = cli("repair", "--schema", str(bad), input="{}")
+    assert result.exit_code == 2
+    assert "bad.json" in result.stderr
+
+
+def test_pick_all_prints_json_lines(cli: Any) -> None:
+    result = cli("repair", "--pick", "all", input='First {"a": 1} then {"b": 2}.')
+    assert result.exit_code == 0
+    assert [json.loads(line) for line in result.stdout.splitlines()] == [{"a": 1}, {"b": 2}]
+
+
+def test_extract_lists_every_candidate(cli: Any) -> None:
+    text = 'A {"a": 1} and ```json\n{"b": 2}\n```'
+    result = cli("extract", input=text)
+    assert result.exit_code == 0
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert {(r["origin"], json.dumps(r["value"])) for r in records} >= {
+        ("prose", '{"a": 1}'),
+        ("fence", '{"b": 2}'),
+    }
+    assert all({"span", "line", "column", "ok"} <= r.keys() for r in records)
+
+
+def test_schemas_lists_builtins(cli: Any) -> None:
+    result = cli("schemas")
+    assert result.exit_code == 0
+    assert "builtin:tool-call-envelope" in result.stdout
+
+
+def test_builtin_schema_by_name(cli: Any) -> None:
+    text = '{"toolCalls": [{"name": "search", "arguments": {"q": "x"}}]}'
+    assert cli("repair", "-s", "builtin:tool-call-envelope", input=text).exit_code == 0
+
+
+# --- the installed program, with real pipes -------------------------------------------
+
+
+def _llmfix() -> list[str]:
+    exe = shutil.which("llmfix", path=str(Path(sys.executable).parent))
+    return [exe] if exe else [sys.executable, "-m", "llmfix"]
+
+
+def _run(*args: str, input: str = "", env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*_llmfix(), *args],
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "NO_COLOR": "1", **(env or {})},
+        check=False,
+    )
+
+
+def test_installed_program_repairs_the_sample() -> None:
+    proc = _run(
+        "repair", str(SAMPLES / "person_answer.txt"), "--schema", str(SAMPLES / "person.schema.json")
+    )
+    assert proc.returncode == 0, proc.stderr
+    value = json.loads(proc.stdout)
+    assert value["name"] == "Ada Lovelace"
+    assert value["languages"] == ["English", "French"]
+    assert value["employed"] is False
+
+
+def test_installed_program_pipe_and_stderr_are_separate() -> None:
+    proc = _run("repair", "--compact", input="```json\n{'x': None}\n```\n")
+    assert proc.returncode == 0
+    assert proc.stdout == '{"x":null}\n'
+    assert "parse.single_quotes" in proc.stderr
+    assert "\x1b[" not in proc.stderr  # NO_COLOR / not a TTY: plain text
+
+
+def test_installed_program_unknown_flag_is_one_line() -> None:
+    proc = _run("repair", "--no-such-flag")
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert "no-such-flag" in proc.stderr
+
+
+def test_python_dash_m_works() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "llmfix", "repair", "--compact"],
+        input="[1, 2,]",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0
+    assert proc.stdout == "[1,2]\n"
