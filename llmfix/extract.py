@@ -30,16 +30,20 @@ Origins and the rules behind them:
 Nesting: a fence or tag whose content begins with ``{``, ``[`` or ``"`` is opaque —
 nothing inside it becomes a second candidate. One whose content is something else
 (a ``python`` fence, an ``<answer>`` written in prose) is scanned inside as well, so a
-JSON value embedded in it is still found. The ``whole`` candidate never hides
-anything: an answer holding two objects gives ``whole`` and two ``prose`` candidates.
-A prose candidate with exactly the span of an earlier candidate is not repeated.
+JSON value embedded in it is still found; if such a fence or tag is also never
+closed, it is not a candidate itself (most likely a stray closing fence, or a tag
+named in prose). The ``whole`` candidate never hides anything: an answer holding two
+objects gives ``whole`` and two ``prose`` candidates. A prose candidate with exactly
+the span of an earlier candidate is not repeated.
 
 Cost: one left-to-right pass over the text; every balanced region is scanned once and
 skipped, and the searches for closing fences and tags resume where they left off, so
-the work is linear in the size of the text. Fast path: when the stripped text begins
-with ``{`` or ``[`` and that value closes exactly at its end (the usual well-behaved
-response), the ``whole`` candidate is returned after that one scan — a JSON document
-is not searched for fences or tags inside its strings.
+the work is linear in the size of the text. The search stops after
+``max_candidates`` (``extract.too_many``), since every candidate is parsed later.
+Fast paths: a text that is one strict JSON value (``json.loads`` succeeds) is only
+the ``whole`` candidate — fences or tags inside its strings are data; and a text that
+begins with ``{``/``[`` whose value closes exactly at its end (not strict, but one
+repairable value) is only the ``whole`` candidate too.
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ STAGE = "extract"
 ENVELOPE_TAGS = ("json", "output", "answer", "tool_call", "result", "response")
 _REASONING_TAGS = ("thinking", "think", "reasoning", "scratchpad")
 _MARKUP_TAGS = (*ENVELOPE_TAGS, *_REASONING_TAGS, "function_calls", "invoke", "parameter")
+MAX_CANDIDATES = 1000  # default bound: every candidate is parsed later on
 _MAX_DEPTH = 32  # nested containers scanned inside one another
 _MAX_NESTED_CHECK = 16  # "[[[…" openers inspected when judging whether "[" starts JSON
 
@@ -124,12 +129,15 @@ def extract_values(text: str) -> list[Candidate]:
     return candidates
 
 
-def extract_candidates(doc: Document) -> tuple[list[Candidate], list[Diagnostic]]:
+def extract_candidates(
+    doc: Document, *, max_candidates: int = MAX_CANDIDATES
+) -> tuple[list[Candidate], list[Diagnostic]]:
     """Every candidate in ``doc``, in order of appearance, and document-level diagnostics.
 
     Each candidate carries its own diagnostics (how it was found, whether it lies in
     a reasoning block). The second list holds ``extract.none`` when no JSON-looking
-    text was found at all.
+    text was found at all, and ``extract.too_many`` when the search stopped after
+    ``max_candidates`` (every candidate costs a parse later on).
     """
     text = doc.text
     start, end = _strip(text, 0, len(text))
@@ -143,27 +151,50 @@ def extract_candidates(doc: Document) -> tuple[list[Candidate], list[Diagnostic]
                 message=message,
             )
         ]
-    if not doc.reasoning:
-        first = _LEADING_INVISIBLE.match(text, start)
-        assert first is not None
-        opener = first.end()
-        if opener < end and text[opener] in "{[":
+    first = _LEADING_INVISIBLE.match(text, start)
+    assert first is not None
+    opener = first.end()
+    scanned: dict[tuple[int, int], tuple[int, bool]] = {}
+    if opener < end and _LOOKS_LIKE_JSON.match(text, opener, end):
+        # Fast path: a text that is one strict JSON value has no other candidate
+        # (fences or tags inside its strings are data).
+        try:
+            json.loads(text[opener:end])
+        except (ValueError, RecursionError):
+            pass
+        else:
+            whole = Candidate(text[start:end], Span(start, end), "whole")
+            if text[opener] in "{[":
+                return [whole], []
+            extractor = _Extractor(doc, max_candidates)
+            extractor.add(whole)
+            return extractor.finish(), []
+        if text[opener] in "{[" and not doc.reasoning:
+            # Not strict JSON, but maybe still one (repairable) value and nothing else.
             value_end, closed = _scan_value(text, opener, end)
             if closed and value_end == end:
                 return [Candidate(text[start:end], Span(start, end), "whole")], []
-    return _Extractor(doc).run(start, end)
+            scanned[(opener, end)] = (value_end, closed)
+    extractor = _Extractor(doc, max_candidates)
+    extractor.scanned = scanned
+    return extractor.run(start, end)
 
 
 class _Extractor:
-    def __init__(self, doc: Document) -> None:
+    def __init__(self, doc: Document, max_candidates: int) -> None:
         self.doc = doc
         self.text = doc.text
+        self.max_candidates = max_candidates
+        self.full = False  # max_candidates reached: stop looking
         self._lines: LineIndex | None = None
         self.found: list[tuple[Candidate, int]] = []  # with the order found
         self.spans: set[tuple[int, int]] = set()
         self._runs: dict[str, list[tuple[int, int]]] = {}
+        self._run_index: dict[str, tuple[int, int]] = {}  # char: (last start, first run after)
         self._fence_cache: dict[tuple[str, int], tuple[int, int | None]] = {}
         self._tag_cache: dict[str, tuple[int, re.Match[str] | None]] = {}
+        # Values already scanned (by the fast path): (start, limit) -> (end, closed).
+        self.scanned: dict[tuple[int, int], tuple[int, bool]] = {}
 
     @property
     def lines(self) -> LineIndex:
@@ -174,12 +205,22 @@ class _Extractor:
     def run(self, start: int, end: int) -> tuple[list[Candidate], list[Diagnostic]]:
         text = self.text
         if _LOOKS_LIKE_JSON.match(text, start, end):
-            self._add(Candidate(text[start:end], Span(start, end), "whole"))
+            self.add(Candidate(text[start:end], Span(start, end), "whole"))
         if not self._jsonp(start, end):
             self._scan(start, end, 0)
         document_diagnostics: list[Diagnostic] = []
+        if self.full:
+            document_diagnostics.append(
+                self._diagnostic(
+                    "extract.too_many",
+                    Severity.WARNING,
+                    f"stopped looking after {self.max_candidates} candidates",
+                    self.found[-1][0].span,
+                    risk=None,
+                )
+            )
         if not self.found:
-            self._add(Candidate(text[start:end], Span(start, end), "whole"))
+            self.add(Candidate(text[start:end], Span(start, end), "whole"))
             document_diagnostics.append(
                 self._diagnostic(
                     "extract.none",
@@ -190,7 +231,7 @@ class _Extractor:
                     hint="check that the model was asked for JSON and did not refuse",
                 )
             )
-        return self._finish(), document_diagnostics
+        return self.finish(), document_diagnostics
 
     # -- collecting -------------------------------------------------------------------
 
@@ -217,11 +258,13 @@ class _Extractor:
             hint=hint,
         )
 
-    def _add(self, candidate: Candidate) -> None:
+    def add(self, candidate: Candidate) -> None:
         self.found.append((candidate, len(self.found)))
         self.spans.add((candidate.span.start, candidate.span.end))
+        if len(self.found) >= self.max_candidates:
+            self.full = True
 
-    def _finish(self) -> list[Candidate]:
+    def finish(self) -> list[Candidate]:
         self.found.sort(key=lambda f: (f[0].span.start, -f[0].span.end, f[1]))
         out: list[Candidate] = []
         for candidate, _ in self.found:
@@ -284,7 +327,7 @@ class _Extractor:
         text = self.text
         pos = start
         search = _MARKER.search
-        while pos < limit:
+        while pos < limit and not self.full:
             m = search(text, pos, limit)
             if m is None:
                 return
@@ -294,13 +337,14 @@ class _Extractor:
                 pos = self._tag(i, limit, depth)
             elif char in "`~":
                 pos = self._fence(i, limit, depth)
-            elif _plausible_value(text, i, limit):
+            elif char == "{" or _plausible_value(text, i, limit):
                 pos = self._prose(i, limit)
             else:
                 pos = i + 1
 
     def _prose(self, start: int, limit: int) -> int:
-        end, closed = _scan_value(self.text, start, limit)
+        known = self.scanned.get((start, limit))
+        end, closed = known if known is not None else _scan_value(self.text, start, limit)
         if not closed:
             end = _strip(self.text, start, end)[1]
         if (start, end) not in self.spans:
@@ -309,7 +353,7 @@ class _Extractor:
             diagnostic = self._diagnostic(
                 "extract.prose", Severity.INFO, message, span, data={"closed": closed}
             )
-            self._add(Candidate(self.text[start:end], span, "prose", diagnostics=(diagnostic,)))
+            self.add(Candidate(self.text[start:end], span, "prose", diagnostics=(diagnostic,)))
         return max(end, start + 1)
 
     def _jsonp(self, start: int, end: int) -> bool:
@@ -341,7 +385,7 @@ class _Extractor:
         diagnostic = self._diagnostic(
             "extract.jsonp", Severity.INFO, "removed a JSONP callback wrapper", span
         )
-        self._add(Candidate(text[inner_start:inner_end], span, "jsonp", diagnostics=(diagnostic,)))
+        self.add(Candidate(text[inner_start:inner_end], span, "jsonp", diagnostics=(diagnostic,)))
         return True
 
     def _fence(self, i: int, limit: int, depth: int) -> int:
@@ -387,7 +431,7 @@ class _Extractor:
                         hint="raise the output token limit, or check that the model finished",
                     )
                 )
-            self._add(Candidate(text[start:end], span, "fence", diagnostics=tuple(diagnostics)))
+            self.add(Candidate(text[start:end], span, "fence", diagnostics=tuple(diagnostics)))
         if not opaque and depth < _MAX_DEPTH:
             self._scan(start, end, depth + 1)
         return after
@@ -407,7 +451,7 @@ class _Extractor:
             found = cached[1]
         else:
             found = None
-            k = bisect.bisect_left(runs, start, key=lambda r: r[0])
+            k = self._first_run(char, runs, start)
             while k < len(runs):
                 if self._closes(runs[k], width):
                     found = k
@@ -417,6 +461,20 @@ class _Extractor:
         if found is None or runs[found][1] > limit:
             return None
         return runs[found]
+
+    def _first_run(self, char: str, runs: list[tuple[int, int]], start: int) -> int:
+        """Index of the first run starting at or after ``start``.
+
+        Searches move forward through the text, so this resumes where the previous
+        one stopped instead of searching again.
+        """
+        last_start, k = self._run_index.get(char, (0, 0))
+        if start < last_start:
+            k = bisect.bisect_left(runs, start, key=lambda r: r[0])
+        while k < len(runs) and runs[k][0] < start:
+            k += 1
+        self._run_index[char] = (start, k)
+        return k
 
     def _closes(self, run: tuple[int, int], width: int) -> bool:
         text = self.text
@@ -464,7 +522,7 @@ class _Extractor:
             ]
             if close is None:
                 diagnostics.append(self._unterminated(name, span))
-            self._add(
+            self.add(
                 Candidate(text[start:end], span, f"xml:{name}", diagnostics=tuple(diagnostics))
             )
         if not opaque and depth < _MAX_DEPTH:
@@ -534,7 +592,7 @@ class _Extractor:
         ]
         if close is None:
             diagnostics.append(self._unterminated("invoke", span))
-        self._add(
+        self.add(
             Candidate(
                 json.dumps(call, ensure_ascii=False),
                 span,
@@ -646,5 +704,3 @@ def _scan_value(text: str, start: int, limit: int) -> tuple[int, bool]:
                 return limit, False
         else:
             return m.start(), False
-
-

@@ -14,6 +14,7 @@ Two functions with two different scopes:
 from __future__ import annotations
 
 import bisect
+import operator
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -34,7 +35,8 @@ _INVISIBLE_RUN = re.compile(f"[{INVISIBLE_CLASS}]+")
 _INVISIBLE_IN_STRING_RUN = re.compile(
     "[\x00\ufeff\u200b\u200e\u200f\u2060-\u2064\u180e\u061c\u202a-\u202e\u2066-\u2069]+"
 )
-_NON_ASCII_RUN = re.compile("[^\x00-\x7f]+")
+# Runs of visible non-ASCII characters: the only places NFKC can change.
+_UNSTABLE_CANDIDATE = re.compile(f"[^\x00-\x7f{INVISIBLE_CLASS}]+")
 # Anything outside ASCII (or NUL) may be an invisible character or change under
 # NFKC; other ASCII needs no cleaning at all (the common case).
 _NEEDS_CLEANING = re.compile("[^\x01-\x7f]")
@@ -122,10 +124,11 @@ def normalize_document(text: str) -> Document:
                 code="normalize.bom",
                 severity=Severity.INFO,
                 stage=STAGE,
+                # An observation: removing it from a payload is clean_payload's
+                # normalize.invisible_chars, which carries the risk tier.
                 message="the text starts with a byte order mark (U+FEFF)",
                 span=Span(0, 1),
                 position=lines.position(0),
-                risk=Risk.LOSSLESS,
             )
         )
     for start, end, name, kind in blocks:
@@ -228,7 +231,46 @@ def clean_payload(text: str) -> Payload:
     return _Cleaner(text).run()
 
 
+def _common_ends(a: str, b: str) -> tuple[int, int]:
+    """Lengths of the common prefix and suffix of two strings of equal length."""
+    n = len(a)
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    head = lo
+    lo, hi = 0, n - head
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[n - mid :] == b[n - mid :]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return head, lo
+
+
+class _Char(dict[int, str]):
+    """A ``str.translate`` table: each character to its own NFKC form, cached."""
+
+    def __missing__(self, code: int) -> str:
+        self[code] = unicodedata.normalize("NFKC", chr(code))
+        return self[code]
+
+
+_NFKC_CHAR = _Char()
+
+
 class _Cleaner:
+    """Builds the cleaned text by visiting only the places that need a change.
+
+    Invisible characters and NFKC-unstable runs are found with a regex over the
+    whole payload; string literals are then walked only as far as needed to tell
+    whether each of those places is inside one.
+    """
+
     def __init__(self, text: str) -> None:
         self.text = text
         self.pieces: list[str] = []
@@ -239,46 +281,71 @@ class _Cleaner:
         self.removed_codes: set[str] = set()
         self.changed = 0
         self.changed_span: tuple[int, int] | None = None
+        # String literal contents found so far: (start, end, opened by a fullwidth quote).
+        self.strings: list[tuple[int, int, bool]] = []
+        self.walked = 0  # the text before this index has been split into strings
+        self.k = 0  # first string not wholly before the current place
 
     def run(self) -> Payload:
         text = self.text
+        edits = [(m.start(), m.end(), True) for m in _INVISIBLE_RUN.finditer(text)]
+        edits += [
+            (m.start(), m.end(), False)
+            for m in _UNSTABLE_CANDIDATE.finditer(text)
+            if not unicodedata.is_normalized("NFKC", m.group())
+        ]
+        edits.sort()
         pos = 0
+        for start, end, invisible in edits:
+            self._keep(pos, start)
+            if invisible:
+                for seg_start, seg_end, inside, _ in self._segments(start, end):
+                    self._remove_invisible(seg_start, seg_end, inside)
+            else:
+                # Stretches to normalize (structure, fullwidth-quoted strings) are
+                # joined, so that a run like ``｛＂ａ＂：１｝`` is normalized at once.
+                nfkc_from = start
+                for seg_start, seg_end, inside, fullwidth in self._segments(start, end):
+                    if inside and not fullwidth:
+                        self._nfkc(nfkc_from, seg_start)
+                        self._keep(seg_start, seg_end)
+                        nfkc_from = seg_end
+                self._nfkc(nfkc_from, end)
+            pos = end
+        self._keep(pos, len(text))
+        return self._payload()
+
+    # -- where the strings are ----------------------------------------------------------
+
+    def _walk(self, upto: int) -> None:
+        """Find the string literals that begin before ``upto``."""
+        text = self.text
         n = len(text)
-        while pos < n:
+        pos = self.walked
+        while pos < upto:
             m = _QUOTE.search(text, pos)
             if m is None:
-                self._outside(pos, n)
+                pos = n
                 break
             q = m.start()
             quote = text[q]
             if quote in "'\uff07" and not self._value_position(q):
-                self._outside(pos, q + 1)
                 pos = q + 1
                 continue
-            self._outside(pos, q + 1)
             if quote == '"':
-                body = _DOUBLE_BODY.match(text, q + 1)
-                closers = '"'
+                body, closers = _DOUBLE_BODY.match(text, q + 1), '"'
             elif quote == "\uff02":
-                body = _FULLWIDTH_DOUBLE_BODY.match(text, q + 1)
-                closers = '"\uff02'
+                body, closers = _FULLWIDTH_DOUBLE_BODY.match(text, q + 1), '"\uff02'
             else:
-                body = _SINGLE_BODY.match(text, q + 1)
-                closers = "'\uff07"
+                body, closers = _SINGLE_BODY.match(text, q + 1), "'\uff07"
             assert body is not None  # the body patterns match the empty string
             end = body.end()
-            # A string opened by a fullwidth quote was typed in fullwidth mode as a
-            # whole (``＂ｎａｍｅ＂``): its content is normalized with the structure.
-            fullwidth = quote in "\uff02\uff07"
-            self._inside(q + 1, end, fullwidth)
             if end < n and text[end] in closers:
-                self._outside(end, end + 1)
-                end += 1
-            elif end < n:  # a lone backslash at the very end
-                self._inside(end, n, fullwidth)
-                end = n
-            pos = end
-        return self._payload()
+                pos = end + 1
+            else:  # unterminated (or a lone backslash at the very end)
+                end = pos = n
+            self.strings.append((q + 1, end, quote in "\uff02\uff07"))
+        self.walked = pos
 
     def _value_position(self, q: int) -> bool:
         text = self.text
@@ -286,6 +353,29 @@ class _Cleaner:
         while i >= 0 and text[i] in _BLANK:
             i -= 1
         return i < 0 or text[i] in _VALUE_POSITION
+
+    def _segments(self, start: int, end: int) -> list[tuple[int, int, bool, bool]]:
+        """``[start, end)`` cut at string boundaries: (start, end, inside, fullwidth)."""
+        self._walk(end)
+        strings = self.strings
+        k = self.k
+        while k < len(strings) and strings[k][1] <= start:
+            k += 1
+        self.k = k
+        out = []
+        pos = start
+        while pos < end:
+            if k < len(strings) and strings[k][0] <= pos:
+                seg_end = min(end, strings[k][1])
+                out.append((pos, seg_end, True, strings[k][2]))
+                k += 1
+            else:
+                seg_end = min(end, strings[k][0]) if k < len(strings) else end
+                out.append((pos, seg_end, False, False))
+            pos = seg_end
+        return out
+
+    # -- building the output ------------------------------------------------------------
 
     def _anchor(self, orig: int) -> None:
         """Make the next output character correspond to ``orig``, one to one."""
@@ -299,6 +389,18 @@ class _Cleaner:
             self.pieces.append(self.text[start:end])
             self.length += end - start
 
+    def _remove_invisible(self, start: int, end: int, inside: bool) -> None:
+        if not inside:
+            self._drop(start, end)
+            return
+        # Inside a string literal ZWNJ and ZWJ stay (see INVISIBLE_CLASS).
+        pos = start
+        for m in _INVISIBLE_IN_STRING_RUN.finditer(self.text, start, end):
+            self._keep(pos, m.start())
+            self._drop(m.start(), m.end())
+            pos = m.end()
+        self._keep(pos, end)
+
     def _drop(self, start: int, end: int) -> None:
         self.removed += end - start
         self.removed_codes.update(f"U+{ord(c):04X}" for c in set(self.text[start:end]))
@@ -306,60 +408,54 @@ class _Cleaner:
         self.removed_span = (first, end)
         self.anchors.append((self.length, end, True))
 
-    def _inside(self, start: int, end: int, nfkc: bool = False) -> None:
-        keep = self._nfkc if nfkc else self._keep
-        pos = start
-        for m in _INVISIBLE_IN_STRING_RUN.finditer(self.text, start, end):
-            keep(pos, m.start())
-            self._drop(m.start(), m.end())
-            pos = m.end()
-        keep(pos, end)
-
-    def _outside(self, start: int, end: int) -> None:
-        pos = start
-        for m in _INVISIBLE_RUN.finditer(self.text, start, end):
-            self._nfkc(pos, m.start())
-            self._drop(m.start(), m.end())
-            pos = m.end()
-        self._nfkc(pos, end)
-
     def _nfkc(self, start: int, end: int) -> None:
+        if start >= end:
+            return
         text = self.text
         chunk = text[start:end]
-        if chunk.isascii() or unicodedata.is_normalized("NFKC", chunk):
+        norm = unicodedata.normalize("NFKC", chunk)
+        if norm == chunk:
             self._keep(start, end)
             return
-        pending = start  # start of the stretch kept verbatim so far
-        for run in _NON_ASCII_RUN.finditer(text, start, end):
-            if unicodedata.is_normalized("NFKC", run.group()):
-                continue
-            # One base character with its combining marks at a time, so that every
-            # output character can be traced to the input character it came from.
-            i = run.start()
-            while i < run.end():
-                j = i + 1
-                while j < end and unicodedata.combining(text[j]):
-                    j += 1
-                cluster = text[i:j]
-                norm = unicodedata.normalize("NFKC", cluster)
-                if norm != cluster:
-                    self._keep(pending, i)
-                    self._changed(i, j)
-                    if len(norm) == j - i:  # one to one (fullwidth forms): no anchor needed
-                        self._anchor(i)
-                        self.pieces.append(norm)
-                        self.length += len(norm)
-                    else:
-                        self.anchors.append((self.length, i, False))
-                        self.pieces.append(norm)
-                        self.length += len(norm)
-                        self.anchors.append((self.length, j, True))
-                    pending = j
-                i = j
+        mapped = chunk.translate(_NFKC_CHAR)
+        if mapped == norm and len(norm) == len(chunk):
+            # Character by character and one to one (fullwidth forms): positions
+            # stay aligned, so no extra anchor is needed.
+            same_head, same_tail = _common_ends(chunk, norm)
+            count = sum(map(operator.ne, chunk, norm))
+            self._changed(start + same_head, end - same_tail, count)
+            self._anchor(start)
+            self.pieces.append(norm)
+            self.length += len(norm)
+            return
+        # One base character with its combining marks at a time, so that every
+        # output character can be traced to the input character it came from.
+        pending = start
+        i = start
+        while i < end:
+            j = i + 1
+            while j < end and unicodedata.combining(text[j]):
+                j += 1
+            cluster = text[i:j]
+            norm = unicodedata.normalize("NFKC", cluster)
+            if norm != cluster:
+                self._keep(pending, i)
+                self._changed(i, j, 1)
+                if len(norm) == j - i:
+                    self._anchor(i)
+                    self.pieces.append(norm)
+                    self.length += len(norm)
+                else:
+                    self.anchors.append((self.length, i, False))
+                    self.pieces.append(norm)
+                    self.length += len(norm)
+                    self.anchors.append((self.length, j, True))
+                pending = j
+            i = j
         self._keep(pending, end)
 
-    def _changed(self, start: int, end: int) -> None:
-        self.changed += 1
+    def _changed(self, start: int, end: int, count: int) -> None:
+        self.changed += count
         first = self.changed_span[0] if self.changed_span else start
         self.changed_span = (first, end)
 

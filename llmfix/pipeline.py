@@ -172,6 +172,25 @@ def _finish(
 _STATUS_ORDER = list(Status)
 
 
+def _reject_prose(parsed: ParsedCandidate) -> ParsedCandidate:
+    """A text that does not look like JSON at all is prose, not a JSON string.
+
+    The lenient parser will happily read ``I cannot help with that`` as a string; when
+    extraction found nothing JSON-like, only an object or array counts as recovered.
+    """
+    if not parsed.ok or isinstance(parsed.value, (dict, list)):
+        return parsed
+    failure = Diagnostic(
+        code="parse.failed",
+        severity=Severity.ERROR,
+        stage="parse",
+        message="no JSON value found: the text reads as prose",
+        span=parsed.candidate.span,
+        hint="the response holds no JSON object or array",
+    )
+    return replace(parsed, ok=False, value=None, diagnostics=(*parsed.diagnostics, failure))
+
+
 def repair_text(
     text: str,
     schema: Any = None,
@@ -190,6 +209,8 @@ def repair_text(
     candidates, extract_diags = clock.run("extract", lambda: extract_candidates(document))
     diagnostics: list[Diagnostic] = list(document.diagnostics) + list(extract_diags)
     parsed = [_parse_candidate(c, options, validator, lines, clock) for c in candidates]
+    if any(d.code == "extract.none" for d in extract_diags):
+        parsed = [_reject_prose(p) for p in parsed]
     chosen, select_diags = clock.run("select", lambda: select_candidates(parsed, options.pick))
     diagnostics += select_diags
 

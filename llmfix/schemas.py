@@ -210,7 +210,8 @@ def _json_compatible(value: Any, source: str) -> Any:
         if key in done:
             return done[key]
         if key in active:
-            raise SchemaError(source, f"YAML alias at {_pointer(path)} makes a value contain itself")
+            where = _pointer(path)
+            raise SchemaError(source, f"YAML alias at {where} makes a value contain itself")
         if isinstance(node, dict):
             active.add(key)
             out: dict[str, Any] = {}
@@ -311,9 +312,7 @@ def _inner(value: Any, where: str, source: str) -> dict[str, Any] | bool:
 def _not_a_schema(value: Any) -> str:
     problem = f"expected a JSON Schema (an object or a boolean), got {_kind(value)}"
     if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-        looks_like_tools = all(
-            "name" in v or "function" in v or "input_schema" in v for v in value
-        )
+        looks_like_tools = all("name" in v or "function" in v or "input_schema" in v for v in value)
         if looks_like_tools:
             problem += f" (it looks like a list of {len(value)} tool definitions; give one)"
     return problem
@@ -344,9 +343,8 @@ def _load_builtin(name: str) -> SchemaSpec:
     source = BUILTIN_PREFIX + name
     entry = _builtin_dir() / f"{name}.json"
     if not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", name) or not entry.is_file():
-        names = ", ".join(
-            sorted(e.name[: -len(".json")] for e in _builtin_dir().iterdir() if e.name.endswith(".json"))
-        )
+        entries = _builtin_dir().iterdir()
+        names = ", ".join(sorted(e.name[:-5] for e in entries if e.name.endswith(".json")))
         raise SchemaError(source, f"unknown builtin schema (available: {names})")
     value = _parse_json(entry.read_text(encoding="utf-8"), source)
     return schema_from_value(value, source=source)

@@ -58,6 +58,7 @@ _TOKEN = re.compile(
     | (?P<close>[}\]])
     | (?P<comma>,)
     | (?P<colon>:)
+    | (?P<fence>```[\w.+-]*)
     | (?P<quote>["'\u2018\u2019\u201c\u201d\u201e`\u00b4])
     | (?P<ellipsis>\.\.\.)
     | (?P<number>[-+]?\.?\d(?:[eE][-+]|[\w.])*)
@@ -87,6 +88,9 @@ _KEY_CONT = re.compile(r"[\w$.\-]*")
 _BARE_CONT = re.compile(r"(?:[^,:\]}\[{\n\r\"]|:(?=//))*")
 _OPENER = re.compile(r"[{\[]")
 _STRUCTURE = re.compile(r"[{}\[\]\"]")
+_VALUE_START = re.compile(r"""[{\["'\u2018\u201c\d-]|(?:true|false|null)\b""")
+_DELIMITER = re.compile(r"[,{}\[\]\n]")
+_HASH_IN_CONTAINER = re.compile(r"\#[^\n\]}]*")
 _STRICT_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?\Z")
 _LOOSE_NUMBER = re.compile(r"([-+]?)(\d*)(?:(\.)(\d*))?(?:([eE][-+]?\d+))?\Z")
 _ESCAPES = '"\\/bfnrt'
@@ -245,7 +249,9 @@ class _Scanner:
         self.last_comma = -1
         self.last_value_end = 0
         self.last_key_end = 0
-        self.last_string: tuple[int, bool] | None = None  # (closing quote index, was '"')
+        # The last string value: (index of its closing quote, its re-quoting finding).
+        self.last_string: tuple[int, _Found | None] | None = None
+        self.last_conversion: _Found | None = None  # set by scan_string
         self.last_number_end = -1
         self.concat_plus: int | None = None  # a '+' after a string value
         self.ellipsis: _Found | None = None
@@ -253,6 +259,10 @@ class _Scanner:
         self.swallow_comma = False
         self.empty_item_end: int | None = None
         self.eof_in_string = False
+        self.eof_cut = 0
+        self.eof_plain = True
+        self.eof_string_suspect = False
+        self.eof_string_role = _VALUE
 
     # -- bookkeeping ---------------------------------------------------------------
 
@@ -311,11 +321,13 @@ class _Scanner:
             return _VALUE
         if state == _O_COLON:
             at = self.last_key_end
-            self.add("parse.missing_colon", at, at, "missing ':' after the key", _G)
+            insert = [TextEdit(at, at, ":")]
+            self.add("parse.missing_colon", at, at, "missing ':' after the key", _G, insert)
             frame[1] = _O_VALUE
             return _VALUE
         at = self.last_value_end
-        self.add("parse.missing_comma", at, at, "missing ',' between two values", _G)
+        insert = [TextEdit(at, at, ",")]
+        self.add("parse.missing_comma", at, at, "missing ',' between two values", _G, insert)
         if frame[0] == _OBJ:
             frame[1] = _O_KEY
             return _KEY
@@ -356,6 +368,9 @@ class _Scanner:
                 pos = end
                 continue
             if kind == "comment":
+                if self.stack and text[start] == "#":
+                    # Inside a container a '#' comment also stops at a closing bracket.
+                    end = _match_end(_HASH_IN_CONTAINER, text, start)
                 shown = _show(text[start:end].split("\n", 1)[0])
                 self.add(
                     "parse.comment", start, end, f"comment {shown}", _L, [TextEdit(start, end, " ")]
@@ -452,15 +467,16 @@ class _Scanner:
                     end,
                     f"'{char}' does not match the open '{'{' if frame[0] == _OBJ else '['}'",
                     _G,
+                    _delete(start, end),
                 )
                 return end
             missing = ""
             while self.stack[-1][0] != want:
                 missing += "}" if self.stack[-1][0] == _OBJ else "]"
                 self.pop(start)
-            self.add(
-                "parse.missing_closer", start, start, f"missing '{missing}' before '{char}'", _G
-            )
+            message = f"missing '{missing}' before '{char}'"
+            insert = [TextEdit(start, start, missing)]
+            self.add("parse.missing_closer", start, start, message, _G, insert)
             frame = self.stack[-1]
         state = frame[1]
         if state in _AFTER_COMMA:
@@ -474,8 +490,7 @@ class _Scanner:
                 _delete(comma, comma + 1),
             )
         elif state in (_O_COLON, _O_VALUE):
-            at = self.last_key_end if state == _O_COLON else start
-            self.add("parse.missing_value", at, at, f"key without a value before '{char}'", _G)
+            self.missing_value(state, start, char)
         self.pop(end)
         return end
 
@@ -516,10 +531,23 @@ class _Scanner:
         elif state in _AFTER_COMMA:
             self.add("parse.extra_comma", start, end, "repeated comma", _S, _delete(start, end))
         else:  # after a key or a ':'
-            at = self.last_key_end if state == _O_COLON else start
-            self.add("parse.missing_value", at, at, "key without a value before ','", _G)
+            self.missing_value(state, start, ",")
             frame[1] = _O_KEY
         return end
+
+    def missing_value(self, state: int, start: int, char: str) -> None:
+        """A key with no value before ``char`` (at ``start``).
+
+        After ``key:`` the value is read as ``null``; a lone key (``{'a', 'b'}`` may be a
+        set) gets no fix of its own.
+        """
+        if state == _O_COLON:
+            at = self.last_key_end
+            message = f"key without ':' or value before '{char}'"
+            self.add("parse.missing_value", at, at, message, _G)
+            return
+        message = f"key without a value before '{char}' (read as null)"
+        self.add("parse.missing_value", start, start, message, _G, [TextEdit(start, start, "null")])
 
     def on_colon(self, start: int, end: int) -> int:
         if self.stack and self.stack[-1][1] == _O_COLON:
@@ -536,12 +564,9 @@ class _Scanner:
             end = self.scan_string(start, opener, role)
             if self.eof_in_string:
                 return end
-            previous = self.last_string
-            edits: list[TextEdit] | None = None
-            if previous is not None and previous[1] and opener == '"':
-                edits = _delete(previous[0], start + 1)
+            edits = self.join_strings(start)
             self.add("parse.string_concat", plus, plus + 1, "strings joined with '+'", _S, edits)
-            self.last_string = (end - 1, opener == '"')
+            self.last_string = (end - 1, self.last_conversion)
             self.last_value_end = end
             return end
         role = self.slot(start)
@@ -554,9 +579,37 @@ class _Scanner:
             self.last_key_end = end
             self.stack[-1][1] = _O_COLON
         else:
-            self.last_string = (end - 1, opener == '"')
+            self.last_string = (end - 1, self.last_conversion)
             self.value_done(end, empty=end - start == 2)
         return end
+
+    def join_strings(self, start: int) -> list[TextEdit] | None:
+        """Edits that merge the last string value with the one just read from ``start``.
+
+        Everything between the two (spaces, '+', comments) goes, with the closing quote
+        of the first and the opening quote of the second; a string that is re-quoted
+        loses that quote from its replacement instead.
+        """
+        if self.last_string is None:
+            return None
+        close, first = self.last_string
+        second = self.last_conversion
+        gap_start = close
+        if first is not None and first.edits:
+            edit = first.edits[0]
+            first.edits[0] = TextEdit(edit.start, edit.end, edit.replacement[:-1])
+            gap_start = edit.end
+        gap_end = start + 1
+        if second is not None and second.edits:
+            edit = second.edits[0]
+            second.edits[0] = TextEdit(edit.start, edit.end, edit.replacement[1:])
+            gap_end = start
+        for found in reversed(self.found):
+            if found.start < gap_start:
+                break
+            if found.end <= start and found.edits:
+                found.edits = []  # a comment in the gap: deleted with it
+        return _delete(gap_start, gap_end)
 
     def on_ellipsis(self, start: int, end: int) -> int:
         if self.stack and self.stack[-1][1] in (_O_KEY_OR_END, _O_KEY, _A_VALUE_OR_END, _A_VALUE):
@@ -596,7 +649,9 @@ class _Scanner:
         if loose and (loose.group(2) or loose.group(4)):
             sign, whole, dot, fraction, exponent = loose.groups()
             if len(whole) > 1 and whole[0] == "0":
-                self.add("parse.leading_zero", start, end, f"number {token} has a leading zero", _G)
+                quoted = [TextEdit(start, end, json.dumps(token))]
+                message = f"number {token} has a leading zero (read as the string {token!r})"
+                self.add("parse.leading_zero", start, end, message, _G, quoted)
             else:
                 fixed = ("-" if sign == "-" else "") + (whole or "0")
                 if dot:
@@ -676,7 +731,7 @@ class _Scanner:
         if frame is None and self.top_done:
             self.trailing_text(start)
             return self.n
-        self.unexpected(start, end, f"unexpected {_show(char)}")
+        self.unexpected(start, end, f"unexpected {_show(self.text[start:end])}")
         return end
 
     # -- pieces of values --------------------------------------------------------------
@@ -738,7 +793,7 @@ class _Scanner:
         begin = self.top_comma if self.top_comma is not None else start
         stop = len(text.rstrip())
         rest = text[start:stop]
-        if text[start] in "{[" or text[start] in _QUOTES:
+        if _VALUE_START.match(text, start):
             self.add("parse.trailing_text", begin, stop, "another JSON value after the first", _G)
         elif _STRUCTURE.search(rest):
             self.add("parse.trailing_text", begin, stop, f"text {_show(rest)} after the value", _G)
@@ -768,14 +823,13 @@ class _Scanner:
                 pieces.append(text[i:j].replace('"', '\\"'))
             i = j
             if i >= n:
-                self.eof_in_string = True
-                return n
+                return self.string_at_eof(start, n, role, pieces)
             char = text[i]
             if char == "\\":
-                i = self.escape(i, opener, pieces)
-                if i >= n:
-                    self.eof_in_string = True
-                    return n
+                j = self.escape(i, opener, pieces)
+                if j >= n:
+                    return self.string_at_eof(start, i if j > n else n, role, pieces)
+                i = j
                 continue
             if char < " ":
                 escaped = _json_escape(char)
@@ -798,11 +852,12 @@ class _Scanner:
             if pieces is not None:
                 pieces.append('\\"' if char == '"' else char)
             i += 1
+        self.last_conversion = None
         if pieces is not None:
             smart = opener != "'" or text[end - 1] != "'"
             code = "parse.smart_quotes" if smart else "parse.single_quotes"
             quotes = f"{opener}…{text[end - 1]}"
-            self.add(
+            self.last_conversion = self.add(
                 code,
                 start,
                 end,
@@ -811,6 +866,30 @@ class _Scanner:
                 [TextEdit(start, end, '"' + "".join(pieces) + '"')],
             )
         return end
+
+    def string_at_eof(self, start: int, cut: int, role: int, pieces: list[str] | None) -> int:
+        """The input ends inside the string opened at ``start``; text from ``cut`` on (a
+        partial escape) is dropped when it is completed."""
+        self.eof_in_string = True
+        self.eof_cut = cut
+        self.eof_string_role = role
+        self.eof_plain = pieces is None
+        # A string that runs over a delimiter probably lacks its end quote earlier on:
+        # where it should end is json-repair's call, not a plain completion.
+        self.eof_string_suspect = _DELIMITER.search(self.text, start + 1) is not None
+        if pieces is not None:
+            opener = self.text[start]
+            code = "parse.single_quotes" if opener == "'" else "parse.smart_quotes"
+            self.add(
+                code,
+                start,
+                self.n,
+                f"string in {opener} quotes instead of double quotes",
+                _S,
+                [TextEdit(start, self.n, '"' + "".join(pieces) + '"')],
+            )
+            self.eof_cut = self.n  # the replacement above closes the string
+        return self.n
 
     def closes_here(self, i: int, opener: str, follow: str) -> bool:
         """Whether the quote at ``i`` ends the string (rather than sits inside it)."""
@@ -831,7 +910,7 @@ class _Scanner:
         """Read the escape sequence at ``i`` (a backslash); returns the index after it."""
         text, n = self.text, self.n
         if i + 1 >= n:
-            return n
+            return n + 1  # input ends inside the escape
         char = text[i + 1]
         fixed: str | None = None
         if char in _ESCAPES:
@@ -844,7 +923,7 @@ class _Scanner:
                     pieces.append(text[i : i + 6])
                 return i + 6
             if _HEX_PARTIAL.match(text, i + 2):
-                return n  # input ends inside the escape
+                return n + 1  # input ends inside the escape
             fixed = "\\\\u"
         elif pieces is not None and (char == opener or char in _CLOSERS[opener] or char == "'"):
             pieces.append(char)  # \' in a single-quoted string
@@ -890,34 +969,41 @@ class _Scanner:
             return
         closers = "".join("}" if kind == _OBJ else "]" for kind, _, _ in reversed(self.stack))
         state = self.stack[-1][1] if self.stack else None
-        if self.ellipsis is not None and state in _AFTER_COMMA and self.ellipsis.edits is not None:
-            comma = self.ellipsis_comma
-            self.ellipsis.edits.append(TextEdit(comma, comma + 1, ""))
-        elif state in _AFTER_COMMA:
-            at = self.last_comma
-            self.add(
-                "parse.trailing_comma",
-                at,
-                at + 1,
-                "trailing comma at the end",
-                _L,
-                _delete(at, at + 1),
-            )
+        in_string = self.eof_in_string
+        if not in_string and state in _AFTER_COMMA:
+            if self.ellipsis is not None and self.ellipsis.edits is not None:
+                comma = self.ellipsis_comma
+                self.ellipsis.edits.append(TextEdit(comma, comma + 1, ""))
+            else:
+                at = self.last_comma
+                message = "trailing comma at the end"
+                self.add("parse.trailing_comma", at, at + 1, message, _L, _delete(at, at + 1))
+        completion = ""
+        cut = n
+        if in_string:
+            cut = self.eof_cut
+            completion += '"' if self.eof_plain else ""
+        key_open = (in_string and self.eof_string_role == _KEY) or (
+            not in_string and state == _O_COLON
+        )
+        if key_open:
+            completion += ": null"
+        elif not in_string and state == _O_VALUE:
+            completion += "null"
         parts = []
-        if self.eof_in_string:
+        if in_string:
             parts.append("a string")
         if closers:
             parts.append(f"{len(closers)} open container{'s' if len(closers) > 1 else ''}")
         message = f"input ends inside {' and '.join(parts)}"
-        cut_value = self.last_number_end == n or state in (_O_COLON, _O_VALUE)
-        if self.eof_in_string or cut_value:
-            self.add("parse.truncated", n, n, message + " (the last value is cut short)", _G)
+        if in_string or key_open or state == _O_VALUE or self.last_number_end == n:
+            completion += closers
+            if in_string and self.eof_string_suspect:
+                message += "; a quote may be missing earlier"
+                self.add("parse.truncated", n, n, message, _G)
+            else:
+                message += f"; the last value is cut short, completed with '{completion}'"
+                self.add("parse.truncated", n, n, message, _G, [TextEdit(cut, n, completion)])
         else:
-            self.add(
-                "parse.truncated",
-                n,
-                n,
-                f"{message}; closed with '{closers}'",
-                _S,
-                [TextEdit(n, n, closers)],
-            )
+            message += f"; closed with '{closers}'"
+            self.add("parse.truncated", n, n, message, _S, [TextEdit(n, n, closers)])

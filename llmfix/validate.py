@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import importlib
 import json
 import re
 import threading
@@ -65,10 +66,6 @@ _DIALECT_RE = re.compile(
 _LATEST_DIALECT_RE = re.compile(r"^(?:https?://)?json-schema\.org/schema/?#?$")
 _LEGACY_SPEC_NAMES = frozenset({"draft-03", "draft-04", "draft-06", "draft-07"})
 
-# Keywords that apply their subschemas to the same value (a cycle through these alone
-# never terminates). The rest step into a property or an item first.
-_IN_PLACE_LISTS = ("allOf", "anyOf", "oneOf")
-_IN_PLACE_SINGLE = ("not", "if", "then", "else")
 _REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
 _REMOTE_TIMEOUT = 10.0
 _REMOTE_MAX_BYTES = 10_000_000
@@ -92,24 +89,23 @@ class SchemaValidator:
         self._document = _without_false_subschemas(schema, self.draft)
         root = specification.create_resource(self._document)
         self._root_uri = urljoin(spec.base_uri or "", root.id() or "")
-        from jsonschema_specifications import REGISTRY as SPECIFICATIONS
-
+        specifications: Any = importlib.import_module("jsonschema_specifications").REGISTRY
         registry: Any = Registry(retrieve=self._retrieve)  # type: ignore[call-arg]
-        registry = SPECIFICATIONS.combine(registry.with_resource(self._root_uri, root))
-        walk = _SchemaWalk(self, specification)
+        registry = specifications.combine(registry.with_resource(self._root_uri, root))
+        walk = _SchemaWalk(self, self.draft)
         try:
             walk.check_embedded_dialects()
             registry = registry.crawl()
             walk.run(registry.resolver(base_uri=self._root_uri))
+            # Files the walk read are preloaded, so validation does not read them again.
+            registry = registry.with_resources(self._retrieved.items()).crawl()
         except SchemaError:
             raise
         except RecursionError:
             raise SchemaError(spec.source, "schema is nested too deeply to compile") from None
-        except Exception as error:  # noqa: BLE001 — a schema must never crash the caller
+        except Exception as error:  # a schema must never crash the caller
             problem = _one_line(f"{type(error).__name__}: {error}")
             raise SchemaError(spec.source, f"cannot compile schema: {problem}") from None
-        # Every file a $ref needs is read now; validation never touches the disk.
-        registry = registry.with_resources(self._retrieved.items()).crawl()
         make: Any = validator_class
         self._validator = make(self._document, _resolver=registry.resolver(base_uri=self._root_uri))
 
@@ -126,6 +122,8 @@ class SchemaValidator:
             return bool(self._validator.is_valid(value))
         except (RecursionError, Unresolvable):
             return False
+        except Exception as error:  # a schema quirk jsonschema chokes on; never leak it
+            raise self._failure(error) from None
 
     def errors(self, value: Any) -> list[Diagnostic]:
         """Every violation, sorted by JSON Pointer; ``[]`` when ``value`` is valid."""
@@ -137,13 +135,19 @@ class SchemaValidator:
             raw = list(self._validator.iter_errors(value))
         except RecursionError:
             return [_recursion_diagnostic()]
-        except Unresolvable as error:
-            return [_unresolvable_diagnostic(error)]
+        except Unresolvable as unresolvable:
+            return [_unresolvable_diagnostic(unresolvable)]
+        except Exception as failure:  # a schema quirk jsonschema chokes on; never leak it
+            raise self._failure(failure) from None
         found: list[tuple[list[tuple[int, Any]], Diagnostic]] = []
         for error in raw:
             found.extend(_diagnose(error))
         found.sort(key=lambda pair: pair[0])
         return [diagnostic for _, diagnostic in found]
+
+    def _failure(self, error: Exception) -> SchemaError:
+        problem = _one_line(f"{type(error).__name__}: {error}")
+        return SchemaError(self.spec.source, f"cannot validate with this schema: {problem}")
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Picklable for process pools: a worker recompiles from the spec.
@@ -176,8 +180,12 @@ class SchemaValidator:
             )
         else:
             raise _RefRefused(f"unsupported URI scheme {scheme!r}")
-        contents = _without_false_subschemas(contents, self.draft)
-        resource = _spec_for(contents, _drafts()[self.draft][1]).create_resource(contents)
+        drafts = _drafts()
+        specification = _detect_specification(contents, drafts[self.draft][1])
+        label = next((k for k, v in drafts.items() if v[1] is specification), self.draft)
+        _check_against_metaschema(drafts[label][0], contents, uri, label)
+        contents = _without_false_subschemas(contents, label)
+        resource = specification.create_resource(contents)
         self._retrieved[uri] = resource
         return resource
 
@@ -248,6 +256,19 @@ _DRAFT_TABLE: dict[str, tuple[Any, Any]] | None = None
 _META_VALIDATORS: dict[str, Any] = {}
 
 
+def _metaschema_ids() -> dict[str, str]:
+    """Exact meta-schema id → draft label (what jsonschema switches validator class on)."""
+    global _METASCHEMA_IDS
+    if _METASCHEMA_IDS is None:
+        _METASCHEMA_IDS = {
+            str(cls.ID_OF(cls.META_SCHEMA)): label for label, (cls, _) in _drafts().items()
+        }
+    return _METASCHEMA_IDS
+
+
+_METASCHEMA_IDS: dict[str, str] | None = None
+
+
 def dialect_label(uri: str) -> str | None:
     """The draft a ``$schema`` URI names (``"draft-07"``, ``"2020-12"``…), or ``None``."""
     text = uri.strip()
@@ -278,13 +299,14 @@ def _choose_draft(schema: Any, source: str) -> tuple[str, tuple[Diagnostic, ...]
     return DEFAULT_DRAFT, (warning,)
 
 
-def _spec_for(contents: Any, default: Any) -> Any:
+def _detect_specification(contents: Any, default: Any) -> Any:
+    """The referencing specification for a document, as referencing itself detects it."""
+    from referencing.jsonschema import specification_with
+
     if isinstance(contents, dict):
-        uri = contents.get("$schema")
-        if isinstance(uri, str):
-            label = dialect_label(uri)
-            if label is not None:
-                return _drafts()[label][1]
+        dialect = contents.get("$schema")
+        if isinstance(dialect, str):
+            return specification_with(dialect, default=default)
     return default
 
 
@@ -382,31 +404,33 @@ class _RefRefused(Exception):
 
 
 class _SchemaWalk:
-    """One pass over every reachable subschema: resolve each ``$ref``, compile each
-    pattern, and find reference cycles that never step into the value."""
+    """One pass over the subschemas validation can reach, the way jsonschema reaches them
+    (applicator keywords and ``$ref``, with the same base URIs and draft switches): resolve
+    each ``$ref``, compile each pattern, and find reference cycles that never step into
+    the value. Definitions nothing refers to are never applied, so they are not checked."""
 
-    def __init__(self, owner: SchemaValidator, specification: Any) -> None:
+    def __init__(self, owner: SchemaValidator, draft: str) -> None:
         self.owner = owner
         self.source = owner.spec.source
-        self.specification = specification
-        self.graph: dict[int, list[int]] = {}
-        self.nodes: dict[int, Any] = {}
+        self.draft = draft
+        self.graph: dict[tuple[int, str, str], list[tuple[int, str, str]]] = {}
         self.patterns: set[str] = set()
 
     def check_embedded_dialects(self) -> None:
         """Check each subschema that declares another ``$schema`` against that draft's
         meta-schema (the root's check does not look inside it the same way)."""
         drafts = _drafts()
-        stack: list[tuple[Any, Any]] = [(self.owner._document, self.specification)]
+        labels = {id(spec): label for label, (_, spec) in drafts.items()}
+        stack: list[tuple[Any, Any]] = [(self.owner._document, drafts[self.draft][1])]
         seen: set[int] = set()
         while stack:
             node, spec = stack.pop()
             if not isinstance(node, dict) or id(node) in seen:
                 continue
             seen.add(id(node))
-            node_spec = _spec_for(node, spec)
-            if node_spec is not spec:
-                label = next(k for k, v in drafts.items() if v[1] is node_spec)
+            node_spec = _detect_specification(node, spec)
+            label = labels.get(id(node_spec))
+            if node_spec is not spec and label is not None:
                 try:
                     _check_against_metaschema(drafts[label][0], node, self.source, label)
                 except SchemaError as error:
@@ -415,41 +439,56 @@ class _SchemaWalk:
             stack.extend((child, node_spec) for child in node_spec.subresources_of(node))
 
     def run(self, resolver: Any) -> None:
-        schema = self.owner._document
-        stack: list[tuple[Any, Any, Any]] = [(schema, resolver, self.specification)]
+        drafts = _drafts()
+        switch = _metaschema_ids()
+        stack: list[tuple[Any, Any, str]] = [(self.owner._document, resolver, self.draft)]
         while stack:
-            contents, resolver, spec = stack.pop()
-            if not isinstance(contents, dict) or id(contents) in self.nodes:
+            contents, resolver, label = stack.pop()
+            if not isinstance(contents, dict):
                 continue
-            key = id(contents)
-            self.nodes[key] = contents
+            key = (id(contents), str(getattr(resolver, "_base_uri", "")), label)
+            if key in self.graph:
+                continue
             self._check_patterns(contents)
-            edges: list[int] = []
+            edges: list[tuple[int, str, str]] = []
+            self.graph[key] = edges
+
+            targets: list[tuple[Any, Any, bool]] = []  # (subschema, resolver, in place)
             for keyword in _REF_KEYWORDS:
                 ref = contents.get(keyword)
-                if not isinstance(ref, str):
-                    continue
-                resolved = self._lookup(resolver, ref, keyword, contents)
-                if resolved is None:
-                    continue
-                target = resolved.contents
-                stack.append((target, resolved.resolver, _spec_for(target, spec)))
-                if isinstance(target, dict):
-                    edges.append(id(target))
+                if isinstance(ref, str):
+                    resolved = self._lookup(resolver, ref, keyword, contents)
+                    if resolved is not None:
+                        targets.append((resolved.contents, resolved.resolver, True))
             # Drafts 3-7 ignore every keyword next to a $ref.
-            if not (spec.name in _LEGACY_SPEC_NAMES and "$ref" in contents):
-                edges.extend(id(c) for c in _in_place_children(contents) if isinstance(c, dict))
-            self.graph[key] = edges
-            for child in spec.subresources_of(contents):
-                child_spec = _spec_for(child, spec)
-                child_resolver = resolver.in_subresource(child_spec.create_resource(child))
-                stack.append((child, child_resolver, child_spec))
+            if not (label in _LEGACY_SPEC_NAMES and "$ref" in contents):
+                spec = drafts[label][1]
+                for child, in_place, descends in _applied_subschemas(contents):
+                    if not isinstance(child, dict):
+                        continue
+                    # descend() rebases on a child's own id; evolve() (not/if/contains) doesn't
+                    child_resolver = (
+                        resolver.in_subresource(spec.create_resource(child))
+                        if descends
+                        else resolver
+                    )
+                    targets.append((child, child_resolver, in_place))
+            for target, target_resolver, in_place in targets:
+                if not isinstance(target, dict):
+                    continue
+                dialect = target.get("$schema")
+                # jsonschema switches validator class only on an exact meta-schema id
+                target_label = switch.get(dialect, label) if isinstance(dialect, str) else label
+                stack.append((target, target_resolver, target_label))
+                if in_place:
+                    base = str(getattr(target_resolver, "_base_uri", ""))
+                    edges.append((id(target), base, target_label))
         self._check_cycles()
 
     def _lookup(self, resolver: Any, ref: str, keyword: str, node: Any) -> Any:
         try:
             return resolver.lookup(ref)
-        except Exception as error:  # noqa: BLE001 — translated into a one-line SchemaError
+        except Exception as error:  # becomes a one-line SchemaError
             if keyword != "$ref":
                 return None  # dynamic references are resolved at validation time
             reason = _unresolvable_reason(error)
@@ -483,13 +522,13 @@ class _SchemaWalk:
 
     def _check_cycles(self) -> None:
         white, grey, black = 0, 1, 2
-        colour: dict[int, int] = {}
+        colour: dict[tuple[int, str, str], int] = {}
         for start in self.graph:
             if colour.get(start, white) != white:
                 continue
             colour[start] = grey
             path = [start]
-            stack: list[Iterator[int]] = [iter(self.graph[start])]
+            stack = [iter(self.graph[start])]
             while stack:
                 nxt = next(stack[-1], None)
                 if nxt is None:
@@ -499,7 +538,7 @@ class _SchemaWalk:
                 state = colour.get(nxt, white)
                 if state == grey:
                     cycle = [*path[path.index(nxt) :], nxt]
-                    trail = " -> ".join(self._locate(node) for node in cycle)
+                    trail = " -> ".join(self._locate(node[0]) for node in cycle)
                     raise SchemaError(
                         self.source,
                         f"reference cycle that never steps into the value ({trail}); "
@@ -521,22 +560,44 @@ class _SchemaWalk:
         return "a referenced schema"
 
 
-def _in_place_children(node: dict[str, Any]) -> Iterator[Any]:
-    for keyword in _IN_PLACE_LISTS:
+def _applied_subschemas(node: dict[str, Any]) -> Iterator[tuple[Any, bool, bool]]:
+    """(subschema, applies to the same value, reached through descend()) for each
+    subschema an applicator keyword of ``node`` uses."""
+    for keyword in ("allOf", "anyOf", "oneOf"):
         value = node.get(keyword)
         if isinstance(value, list):
-            yield from value
-    for keyword in _IN_PLACE_SINGLE:
-        yield node.get(keyword)
+            for item in value:
+                yield item, True, True
+    for keyword in ("then", "else"):
+        yield node.get(keyword), True, True
+    for keyword in ("not", "if"):
+        yield node.get(keyword), True, False
     for keyword in ("dependentSchemas", "dependencies"):
         value = node.get(keyword)
         if isinstance(value, dict):
-            yield from value.values()
+            for item in value.values():
+                yield item, True, True
     extends = node.get("extends")
-    if isinstance(extends, list):
-        yield from extends
-    else:
-        yield extends
+    for item in extends if isinstance(extends, list) else [extends]:
+        yield item, True, True
+    for keyword in ("properties", "patternProperties"):
+        value = node.get(keyword)
+        if isinstance(value, dict):
+            for item in value.values():
+                yield item, False, True
+    for keyword in (
+        "additionalProperties",
+        "unevaluatedProperties",
+        "additionalItems",
+        "unevaluatedItems",
+        "propertyNames",
+    ):
+        yield node.get(keyword), False, True
+    for keyword in ("items", "prefixItems"):
+        value = node.get(keyword)
+        for item in value if isinstance(value, list) else [value]:
+            yield item, False, True
+    yield node.get("contains"), False, False
 
 
 def _find_path(document: Any, node_id: int) -> list[str | int] | None:
@@ -589,7 +650,7 @@ def _fetch_remote(uri: str) -> Any:
 
     request = Request(uri, headers={"User-Agent": "llmfix", "Accept": "application/json"})
     try:
-        with urlopen(request, timeout=_REMOTE_TIMEOUT) as response:  # noqa: S310 — opt-in
+        with urlopen(request, timeout=_REMOTE_TIMEOUT) as response:  # opt-in
             data = response.read(_REMOTE_MAX_BYTES + 1)
     except OSError as error:
         raise _RefRefused(f"cannot fetch {uri}: {error}") from None
@@ -625,8 +686,8 @@ def _diagnose(error: ValidationError) -> list[tuple[list[tuple[int, Any]], Diagn
             tokens = [*path, name]
             text = f"property not allowed ({keyword} is false)"
             hint = _allowed_hint(name, error.schema)
-            data = {"keyword": keyword, "schema_path": schema_path, "property": name}
-            out.append((_sort_key(tokens), _make(keyword, tokens, text, hint, data)))
+            detail = {"keyword": keyword, "schema_path": schema_path, "property": name}
+            out.append((_sort_key(tokens), _make(keyword, tokens, text, hint, detail)))
         return out
 
     text, hint, extra = _explain(error)
@@ -793,7 +854,11 @@ def _explain_alternatives(
     sub_pointer = _pointer(best.absolute_path)
     where = "" if sub_pointer == own else f"{sub_pointer or '/'}: "
     label = f" (alternative {branch_of_best + 1})" if branch_of_best is not None else ""
-    text = f"matches none of the {count} {keyword} alternatives; closest{label}: {where}{sub_text}"
+    if count == 1:
+        text = f"does not match the {keyword} schema: {where}{sub_text}"
+    else:
+        text = f"matches none of the {count} {keyword} alternatives; closest{label}: "
+        text += where + sub_text
     if len(branch_errors) > 1:
         text += f" (and {_count(len(branch_errors) - 1, 'more problem')})"
     sub_keyword = _keyword(best)
