@@ -40,8 +40,16 @@ def llmfix_command() -> list[str]:
 
 
 def _env() -> dict[str, str]:
+    """The environment for every contender: bytecode cached, as after a normal install.
+
+    Without this, ``PYTHONDONTWRITEBYTECODE`` (set in some sandboxes and CI images) makes every
+    run of an editable install recompile llmfix from source. The cache goes to a directory of
+    its own so the benchmark writes nothing into the source tree.
+    """
     env = dict(os.environ)
     env.pop("PYTHONPROFILEIMPORTTIME", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(Path(tempfile.gettempdir()) / "llmfix-bench-pycache")
     env["NO_COLOR"] = "1"
     return env
 
@@ -106,6 +114,8 @@ def run(quick: bool = False) -> dict[str, Any]:
             "json.load one-liner": ([sys.executable, "-c", ONE_LINER], path),
             "llmfix repair": (ours, None),
         }
+        # The first run of each writes its bytecode cache; the second is the check.
+        checks = {name: _wall(cmd, stdin) for name, (cmd, stdin) in contenders.items()}
         checks = {name: _wall(cmd, stdin) for name, (cmd, stdin) in contenders.items()}
         times: dict[str, list[float]] = {name: [] for name in contenders}
         for _ in range(runs):

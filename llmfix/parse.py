@@ -107,10 +107,10 @@ def _parse_lenient(text: str, limits: Limits) -> ParseOutcome:
             f"input of {len(text):,} characters is over the {limits.max_size:,} character "
             "limit for repair",
         )
-    if _nesting_exceeds(text, limits.max_depth):
-        return _depth_failure(limits)
     try:
         with _time_budget(limits.time_budget):
+            if _nesting_exceeds(text, limits.max_depth):
+                return _depth_failure(limits)
             return _repair(text, limits)
     except _BudgetExceeded:
         return _fail(

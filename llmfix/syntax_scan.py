@@ -263,6 +263,7 @@ class _Scanner:
         self.eof_plain = True
         self.eof_string_suspect = False
         self.eof_string_role = _VALUE
+        self.no_opener_from = self.n + 1
 
     # -- bookkeeping ---------------------------------------------------------------
 
@@ -775,8 +776,11 @@ class _Scanner:
 
     def leading_text(self, start: int) -> int | None:
         """Prose before the first ``{``/``[`` of the text: report it, return where to go on."""
+        if start >= self.no_opener_from:
+            return None
         opener = _OPENER.search(self.text, start)
         if opener is None:
+            self.no_opener_from = start  # later searches would fail too
             return None
         at = opener.start()
         self.add(
