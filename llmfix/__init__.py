@@ -95,7 +95,9 @@ def make_options(**options: Any) -> RepairOptions:
     if rest.get("pick", "best") not in PICKS:
         raise ConfigError(f"unknown pick {rest['pick']!r} (expected one of: {', '.join(PICKS)})")
     if rest.get("engine", "json-repair") not in ENGINES:
-        raise ConfigError(f"unknown engine {rest['engine']!r} (expected one of: {', '.join(ENGINES)})")
+        raise ConfigError(
+            f"unknown engine {rest['engine']!r} (expected one of: {', '.join(ENGINES)})"
+        )
     if isinstance(rest.get("max_risk"), str):
         try:
             rest["max_risk"] = Risk.parse(rest["max_risk"])

@@ -27,7 +27,9 @@ _FAILING: dict[str, frozenset[Status]] = {
 }
 
 
-def gate_failures(result: Result, fail_on: FailOn = "invalid", max_risk: Risk | None = None) -> list[str]:
+def gate_failures(
+    result: Result, fail_on: FailOn = "invalid", max_risk: Risk | None = None
+) -> list[str]:
     """Why ``result`` fails the gate (empty when it passes)."""
     reasons = []
     if result.status in _FAILING[fail_on]:

@@ -29,10 +29,10 @@ from llmfix.parse import parse_json
 from llmfix.select import ParsedCandidate, select_candidates
 
 if TYPE_CHECKING:
-    from llmfix.schemas import SchemaSpec
     from llmfix.validate import SchemaValidator
 
 T = TypeVar("T")
+
 
 class _Clock:
     def __init__(self) -> None:
@@ -57,7 +57,9 @@ def make_validator(schema: Any) -> SchemaValidator | None:
     return SchemaValidator(spec)
 
 
-def _relocate(diags: tuple[Diagnostic, ...], offset: int | None, lines: LineIndex) -> list[Diagnostic]:
+def _relocate(
+    diags: tuple[Diagnostic, ...], offset: int | None, lines: LineIndex
+) -> list[Diagnostic]:
     """Shift payload-relative spans into the raw input and fill in line:column."""
     out = []
     for d in diags:
@@ -82,14 +84,19 @@ def _parse_candidate(
     if candidate.synthetic:
         outcome = clock.run("parse", lambda: parse_json(candidate.text, limits=options.limits))
         # A synthesised payload has no text of its own in the input: point at the envelope.
-        diagnostics += [replace(d, span=candidate.span, position=lines.position(candidate.span.start)) for d in outcome.diagnostics]
+        diagnostics += [
+            replace(d, span=candidate.span, position=lines.position(candidate.span.start))
+            for d in outcome.diagnostics
+        ]
     else:
         payload = clock.run("normalize", lambda: clean_payload(candidate.text))
         diagnostics += _relocate(payload.diagnostics, candidate.span.start, lines)
         outcome = clock.run("parse", lambda: parse_json(payload.text, limits=options.limits))
         if payload.removed or payload.text is not candidate.text:
             mapped = [
-                replace(d, span=Span(payload.to_source(d.span.start), payload.to_source(d.span.end)))
+                replace(
+                    d, span=Span(payload.to_source(d.span.start), payload.to_source(d.span.end))
+                )
                 if d.span is not None
                 else d
                 for d in outcome.diagnostics
@@ -149,8 +156,10 @@ def _finish(
         status = Status.INVALID
     elif patch or any(d.stage == "parse" and d.risk is not None for d in diagnostics):
         status = Status.REPAIRED
-    elif chosen.candidate.origin == "whole" and chosen.strict and not any(
-        d.risk is not None for d in diagnostics
+    elif (
+        chosen.candidate.origin == "whole"
+        and chosen.strict
+        and not any(d.risk is not None for d in diagnostics)
     ):
         status = Status.VALID
     else:

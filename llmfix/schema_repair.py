@@ -62,7 +62,10 @@ RULES: dict[str, tuple[Risk, str]] = {
         Risk.GUESS,
         'fraction: "7/10" → 7 when the maximum is 10, "1/5" → 0.2 when it is at most 1 or absent',
     ),
-    "coerce_integer": (Risk.SAFE, 'integer from an integral number or numeral: 12.0 → 12, "12" → 12'),
+    "coerce_integer": (
+        Risk.SAFE,
+        'integer from an integral number or numeral: 12.0 → 12, "12" → 12',
+    ),
     "coerce_string": (Risk.SAFE, 'string from a number or boolean: 12 → "12", true → "true"'),
     "coerce_boolean": (
         Risk.SAFE,
@@ -534,7 +537,9 @@ class _Walker:
         rivals = [
             label
             for label, fix in options
-            if fix.cost == best.cost and label != best_label and not sw.json_equal(fix.value, best.value)
+            if fix.cost == best.cost
+            and label != best_label
+            and not sw.json_equal(fix.value, best.value)
         ]
         if not rivals:
             return best
@@ -661,7 +666,9 @@ class _Walker:
             word = "true" if flag else "false"
             return [(flag, "coerce_boolean", f"read {shown} as {word}")]
         if target == "null":
-            return [(None, "coerce_null", f"read {shown} as null")] if sw.is_null_word(value) else []
+            return (
+                [(None, "coerce_null", f"read {shown} as null")] if sw.is_null_word(value) else []
+            )
         if target in ("object", "array") and isinstance(value, str):
             inner = sw.read_json_container(value)
             wanted = dict if target == "object" else list
@@ -704,7 +711,10 @@ class _Walker:
         ):
             return _Fix(value)
         strings = [m for m in members if isinstance(m, str)]
-        for rule, find in (("enum_case", sw.unique_fold_match), ("enum_nearest", sw.unique_nearest)):
+        for rule, find in (
+            ("enum_case", sw.unique_fold_match),
+            ("enum_nearest", sw.unique_nearest),
+        ):
             if not self.allowed(rule):
                 continue
             match = find(value, strings)
@@ -752,7 +762,9 @@ class _Walker:
         extra = schema.get("additionalProperties", True)
         required_raw = schema.get("required")
         required = (
-            [r for r in required_raw if isinstance(r, str)] if isinstance(required_raw, list) else []
+            [r for r in required_raw if isinstance(r, str)]
+            if isinstance(required_raw, list)
+            else []
         )
 
         def declared(key: str) -> bool:

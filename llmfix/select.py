@@ -77,7 +77,10 @@ def _dedupe(parsed: Sequence[ParsedCandidate]) -> list[ParsedCandidate]:
         duplicate = any(
             k.value == p.value
             and type(k.value) is type(p.value)
-            and (_contains(k.candidate.span, p.candidate.span) or k.candidate.span == p.candidate.span)
+            and (
+                _contains(k.candidate.span, p.candidate.span)
+                or k.candidate.span == p.candidate.span
+            )
             for k in kept
         )
         if not duplicate:

@@ -431,8 +431,9 @@ class _Scanner:
     def unexpected(self, start: int, end: int, message: str) -> None:
         last = self.found[-1] if self.found else None
         if last is not None and last.code == "parse.unexpected" and last.end == start:
+            if last.end - last.start < 40:  # the message shows at most 30 characters
+                last.message = f"unexpected text {_show(self.text[last.start : end])}"
             last.end = end
-            last.message = f"unexpected text {_show(self.text[last.start : end])}"
             return
         self.add("parse.unexpected", start, end, message, _G)
 

@@ -53,7 +53,7 @@ def test_valid_input_is_printed_with_indent(cli: Any) -> None:
     result = cli("repair", "--indent", "4", input='{"a": [1]}')
     assert result.exit_code == 0
     assert json.loads(result.stdout) == {"a": [1]}
-    assert '\n        1' in result.stdout
+    assert "\n        1" in result.stdout
 
 
 def test_schema_violation_exits_1_and_prints_nothing(cli: Any, person_schema: Path) -> None:
@@ -93,7 +93,13 @@ def test_output_file_and_report(cli: Any, tmp_path: Path, person_schema: Path) -
     out = tmp_path / "out.json"
     report = tmp_path / "report.json"
     result = cli(
-        "repair", "-s", str(person_schema), "-o", str(out), "--report", str(report),
+        "repair",
+        "-s",
+        str(person_schema),
+        "-o",
+        str(out),
+        "--report",
+        str(report),
         input="{'name': 'Ada', 'age': 36}",
     )
     assert result.exit_code == 0, result.stderr
@@ -203,7 +209,9 @@ def _llmfix() -> list[str]:
     return [exe] if exe else [sys.executable, "-m", "llmfix"]
 
 
-def _run(*args: str, input: str = "", env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def _run(
+    *args: str, input: str = "", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [*_llmfix(), *args],
         input=input,
@@ -217,7 +225,10 @@ def _run(*args: str, input: str = "", env: dict[str, str] | None = None) -> subp
 
 def test_installed_program_repairs_the_sample() -> None:
     proc = _run(
-        "repair", str(SAMPLES / "person_answer.txt"), "--schema", str(SAMPLES / "person.schema.json")
+        "repair",
+        str(SAMPLES / "person_answer.txt"),
+        "--schema",
+        str(SAMPLES / "person.schema.json"),
     )
     assert proc.returncode == 0, proc.stderr
     value = json.loads(proc.stdout)

@@ -1,4 +1,4 @@
-"""The `llmfix` command line: options → options object → library call → reporter → exit code."""
+"""`llmfix repair`: raw model responses in, repaired JSON out."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
+from llmfix.cli.app import app, dump_json, fail, stderr_console
 from llmfix.errors import ConfigError, InputError, LlmfixError
 from llmfix.model import ExitCode, Result
 
@@ -17,53 +18,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from llmfix.validate import SchemaValidator
-
-app = typer.Typer(
-    name="llmfix",
-    help=(
-        "Validate and repair the JSON that language models write.\n\n"
-        "Example: cat answer.txt | llmfix repair --schema person.json > person.json"
-    ),
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
-
-
-def _stderr() -> Console:
-    from rich.console import Console
-
-    return Console(stderr=True, highlight=False, soft_wrap=True)
-
-
-def _fail(message: str, code: ExitCode = ExitCode.USAGE) -> typer.Exit:
-    """Print a one-line error on stderr and return the Exit to raise."""
-    sys.stderr.write(f"llmfix: error: {message}\n")
-    return typer.Exit(int(code))
-
-
-def _dump(value: Any, indent: int | None) -> str:
-    if indent is None:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return json.dumps(value, ensure_ascii=False, indent=indent)
-
-
-def _write_report(path: Path, items: list[dict[str, Any]]) -> None:
-    from llmfix.model import REPORT_VERSION
-    from llmfix.writers import write_atomic
-
-    statuses: dict[str, int] = {}
-    for item in items:
-        statuses[item["status"]] = statuses.get(item["status"], 0) + 1
-    report = {"version": REPORT_VERSION, "summary": {"items": len(items), "status": statuses}, "items": items}
-    if path.suffix.lower() in (".yaml", ".yml"):
-        import yaml
-
-        text = yaml.safe_dump(report, sort_keys=False, allow_unicode=True)
-    else:
-        text = json.dumps(report, ensure_ascii=False, indent=2) + "\n"
-    write_atomic(path, text)
 
 
 def _load_validator(schema: str | None) -> SchemaValidator | None:
@@ -97,8 +51,8 @@ def _repair_one(run: _RepairRun, name: str, text: str) -> tuple[Result, list[str
 
 def _output_text(result: Result, indent: int | None) -> str:
     if result.values is not None:  # --pick all: one JSON value per line
-        return "".join(_dump(v, None) + "\n" for v in result.values)
-    return _dump(result.value, indent) + "\n"
+        return "".join(dump_json(v, None) + "\n" for v in result.values)
+    return dump_json(result.value, indent) + "\n"
 
 
 @app.command()
@@ -142,7 +96,8 @@ def repair(
     pick: Annotated[
         str,
         typer.Option(
-            "--pick", help="Which JSON value to keep: best|first|last|largest|all (all → JSON Lines)."
+            "--pick",
+            help="Which JSON value to keep: best|first|last|largest|all (all → JSON Lines).",
         ),
     ] = "best",
     fail_on: Annotated[
@@ -199,13 +154,24 @@ def repair(
     sources = files or ["-"]
     try:
         run = _build_run(
-            schema, pick, fail_on, max_risk, disable_rule, rules, no_schema_repair, partial,
-            max_depth, max_size, time_budget, None if compact else indent, -1 if quiet else int(verbose),
+            schema,
+            pick,
+            fail_on,
+            max_risk,
+            disable_rule,
+            rules,
+            no_schema_repair,
+            partial,
+            max_depth,
+            max_size,
+            time_budget,
+            None if compact else indent,
+            -1 if quiet else int(verbose),
         )
         _check_outputs(sources, output, in_place, backup)
         code = _repair_all(run, sources, output, in_place, backup, report, patch, explain, encoding)
     except LlmfixError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     raise typer.Exit(int(code))
 
 
@@ -317,17 +283,19 @@ def _repair_all(
         if run.verbosity >= 0 or failures or result.errors:
             needs_console = bool(result.diagnostics) or failures or run.verbosity > 0 or explain
             if needs_console:
-                console = console or _stderr()
+                console = console or stderr_console()
                 from llmfix.reporters.console import print_explanation, print_result
 
                 print_result(console, source.name, result, run.verbosity)
                 if explain:
                     print_explanation(console, source.name, result)
                 for reason in failures:
-                    console.print(f"{source.name}: fails: {reason}", style="bold red", highlight=False)
+                    console.print(
+                        f"{source.name}: fails: {reason}", style="bold red", highlight=False
+                    )
         items.append({"source": source.name, **result.to_dict()})
         patches.extend({"source": source.name, **op.to_json_patch()} for op in result.patch)
-        if failures or result.value is None and not result.ok:
+        if failures or (result.value is None and not result.ok):
             continue
         text = _output_text(result, run.indent)
         if in_place:
@@ -337,7 +305,9 @@ def _repair_all(
         else:
             sys.stdout.write(text)
     if report is not None:
-        _write_report(report, items)
+        from llmfix.reporters.report import write_report
+
+        write_report(report, items)
     if patch is not None:
         _write_patch(patch, patches, len(sources))
     return code
@@ -351,88 +321,3 @@ def _write_patch(path: Path, patches: list[dict[str, Any]], n_sources: int) -> N
     else:
         ops = patches
     write_atomic(path, json.dumps(ops, ensure_ascii=False, indent=2) + "\n")
-
-
-@app.command()
-def extract(
-    file: Annotated[str, typer.Argument(help="A raw model response ('-' for stdin).")] = "-",
-    encoding: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option("--encoding", help="Decode the input with this encoding."),
-    ] = None,
-) -> None:
-    """Print every JSON candidate found (JSON Lines: span, line:col, origin, parsed value)."""
-    from llmfix.inputs import read_source
-    from llmfix.model import LineIndex
-    from llmfix.normalize import clean_payload
-    from llmfix.parse import parse_json
-
-    try:
-        source = read_source(file, encoding)
-    except LlmfixError as exc:
-        raise _fail(str(exc)) from None
-    import llmfix
-
-    lines = LineIndex(source.text)
-    for index, cand in enumerate(llmfix.extract(source.text)):
-        outcome = parse_json(clean_payload(cand.text).text)
-        pos = lines.position(cand.span.start)
-        record = {
-            "index": index,
-            "origin": cand.origin,
-            "span": cand.span.to_dict(),
-            "line": pos.line,
-            "column": pos.column,
-            "in_reasoning": cand.in_reasoning,
-            "ok": outcome.ok,
-            "strict": outcome.strict,
-            "value": outcome.value,
-            "diagnostics": [d.code for d in (*cand.diagnostics, *outcome.diagnostics)],
-        }
-        sys.stdout.write(_dump(record, None) + "\n")
-
-
-@app.command()
-def schemas() -> None:
-    """List the bundled schemas (use them as --schema builtin:NAME)."""
-    from llmfix.schemas import builtin_schemas
-
-    for name, description in sorted(builtin_schemas().items()):
-        sys.stdout.write(f"builtin:{name}\t{description}\n")
-
-
-@app.command()
-def rules() -> None:
-    """List the schema repair rules with their risk tier (for --rules / --disable-rule)."""
-    from llmfix.schema_repair import RULES
-
-    for rule_id, (risk, description) in RULES.items():
-        sys.stdout.write(f"{rule_id}\t{risk.value}\t{description}\n")
-
-
-def main() -> None:
-    """Console-script entry point: usage errors become one line and exit code 2."""
-    args = sys.argv[1:] or ["--help"]
-    try:
-        code = app(args=args, standalone_mode=False)
-    except KeyboardInterrupt:
-        sys.stderr.write("llmfix: interrupted\n")
-        sys.exit(130)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except typer.Abort:
-        sys.stderr.write("llmfix: aborted\n")
-        sys.exit(130)
-    except Exception as exc:
-        # Typer's bundled Click raises UsageError/BadParameter with a format_message().
-        format_message = getattr(exc, "format_message", None)
-        if format_message is None:
-            raise
-        command = " ".join(sys.argv[1:2]) if len(sys.argv) > 1 else ""
-        sys.stderr.write(
-            f"llmfix: error: {format_message()} (see `llmfix {command} --help`)\n".replace(
-                "llmfix  --help", "llmfix --help"
-            )
-        )
-        sys.exit(int(ExitCode.USAGE))
-    sys.exit(code if isinstance(code, int) else 0)

@@ -1,0 +1,45 @@
+"""The `llmfix` command line: options → options object → library call → reporter → exit code.
+
+Each command lives in its own module and registers itself on the shared Typer app.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from llmfix.cli import inspect as _inspect  # noqa: F401  (registers extract, schemas, rules)
+from llmfix.cli import repair as _repair  # noqa: F401  (registers repair)
+from llmfix.cli.app import app
+from llmfix.model import ExitCode
+
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    """Console-script entry point: usage errors become one line and exit code 2."""
+    args = sys.argv[1:] or ["--help"]
+    try:
+        code = app(args=args, standalone_mode=False)
+    except KeyboardInterrupt:
+        sys.stderr.write("llmfix: interrupted\n")
+        sys.exit(130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        sys.stderr.write("llmfix: aborted\n")
+        sys.exit(130)
+    except Exception as exc:
+        # Typer's bundled Click raises UsageError/BadParameter with a format_message().
+        format_message = getattr(exc, "format_message", None)
+        if format_message is None:
+            raise
+        command = " ".join(sys.argv[1:2]) if len(sys.argv) > 1 else ""
+        sys.stderr.write(
+            f"llmfix: error: {format_message()} (see `llmfix {command} --help`)\n".replace(
+                "llmfix  --help", "llmfix --help"
+            )
+        )
+        sys.exit(int(ExitCode.USAGE))
+    sys.exit(code if isinstance(code, int) else 0)

@@ -1,0 +1,44 @@
+"""The Typer application object and helpers shared by every command."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from llmfix.model import ExitCode
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+app = typer.Typer(
+    name="llmfix",
+    help=(
+        "Validate and repair the JSON that language models write.\n\n"
+        "Example: cat answer.txt | llmfix repair --schema person.json > person.json"
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def stderr_console() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def fail(message: str, code: ExitCode = ExitCode.USAGE) -> typer.Exit:
+    """Print a one-line error on stderr and return the Exit to raise."""
+    sys.stderr.write(f"llmfix: error: {message}\n")
+    return typer.Exit(int(code))
+
+
+def dump_json(value: Any, indent: int | None) -> str:
+    if indent is None:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(value, ensure_ascii=False, indent=indent)
