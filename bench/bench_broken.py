@@ -50,7 +50,8 @@ _THOUGHTS = [
 
 def _person(rng: random.Random) -> dict[str, Any]:
     order = make_order(rng, rng.randint(1, 999_999))
-    return order["customer"] | {"notes": order["notes"]}
+    person: dict[str, Any] = order["customer"]
+    return {**person, "notes": order["notes"]}
 
 
 def _tool_call(rng: random.Random) -> dict[str, Any]:
@@ -186,7 +187,7 @@ def run(quick: bool = False) -> dict[str, Any]:
     def run_json_repair(texts: list[str] = texts) -> object:
         return [json_repair.loads(t) for t in texts]
 
-    budget = 1.0 if quick else 8.0
+    budget = 1.0 if quick else 5.0
     total = compare(
         {"llmfix": run_llmfix, "json_repair": run_json_repair},
         budget=budget,
@@ -196,12 +197,16 @@ def run(quick: bool = False) -> dict[str, Any]:
     per_category = {}
     for category, _ in MIX:
         subset = [t for c, t in answers if c == category]
+
+        def subset_llmfix(subset: list[str] = subset) -> object:
+            return [llmfix.repair(t) for t in subset]
+
+        def subset_json_repair(subset: list[str] = subset) -> object:
+            return [json_repair.loads(t) for t in subset]
+
         timing = compare(
-            {
-                "llmfix": lambda s=subset: [llmfix.repair(t) for t in s],
-                "json_repair": lambda s=subset: [json_repair.loads(t) for t in s],
-            },
-            budget=0.2 if quick else 1.5,
+            {"llmfix": subset_llmfix, "json_repair": subset_json_repair},
+            budget=0.2 if quick else 1.0,
             min_sample=0.01 if quick else 0.05,
             min_rounds=2 if quick else 3,
         )

@@ -28,7 +28,17 @@ from bench.bench_valid import make_document
 TARGET = 5.0
 ONE_LINER = "import json,sys; json.load(sys.stdin)"
 # Packages the design wants kept lazy on a plain `llmfix repair` (DESIGN.md, issue 2 item 7).
-WATCHED = ("typer", "click", "rich", "jsonschema", "json_repair", "yaml", "httpx", "requests")
+WATCHED = (
+    "typer",
+    "click",
+    "pydantic",
+    "rich",
+    "jsonschema",
+    "json_repair",
+    "yaml",
+    "httpx",
+    "requests",
+)
 
 
 def llmfix_command() -> list[str]:

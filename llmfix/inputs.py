@@ -1,16 +1,66 @@
-"""Reading inputs: files and stdin, decoded to text with problems reported as data."""
+"""Reading inputs: files, directories, stdin, and the record formats models' output is logged in.
+
+The pieces, from the outside in:
+
+- :func:`read_source` / :func:`decode_bytes` read one file (or stdin) as text, with decoding
+  problems reported as data.
+- :func:`discover_files` walks the paths given on the command line: files as named, directories
+  recursively (sorted, dot-directories skipped) filtered by ``--include``/``--exclude`` globs.
+- :func:`items_from_file` turns one file into :class:`Item` objects — the texts to check — by
+  its extension and content:
+
+  ============  ======================================================================
+  ``.jsonl``    one record per line, streamed (bounded memory): OpenAI Batch API output
+  ``.ndjson``   (``response.body``), Anthropic Message Batches results, chat completions,
+                Anthropic messages, Responses API objects, transcripts (``messages``), or
+                any record with ``--field``; a record of no known shape is itself the
+                document to check. A line that is not JSON is an item with an error.
+  ``.json``     the same shapes, for one object per file; anything else (including JSON
+                too broken to parse) is a plain document to check.
+  other         a raw model answer (``.txt``, ``.md``, anything unknown).
+  ============  ======================================================================
+
+Item ids are stable: ``PATH`` for a whole file, ``PATH:LINE`` for a JSONL record (the
+record's 1-based line; 1 for a ``.json`` file), ``PATH:LINE:MSG`` for a message inside it
+(``MSG`` is the index of the choice, of the message in ``messages``, or of the entry in a
+Responses ``output``; 0 for an Anthropic message) and ``PATH:LINE:MSG:tK`` for its K-th tool
+call. ``--messages last`` (the default) checks the last assistant turn of a transcript,
+``--messages all`` every assistant turn; every choice of a completion is always checked.
+
+Positions: when an item's text is a verbatim slice of the file (a raw answer, a ``.json``
+document, a JSONL record checked as a whole), :attr:`Item.origin` says where it starts, so
+a problem at line:column of the text maps to a line:column of the file. Text taken out of a
+JSON string (a message's content, a ``--field`` value) cannot be mapped that way — its
+escapes change every offset — so its problems point at the record's line and reporters put
+the in-text line:column into the message.
+"""
 
 from __future__ import annotations
 
 import codecs
+import json
+import os
+import re
 import sys
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
+from typing import IO, Any, Literal
 
-from llmfix.errors import InputError
-from llmfix.model import Diagnostic, Severity
+from llmfix.errors import ConfigError, InputError
+from llmfix.model import Diagnostic, Position, Severity
 
 STDIN = "-"
+STDIN_NAME = "<stdin>"
+
+KINDS: tuple[str, ...] = ("auto", "text", "json", "jsonl")
+MESSAGES: tuple[str, ...] = ("last", "all")
+Kind = Literal["auto", "text", "json", "jsonl"]
+Messages = Literal["last", "all"]
+
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+ASSISTANT_ROLES = frozenset({"assistant", "model"})
 
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32"),
@@ -61,7 +111,7 @@ def decode_bytes(data: bytes, name: str, encoding: str | None = None) -> TextSou
 def read_source(path: str, encoding: str | None = None) -> TextSource:
     """Read one file (or stdin for ``-``) as text. Raises :class:`InputError`."""
     if path == STDIN:
-        return decode_bytes(sys.stdin.buffer.read(), "<stdin>", encoding)
+        return decode_bytes(sys.stdin.buffer.read(), STDIN_NAME, encoding)
     file = Path(path)
     try:
         data = file.read_bytes()
@@ -75,3 +125,648 @@ def read_source(path: str, encoding: str | None = None) -> TextSource:
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
     return decode_bytes(data, path, encoding)
+
+
+# ------------------------------------------------------------------------------ items
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How to turn files into items (``--field``, ``--messages``, ``--kind``, ``--group-by``)."""
+
+    field: str | None = None  # JSON Pointer (``/a/0``) or dotted path (``a.0``) to the text
+    messages: Messages = "last"
+    kind: Kind = "auto"
+    group_by: str | None = None
+    encoding: str | None = None
+
+
+@dataclass(frozen=True)
+class Item:
+    """One text to check, with where it came from.
+
+    ``text`` is what the pipeline sees. ``error`` is set instead when the item could not be
+    read (a JSONL line that is not JSON, a failed batch request, an unreadable file). The
+    ``record``/``target`` pair says where ``text`` sits in its parsed record, so that a
+    repaired value can be written back (``--write-fixed``); ``target_kind`` is ``string``
+    (the text is a JSON string there), ``value`` (a JSON value was serialised to make the
+    text) or ``parts`` (a list of content parts was joined).
+    """
+
+    id: str
+    source: str
+    line: int
+    text: str
+    kind: str
+    origin: Position | None = None
+    error: Diagnostic | None = None
+    diagnostics: tuple[Diagnostic, ...] = ()
+    group: str | None = None
+    tool: str | None = None
+    profile: str = ""
+    record: Any = field(default=None, repr=False, compare=False)
+    target: tuple[str | int, ...] | None = None
+    target_kind: str = "string"
+    whole_file: bool = False  # the item is the whole file (raw text or a .json document)
+
+
+def input_error(code: str, message: str, hint: str | None = None) -> Diagnostic:
+    return Diagnostic(code=code, severity=Severity.ERROR, stage="input", message=message, hint=hint)
+
+
+def discover_files(
+    paths: Iterable[str], include: Iterable[str] = (), exclude: Iterable[str] = ()
+) -> Iterator[str]:
+    """Files to check: each path as given (``-`` is stdin), directories walked recursively.
+
+    A walk is sorted (stable ids and output order), skips directories whose name starts
+    with a dot, and keeps the files that match an ``include`` glob (all when there is none)
+    and no ``exclude`` glob. A glob without ``/`` matches the file name; one with ``/``
+    matches the path relative to the directory walked (``**`` crosses directories). Explicit
+    files are always checked. Raises :class:`InputError` for a path that does not exist.
+    """
+    inc = tuple(include)
+    exc = tuple(exclude)
+    for path in paths:
+        if path == STDIN:
+            yield path
+            continue
+        target = Path(path)
+        if target.is_dir():
+            yield from _walk(target, inc, exc)
+        elif target.exists() or target.is_symlink():
+            yield path
+        else:
+            raise InputError(path, "no such file or directory")
+
+
+def _walk(root: Path, include: tuple[str, ...], exclude: tuple[str, ...]) -> Iterator[str]:
+    for directory, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        base = Path(directory)
+        for name in sorted(filenames):
+            rel = (base / name).relative_to(root).as_posix()
+            if include and not any(glob_match(g, rel) for g in include):
+                continue
+            if any(glob_match(g, rel) for g in exclude):
+                continue
+            yield str(base / name)
+
+
+def glob_match(pattern: str, path: str) -> bool:
+    """Whether a ``/``-separated relative ``path`` matches ``pattern``.
+
+    ``*`` and ``?`` stay inside one path segment, ``**`` spans segments, ``[...]`` is a
+    character class. A pattern without ``/`` is matched against the last segment only.
+    """
+    if "/" not in pattern.strip("/"):
+        path = path.rsplit("/", 1)[-1]
+    return (
+        _glob_regex(pattern.lstrip("./") if pattern.startswith("./") else pattern).fullmatch(path)
+        is not None
+    )
+
+
+@lru_cache(maxsize=256)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    out: list[str] = []
+    i = 0
+    n = len(pattern)
+    while i < n:
+        char = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif char == "*":
+            out.append("[^/]*")
+            i += 1
+        elif char == "?":
+            out.append("[^/]")
+            i += 1
+        elif char == "[":
+            end = pattern.find("]", i + 2)
+            if end == -1:
+                out.append(re.escape(char))
+                i += 1
+            else:
+                body = pattern[i + 1 : end]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                i = end + 1
+        else:
+            out.append(re.escape(char))
+            i += 1
+    return re.compile("".join(out))
+
+
+def file_kind(path: str, kind: Kind = "auto") -> Kind:
+    """``text``, ``json`` or ``jsonl`` for a path (``auto`` decides by extension)."""
+    if kind != "auto":
+        return kind
+    lower = path.lower()
+    if lower.endswith(JSONL_SUFFIXES):
+        return "jsonl"
+    if lower.endswith(".json"):
+        return "json"
+    return "auto" if path == STDIN else "text"
+
+
+def items_from_file(path: str, options: ReadOptions, profile: str = "") -> Iterator[Item]:
+    """The items in one file (or stdin for ``-``); read problems become error items."""
+    kind = file_kind(path, options.kind)
+    name = STDIN_NAME if path == STDIN else path
+    if kind == "jsonl" and path != STDIN:
+        yield from _with_profile(_jsonl_file(path, options), profile)
+        return
+    try:
+        source = read_source(path, options.encoding)
+    except InputError as exc:
+        error = input_error("input.unreadable", exc.problem)
+        yield Item(id=name, source=name, line=1, text="", kind="file", error=error, profile=profile)
+        return
+    yield from _with_profile(items_from_text(source.text, name, options, kind, source), profile)
+
+
+def items_from_text(
+    text: str,
+    name: str,
+    options: ReadOptions,
+    kind: Kind = "auto",
+    source: TextSource | None = None,
+) -> Iterator[Item]:
+    """The items in ``text`` read as ``kind`` (``auto``: JSON, then JSON Lines, then text)."""
+    warnings = source.diagnostics if source is not None else ()
+    if kind == "auto":
+        kind = _sniff(text)
+    if kind == "jsonl":
+        yield from _jsonl_lines(enumerate(text.splitlines(), start=1), name, options)
+        return
+    if kind == "json":
+        try:
+            document = json.loads(text)
+        except (ValueError, RecursionError):
+            document = _UNPARSED
+        if document is _UNPARSED and options.field is not None:
+            error = input_error(
+                "input.bad_record",
+                "the file is not valid JSON, so --field cannot be looked up in it",
+            )
+            yield Item(id=name, source=name, line=1, text="", kind="document", error=error)
+            return
+        if document is not _UNPARSED:
+            items = list(_record_items(document, text, name, 1, options, single_file=True))
+            yield from (_add_warnings(i, warnings) for i in items)
+            return
+    yield Item(
+        id=name,
+        source=name,
+        line=1,
+        text=text,
+        kind="document" if kind == "json" else "text",
+        origin=Position(1, 1),
+        diagnostics=warnings,
+        whole_file=True,
+    )
+
+
+_UNPARSED = object()
+
+
+def _sniff(text: str) -> Kind:
+    stripped = text.lstrip()
+    if not stripped.startswith(("{", "[")):
+        return "text"
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        pass
+    else:
+        return "json"
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if len(lines) > 1:
+        try:
+            first = json.loads(lines[0])
+        except (ValueError, RecursionError):
+            return "text"
+        if isinstance(first, dict):
+            return "jsonl"
+    return "text"
+
+
+def _with_profile(items: Iterable[Item], profile: str) -> Iterator[Item]:
+    if not profile:
+        yield from items
+        return
+    for item in items:
+        yield _replace(item, profile=profile)
+
+
+def _add_warnings(item: Item, warnings: tuple[Diagnostic, ...]) -> Item:
+    return _replace(item, diagnostics=warnings + item.diagnostics) if warnings else item
+
+
+def _replace(item: Item, **changes: Any) -> Item:
+    from dataclasses import replace
+
+    return replace(item, **changes)
+
+
+# ----------------------------------------------------------------------------- JSONL
+
+
+def _jsonl_file(path: str, options: ReadOptions) -> Iterator[Item]:
+    try:
+        handle: IO[bytes] = open(path, "rb")  # noqa: SIM115 - closed in finally, streamed
+    except OSError as exc:
+        problem = "no such file" if isinstance(exc, FileNotFoundError) else str(exc.strerror)
+        error = input_error("input.unreadable", problem)
+        yield Item(id=path, source=path, line=1, text="", kind="file", error=error)
+        return
+    try:
+        yield from _jsonl_lines(_decoded_lines(handle, options.encoding), path, options)
+    finally:
+        handle.close()
+
+
+def _decoded_lines(handle: IO[bytes], encoding: str | None) -> Iterator[tuple[int, str]]:
+    codec = encoding or "utf-8"
+    for number, raw in enumerate(handle, start=1):
+        if number == 1 and raw.startswith(codecs.BOM_UTF8):
+            raw = raw[3:]
+        try:
+            yield number, raw.decode(codec).rstrip("\r\n")
+        except LookupError:
+            raise ConfigError(f"unknown encoding {codec!r}") from None
+        except UnicodeDecodeError:
+            # U+FFFD marks the bytes; the parse of the record (or the check) reports it.
+            yield number, raw.decode(codec, "replace").rstrip("\r\n")
+
+
+def _jsonl_lines(
+    lines: Iterable[tuple[int, str]], name: str, options: ReadOptions
+) -> Iterator[Item]:
+    for number, line in lines:
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            detail = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            column = f" (column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
+            error = input_error(
+                "input.bad_record",
+                f"line {number} is not a JSON record: {detail}{column}",
+                hint="each line of a .jsonl file must be one JSON value",
+            )
+            yield Item(
+                id=f"{name}:{number}", source=name, line=number, text="", kind="record", error=error
+            )
+            continue
+        yield from _record_items(record, line, name, number, options, single_file=False)
+
+
+# --------------------------------------------------------------------------- records
+
+
+def _record_items(
+    record: Any, raw: str, name: str, line: int, options: ReadOptions, *, single_file: bool
+) -> Iterator[Item]:
+    """Items from one parsed record (a JSONL line, or a whole ``.json`` document)."""
+    base = f"{name}:{line}"
+    group = _group_of(record, options.group_by)
+    common: dict[str, Any] = {"source": name, "line": line, "group": group, "record": record}
+    if options.field is not None:
+        yield _field_item(record, raw, base, options.field, common, single_file)
+        return
+    shape, body, prefix = _shape(record)
+    if shape == "batch-error":
+        yield Item(id=base, text="", kind="openai-batch", error=body, **common)
+        return
+    if shape == "document":
+        whole_id = name if single_file else base
+        yield Item(
+            id=whole_id,
+            text=raw,
+            kind="document" if single_file else "record",
+            origin=Position(line, 1),
+            target=(),
+            target_kind="value",
+            whole_file=single_file,
+            **common,
+        )
+        return
+    found = False
+    for index, message, path in _assistant_messages(shape, body, options.messages):
+        for item in _message_items(message, f"{base}:{index}", (*prefix, *path), shape, common):
+            found = True
+            yield item
+    if not found:
+        error = input_error(
+            "input.no_answer",
+            f"no assistant answer found in this {shape.replace('-', ' ')}",
+            hint="use --field to name the text to check",
+        )
+        yield Item(id=base, text="", kind=shape, error=error, **common)
+
+
+def _field_item(
+    record: Any, raw: str, base: str, spec: str, common: dict[str, Any], single_file: bool
+) -> Item:
+    tokens = field_tokens(spec)
+    try:
+        value = resolve_field(record, tokens)
+    except KeyError:
+        error = input_error(
+            "input.missing_field",
+            f"the record has no field {spec}",
+            hint="check --field (a JSON Pointer like /output or a dotted path like output.text)",
+        )
+        return Item(id=base, text="", kind="field", error=error, **common)
+    if isinstance(value, str):
+        return Item(id=base, text=value, kind="field", target=tokens, **common)
+    text = json.dumps(value, ensure_ascii=False)
+    return Item(id=base, text=text, kind="field", target=tokens, target_kind="value", **common)
+
+
+def _shape(record: Any) -> tuple[str, Any, tuple[str | int, ...]]:
+    """What a record is: (shape, the object holding the answer, path to that object)."""
+    if not isinstance(record, dict):
+        if isinstance(record, list) and record and all(_is_message(m) for m in record):
+            return "transcript", {"messages": record}, ()
+        return "document", record, ()
+    if "custom_id" in record and "response" in record:
+        response = record.get("response") or {}
+        problem = _batch_problem(record, response)
+        if problem is not None:
+            return "batch-error", problem, ()
+        body = response.get("body") if isinstance(response, dict) else None
+        inner, _, inner_path = _shape(body)
+        if inner in ("chat-completion", "response"):
+            return inner, body, ("response", "body", *inner_path)
+        return "document", record, ()
+    if "custom_id" in record and isinstance(record.get("result"), dict):
+        result = record["result"]
+        if result.get("type") != "succeeded":
+            detail = json.dumps(result.get("error", result.get("type")), ensure_ascii=False)
+            return (
+                "batch-error",
+                input_error("input.batch_error", f"batch request failed: {_short(detail)}"),
+                (),
+            )
+        message = result.get("message")
+        if isinstance(message, dict):
+            return "anthropic-message", message, ("result", "message")
+    if isinstance(record.get("choices"), list):
+        return "chat-completion", record, ()
+    if record.get("object") == "response" and isinstance(record.get("output"), list):
+        return "response", record, ()
+    if record.get("type") == "message" and "content" in record and "role" in record:
+        return "anthropic-message", record, ()
+    if isinstance(record.get("messages"), list):
+        return "transcript", record, ()
+    return "document", record, ()
+
+
+def _batch_problem(record: dict[str, Any], response: Any) -> Diagnostic | None:
+    error = record.get("error")
+    status = response.get("status_code") if isinstance(response, dict) else None
+    if error:
+        detail = error.get("message", error) if isinstance(error, dict) else error
+        return input_error("input.batch_error", f"batch request failed: {_short(str(detail))}")
+    if isinstance(status, int) and status >= 400:
+        body = response.get("body")
+        detail = body.get("error", {}).get("message") if isinstance(body, dict) else None
+        suffix = f": {_short(str(detail))}" if detail else ""
+        return input_error("input.batch_error", f"batch request failed with HTTP {status}{suffix}")
+    return None
+
+
+def _is_message(value: Any) -> bool:
+    return isinstance(value, dict) and "role" in value
+
+
+def _assistant_messages(
+    shape: str, body: dict[str, Any], messages: Messages
+) -> Iterator[tuple[int, dict[str, Any], tuple[str | int, ...]]]:
+    """(index, message, path from ``body`` to the message) for the turns to check."""
+    if shape == "chat-completion":
+        for i, choice in enumerate(body.get("choices") or []):
+            if isinstance(choice, dict) and isinstance(choice.get("message"), dict):
+                yield i, choice["message"], ("choices", i, "message")
+    elif shape == "anthropic-message":
+        yield 0, body, ()
+    elif shape == "response":
+        for i, entry in enumerate(body.get("output") or []):
+            if isinstance(entry, dict) and entry.get("type") in ("message", "function_call"):
+                yield i, entry, ("output", i)
+    elif shape == "transcript":
+        turns = [
+            (i, m)
+            for i, m in enumerate(body.get("messages") or [])
+            if isinstance(m, dict) and m.get("role") in ASSISTANT_ROLES
+        ]
+        if messages == "last":
+            turns = turns[-1:]
+        for i, message in turns:
+            yield i, message, ("messages", i)
+
+
+def _message_items(
+    message: dict[str, Any],
+    base: str,
+    path: tuple[str | int, ...],
+    shape: str,
+    common: dict[str, Any],
+) -> Iterator[Item]:
+    if message.get("type") == "function_call":  # a Responses API output entry
+        args = message.get("arguments")
+        if isinstance(args, str):
+            yield Item(
+                id=f"{base}:t0",
+                text=args,
+                kind="tool-call",
+                tool=_str_or_none(message.get("name")),
+                target=(*path, "arguments"),
+                **common,
+            )
+        return
+    content = message.get("content")
+    text, target, target_kind = _content_text(content)
+    tools = list(_tool_calls(message))
+    if text is not None and (text.strip() or not tools):
+        yield Item(
+            id=base,
+            text=text,
+            kind=shape,
+            target=(*path, "content", *target),
+            target_kind=target_kind,
+            **common,
+        )
+    elif text is None and not tools and message.get("refusal"):
+        yield Item(id=base, text=str(message["refusal"]), kind=shape, **common)
+    elif text is None and not tools:
+        yield Item(id=base, text="", kind=shape, **common)
+    for k, (name, args, sub, kind) in enumerate(tools):
+        yield Item(
+            id=f"{base}:t{k}",
+            text=args,
+            kind="tool-call",
+            tool=name,
+            target=(*path, *sub),
+            target_kind=kind,
+            **common,
+        )
+
+
+def _content_text(content: Any) -> tuple[str | None, tuple[str | int, ...], str]:
+    """The text of a message's content: a string, or its text parts joined by newlines."""
+    if isinstance(content, str):
+        return content, (), "string"
+    if not isinstance(content, list):
+        return None, (), "string"
+    parts = [
+        (i, part["text"])
+        for i, part in enumerate(content)
+        if isinstance(part, dict)
+        and part.get("type") in ("text", "output_text", "input_text")
+        and isinstance(part.get("text"), str)
+    ]
+    if not parts:
+        return None, (), "string"
+    if len(parts) == 1:
+        return parts[0][1], (parts[0][0], "text"), "string"
+    return "\n".join(text for _, text in parts), (), "parts"
+
+
+def _tool_calls(message: dict[str, Any]) -> Iterator[tuple[str | None, str, tuple[Any, ...], str]]:
+    """(tool name, arguments text, path to the arguments, target kind) per tool call."""
+    for i, call in enumerate(message.get("tool_calls") or []):
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("arguments"), str):
+            where = ("tool_calls", i, "function", "arguments")
+            yield _str_or_none(function.get("name")), function["arguments"], where, "string"
+    legacy = message.get("function_call")
+    if isinstance(legacy, dict) and isinstance(legacy.get("arguments"), str):
+        yield (
+            _str_or_none(legacy.get("name")),
+            legacy["arguments"],
+            ("function_call", "arguments"),
+            "string",
+        )
+    content = message.get("content")
+    if isinstance(content, list):
+        for i, block in enumerate(content):
+            if isinstance(block, dict) and block.get("type") == "tool_use" and "input" in block:
+                text = json.dumps(block["input"], ensure_ascii=False)
+                yield _str_or_none(block.get("name")), text, ("content", i, "input"), "value"
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _short(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# ----------------------------------------------------------------------------- fields
+
+
+def field_tokens(spec: str) -> tuple[str | int, ...]:
+    """``/a/0/b`` (JSON Pointer, RFC 6901) or ``a.0.b`` (dotted path) → ``("a", 0, "b")``.
+
+    Digits become list indices only when the value there is a list (see
+    :func:`resolve_field`), so a key that is a number still works. Raises
+    :class:`ConfigError` for an empty path.
+    """
+    text = spec.strip()
+    if not text:
+        raise ConfigError("--field must name a field (a JSON Pointer or a dotted path)")
+    if text.startswith("/"):
+        raw = [t.replace("~1", "/").replace("~0", "~") for t in text[1:].split("/")]
+    else:
+        raw = text.split(".")
+    return tuple(int(t) if t.isdigit() else t for t in raw)
+
+
+def resolve_field(value: Any, tokens: Iterable[str | int]) -> Any:
+    """The value at ``tokens`` inside ``value``; ``KeyError`` when it is not there."""
+    for token in tokens:
+        if isinstance(value, dict):
+            key = str(token)
+            if key not in value:
+                raise KeyError(key)
+            value = value[key]
+        elif isinstance(value, list) and isinstance(token, int) and token < len(value):
+            value = value[token]
+        else:
+            raise KeyError(str(token))
+    return value
+
+
+def _group_of(record: Any, spec: str | None) -> str | None:
+    """The ``--group-by`` value of a record: looked up in the record, then in its body."""
+    if spec is None:
+        return None
+    tokens = field_tokens(spec)
+    places = [record]
+    if isinstance(record, dict):
+        response = record.get("response")
+        if isinstance(response, dict):
+            places.append(response.get("body"))
+        result = record.get("result")
+        if isinstance(result, dict):
+            places.append(result.get("message"))
+    for place in places:
+        try:
+            value = resolve_field(place, tokens)
+        except KeyError:
+            continue
+        if value is None:
+            continue
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return None
+
+
+# -------------------------------------------------------------------- writing back
+
+
+def set_field(record: Any, tokens: tuple[str | int, ...], value: Any) -> Any:
+    """``record`` with the value at ``tokens`` replaced (``tokens == ()`` replaces it all)."""
+    if not tokens:
+        return value
+    parent = resolve_field(record, tokens[:-1])
+    last = tokens[-1]
+    if isinstance(parent, list) and isinstance(last, int):
+        parent[last] = value
+    else:
+        parent[str(last)] = value
+    return record
+
+
+def fixed_record(record: Any, fixes: Iterable[tuple[Item, Any]]) -> Any:
+    """``record`` with each item's text replaced by its repaired value (in place)."""
+    for item, value in fixes:
+        if item.target is None:
+            continue
+        if item.target_kind == "value":
+            record = set_field(record, item.target, value)
+        elif item.target_kind == "parts":
+            content = resolve_field(record, item.target)
+            keep = [
+                p
+                for p in content
+                if not (isinstance(p, dict) and p.get("type") in ("text", "output_text"))
+            ]
+            kind = next(
+                (p.get("type") for p in content if isinstance(p, dict) and "text" in p), "text"
+            )
+            text = json.dumps(value, ensure_ascii=False)
+            record = set_field(record, item.target, [{"type": kind, "text": text}, *keep])
+        else:
+            record = set_field(record, item.target, json.dumps(value, ensure_ascii=False))
+    return record

@@ -16,11 +16,13 @@ Order of attempts:
 Guards around the lenient path (all from :class:`~llmfix.config.Limits`): a size cap, a
 nesting pre-scan (json-repair recurses once per level), and a time budget. On the main
 thread the budget is enforced with ``signal.setitimer``: the alarm raises inside the
-parser, which is pure Python, so it stops within a bytecode or two. Elsewhere (worker
-threads, platforms without ``setitimer``) a trace hook on Python calls checks the clock
-every 256 calls; this slows json-repair down (roughly 2x) but still bounds it. Either way
-the interrupt is a ``BaseException`` subclass that json-repair cannot swallow, and it
-never leaves this module.
+parser, which is pure Python, so it stops within a bytecode or two. In other threads a
+timer thread raises the same exception in the parsing thread through CPython's
+``PyThreadState_SetAsyncExc`` (no cost while parsing). Where neither exists (another
+interpreter), a trace hook on Python calls checks the clock every 256 calls, which bounds
+the time but makes json-repair about three times slower. The interrupt is a
+``BaseException`` subclass that json-repair cannot swallow, and it never leaves this
+module.
 
 json-repair drops an empty ``{}``/``[]``/``""`` array item that is followed by whitespace
 before the next ``,`` or ``]`` (``[1, {}\\n]`` gives ``[1]``); the whitespace (and any
@@ -37,7 +39,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import FrameType
@@ -276,6 +278,9 @@ def _time_budget(seconds: float) -> Iterator[None]:
     elif _alarm_available():
         with _alarm(seconds):
             yield
+    elif _SET_ASYNC_EXC is not None:
+        with _thread_timer(seconds, _SET_ASYNC_EXC):
+            yield
     else:
         with _call_clock(seconds):
             yield
@@ -304,6 +309,60 @@ def _alarm(seconds: float) -> Iterator[None]:
             signal.setitimer(signal.ITIMER_REAL, 0)
     finally:
         signal.signal(signal.SIGALRM, previous)
+
+
+def _find_set_async_exc() -> Callable[[int, type[BaseException] | None], int] | None:
+    """CPython's ``PyThreadState_SetAsyncExc`` (``None`` on other interpreters).
+
+    Given ``None`` it withdraws a pending exception (ctypes passes NULL).
+    """
+    try:
+        import ctypes
+
+        function = ctypes.pythonapi.PyThreadState_SetAsyncExc
+    except (ImportError, AttributeError):
+        return None
+
+    def set_async_exc(thread_id: int, exception: type[BaseException] | None) -> int:
+        target = ctypes.py_object(exception) if exception is not None else None
+        return int(function(ctypes.c_ulong(thread_id), target))
+
+    return set_async_exc
+
+
+_SET_ASYNC_EXC = _find_set_async_exc()
+
+
+@contextmanager
+def _thread_timer(
+    seconds: float, set_async_exc: Callable[[int, type[BaseException] | None], int]
+) -> Iterator[None]:
+    """Raise :class:`_BudgetExceeded` in this thread from a timer thread after ``seconds``.
+
+    The exception arrives at the next bytecode boundary of this thread. A lock makes
+    sure it is either raised inside the block or withdrawn before the block is left.
+    """
+    thread_id = threading.get_ident()
+    lock = threading.Lock()
+    state = {"done": False, "fired": False}
+
+    def fire() -> None:
+        with lock:
+            if not state["done"]:
+                state["fired"] = True
+                set_async_exc(thread_id, _BudgetExceeded)
+
+    timer = threading.Timer(seconds, fire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        with lock:
+            state["done"] = True
+            if state["fired"]:
+                set_async_exc(thread_id, None)  # withdraw it if it is still pending
+        timer.cancel()
 
 
 @contextmanager

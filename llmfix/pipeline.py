@@ -19,6 +19,7 @@ from llmfix.model import (
     LineIndex,
     PatchOp,
     Result,
+    Risk,
     Severity,
     Span,
     Status,
@@ -184,10 +185,12 @@ _STATUS_ORDER = list(Status)
 def _reject_prose(parsed: ParsedCandidate) -> ParsedCandidate:
     """A text that does not look like JSON at all is prose, not a JSON string.
 
-    The lenient parser will happily read ``I cannot help with that`` as a string; when
-    extraction found nothing JSON-like, only an object or array counts as recovered.
+    The lenient parser will happily read ``I cannot help with that`` as a string, or
+    ``Use {name} here.`` as a list; when extraction found nothing JSON-like, only an
+    object or array read without guessing counts as recovered.
     """
-    if not parsed.ok or isinstance(parsed.value, (dict, list)):
+    guessed = any(d.stage == "parse" and d.risk is Risk.GUESS for d in parsed.diagnostics)
+    if not parsed.ok or (isinstance(parsed.value, (dict, list)) and not guessed):
         return parsed
     failure = Diagnostic(
         code="parse.failed",

@@ -56,7 +56,7 @@ RULES: dict[str, tuple[Risk, str]] = {
     ),
     "coerce_percent": (
         Risk.GUESS,
-        'percentage read on the scale the schema\'s maximum implies: "87%" → 87 (max 100), 0.87 (max 1)',
+        'percentage on the scale the maximum implies: "87%" → 87 (maximum 100), 0.87 (maximum 1)',
     ),
     "coerce_fraction": (
         Risk.GUESS,
@@ -77,23 +77,23 @@ RULES: dict[str, tuple[Risk, str]] = {
     ),
     "enum_case": (
         Risk.SAFE,
-        'enum/const value equal after folding case, spaces, punctuation: "In Progress" → "in_progress"',
+        'enum/const value equal after folding case and punctuation: "In Progress" → "in_progress"',
     ),
     "enum_nearest": (
         Risk.GUESS,
-        'enum/const value nearest by edit distance (similarity ≥ 0.8, unique): "complet" → "complete"',
+        'enum/const value nearest by edit distance (≥ 0.8 similar, unique): "complet" → "complete"',
     ),
     "rename_key_case": (
         Risk.SAFE,
-        'key equal to a missing declared one after folding case/snake/camel: "firstName" → "first_name"',
+        'key equal to a missing declared key after folding case/_/-: "firstName" → "first_name"',
     ),
     "rename_key_fuzzy": (
         Risk.GUESS,
-        'key misspelling a missing declared one (similarity ≥ 0.8, unique): "reasonning" → "reasoning"',
+        'near-miss of a missing declared key (≥ 0.8 similar, unique): "reasonning" → "reasoning"',
     ),
     "remove_additional": (
         Risk.SAFE,
-        'property forbidden by additionalProperties: false removed (kept in the diagnostic): "extra"',
+        "property that additionalProperties: false forbids, removed (value kept in the diagnostic)",
     ),
     "fill_default": (Risk.SAFE, 'missing required property with a default filled: {} → {"n": 1}'),
 }
@@ -251,10 +251,11 @@ class _Walker:
             default=referencing.Specification.OPAQUE,
         )
         # Always an explicit registry: jsonschema's default one fetches remote refs over HTTP.
-        registry: Any = (
-            referencing.Registry(retrieve=_retriever(resolver, self.specification))
+        registry_class: Any = referencing.Registry
+        registry = (
+            registry_class(retrieve=_retriever(resolver, self.specification))
             if resolver is not None
-            else referencing.Registry()
+            else registry_class()
         )
         self.validator: Any = cls(schema, registry=registry)
         self.root_resolver: Any = self.validator._resolver
@@ -277,6 +278,7 @@ class _Walker:
         self.notes: dict[str, Diagnostic] = {}
         self._views: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
         self._patterns: dict[str, re.Pattern[str] | None] = {}
+        self._names: dict[int, tuple[dict[str, Any], frozenset[str]]] = {}
 
     # --- the schema side ---------------------------------------------------------------------
 
@@ -345,6 +347,9 @@ class _Walker:
     def declared_names(self, schema: dict[str, Any], resolver: Any) -> frozenset[str]:
         """Every property name the schema at one place declares or requires, through its
         references and combinators: such keys are never renamed or unwrapped."""
+        hit = self._names.get(id(schema))
+        if hit is not None and hit[0] is schema:
+            return hit[1]
         names: set[str] = set()
         seen: set[int] = set()
         stack: list[tuple[Any, Any, int]] = [(schema, resolver, 0)]
@@ -368,7 +373,9 @@ class _Walker:
                 target = self.lookup(ref, res)
                 if target is not None:
                     stack.append((target[0], target[1], hops + 1))
-        return frozenset(names)
+        found = frozenset(names)
+        self._names[id(schema)] = (schema, found)
+        return found
 
     def default_of(self, schema: Any, resolver: Any, hops: int = 0) -> tuple[bool, Any]:
         if not isinstance(schema, dict) or hops > 8:
@@ -441,9 +448,11 @@ class _Walker:
         keep = _Fix(value)
         if not isinstance(schema, dict) or self.over_limit(depth, pointer):
             return keep
-        if self.is_valid(value, schema, resolver) is not False:
-            return keep
+        # Unknown validity (a part of the schema jsonschema cannot evaluate) is no reason to
+        # stop: rules fire only on concrete defects (a wrong type, a missing or forbidden key).
         resolver = self.enter(schema, resolver)
+        if self.is_valid(value, schema, resolver) is True:
+            return keep
         if names is None:
             names = self.declared_names(schema, resolver)
         fix = keep
@@ -864,13 +873,14 @@ class _Walker:
         declared: Callable[[str], bool],
         pointer: str,
     ) -> _Fix | None:
-        """``{"result": {...}}`` → ``{...}`` when only the inner object has the required keys."""
+        """``{"result": {...}}`` → ``{...}`` when only the inner object has the required keys
+        (spelt exactly, or so that the key renaming rules will match them)."""
         if len(value) != 1 or not required or not self.allowed("unwrap_object"):
             return None
         ((key, inner),) = value.items()
         if not isinstance(inner, dict) or key in names or declared(key):
             return None
-        if not all(r in inner for r in required):
+        if not all(self.finds_key(r, inner) for r in required):
             return None
         op = PatchOp(
             op="move",
@@ -882,6 +892,14 @@ class _Walker:
             message=f"unwrapped the object from its single key {sw.show(key)}",
         )
         return _Fix(inner, (op,))
+
+    def finds_key(self, name: str, value: Mapping[str, Any]) -> bool:
+        """Whether ``value`` has key ``name``, or one the rename rules would turn into it."""
+        if name in value:
+            return True
+        if self.allowed("rename_key_case") and sw.unique_fold_match(name, list(value)):
+            return True
+        return self.allowed("rename_key_fuzzy") and sw.unique_nearest(name, list(value)) is not None
 
     def plan_renames(
         self,

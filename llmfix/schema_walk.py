@@ -79,7 +79,7 @@ def json_equal(a: Any, b: Any) -> bool:
     if is_number(a) and is_number(b):
         return bool(a == b)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     if a is None or b is None:
@@ -145,7 +145,7 @@ def upper_bound(schema: dict[str, Any]) -> float | None:
     """The largest value a numeric schema allows (``maximum`` or ``exclusiveMaximum``)."""
     for key in ("maximum", "exclusiveMaximum"):
         bound = schema.get(key)
-        if is_number(bound) and math.isfinite(bound):
+        if isinstance(bound, (int, float)) and not isinstance(bound, bool) and math.isfinite(bound):
             return float(bound)
     return None
 
@@ -185,12 +185,15 @@ def read_number(
 ) -> tuple[int | float, str, str] | None:
     """Read a number the way a person would, or ``None`` when the reading is not clear.
 
-    Returns ``(number, rule, how)`` (``how`` explains a non-plain reading): the rule is ``coerce_integer``/``coerce_number`` for
-    plain numerals (``"12"``, ``" 1e3 "``, ``"12,111"``), ``coerce_percent`` for ``"87%"``
-    and ``coerce_fraction`` for ``"7/10"``. ``upper`` (the schema's maximum) decides what a
-    percentage or fraction means: a maximum of at most 1 reads ``"87%"`` as 0.87, at least
-    100 as 87; ``"7/10"`` under a maximum of 10 is 7 ("7 out of 10"), under a maximum of at
-    most 1 (or none) it is 0.7. Anything else is left alone.
+    Returns ``(number, rule, how)``, ``how`` explaining a reading that is not a plain
+    numeral. The rule is ``coerce_integer`` (integer wanted) or ``coerce_number`` for plain
+    numerals (``"12"``, ``" 1e3 "``), ``coerce_number`` for thousands separators
+    (``"12,111"``), ``coerce_percent`` for ``"87%"`` and ``coerce_fraction``
+    for ``"7/10"``. ``upper`` (the schema's maximum) decides what a percentage or fraction
+    means: a maximum of at most 1 reads ``"87%"`` as 0.87, at least 100 as 87 (an integer
+    without a maximum also reads 87); ``"7/10"`` under a maximum of 10 is 7 ("7 out of
+    10"), under a maximum of at most 1 (or none, for a number) it is 0.7. Anything else is
+    left alone.
     """
     s = text.strip()
     if not s or len(s) > _MAX_NUMERAL_LENGTH:

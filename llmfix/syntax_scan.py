@@ -228,6 +228,10 @@ def _show(fragment: str, limit: int = 30) -> str:
     return repr(fragment)
 
 
+def _start_of(found: _Found) -> int:
+    return found.start
+
+
 def _json_escape(char: str) -> str:
     return json.dumps(char)[1:-1]
 
@@ -247,6 +251,9 @@ class _Scanner:
         self.top_comma: int | None = None  # a ',' after the top-level value
         self.stopped = False
         self.last_comma = -1
+        # A ',' reported missing but not yet followed by a value: if a closer or a comma
+        # comes next, the report was wrong and is taken back.
+        self.virtual_comma: _Found | None = None
         self.last_value_end = 0
         self.last_key_end = 0
         # The last string value: (index of its closing quote, its re-quoting finding).
@@ -281,6 +288,7 @@ class _Scanner:
         return found
 
     def push(self, kind: int) -> None:
+        self.virtual_comma = None
         self.stack.append([kind, _O_KEY_OR_END if kind == _OBJ else _A_VALUE_OR_END, 0])
         if kind == _OBJ:
             self.open_objects += 1
@@ -296,8 +304,16 @@ class _Scanner:
             self.open_arrays -= 1
         self.value_done(end, empty=members == 0)
 
+    def retract_virtual_comma(self) -> bool:
+        found, self.virtual_comma = self.virtual_comma, None
+        if found is None:
+            return False
+        found.code = ""  # dropped when the scan is frozen
+        return True
+
     def value_done(self, end: int, *, empty: bool = False) -> None:
         self.last_value_end = end
+        self.virtual_comma = None
         if not self.stack:
             self.top_done = True
             return
@@ -328,7 +344,8 @@ class _Scanner:
             return _VALUE
         at = self.last_value_end
         insert = [TextEdit(at, at, ",")]
-        self.add("parse.missing_comma", at, at, "missing ',' between two values", _G, insert)
+        message = "missing ',' between two values"
+        self.virtual_comma = self.add("parse.missing_comma", at, at, message, _G, insert)
         if frame[0] == _OBJ:
             frame[1] = _O_KEY
             return _KEY
@@ -399,7 +416,7 @@ class _Scanner:
                 pos = self.on_other(start, end)
         self.finish()
         return SyntaxScan(
-            findings=tuple(f.freeze() for f in self.found),
+            findings=tuple(f.freeze() for f in sorted(self.found, key=_start_of) if f.code),
             empty_item_gaps=tuple(self.gaps),
             max_depth=self.max_depth,
         )
@@ -425,7 +442,8 @@ class _Scanner:
                 self.swallow_comma = True
             elif kind == "close" and frame[1] in _AFTER_COMMA:
                 comma = self.ellipsis_comma
-                found.edits.append(TextEdit(comma, comma + 1, ""))
+                if comma >= 0:
+                    found.edits.append(TextEdit(comma, comma + 1, ""))
                 frame[1] = _O_NEXT if frame[0] == _OBJ else _A_NEXT
 
     def unexpected(self, start: int, end: int, message: str) -> None:
@@ -481,7 +499,7 @@ class _Scanner:
             self.add("parse.missing_closer", start, start, message, _G, insert)
             frame = self.stack[-1]
         state = frame[1]
-        if state in _AFTER_COMMA:
+        if state in _AFTER_COMMA and not self.retract_virtual_comma():
             comma = self.last_comma
             self.add(
                 "parse.trailing_comma",
@@ -498,6 +516,7 @@ class _Scanner:
 
     def on_comma(self, start: int, end: int) -> int:
         self.last_comma = start
+        virtual = self.retract_virtual_comma()
         if not self.stack:
             if self.top_done:
                 self.top_comma = start
@@ -531,7 +550,9 @@ class _Scanner:
                 _delete(start, end),
             )
         elif state in _AFTER_COMMA:
-            self.add("parse.extra_comma", start, end, "repeated comma", _S, _delete(start, end))
+            if not virtual:
+                message = "repeated comma"
+                self.add("parse.extra_comma", start, end, message, _S, _delete(start, end))
         else:  # after a key or a ':'
             self.missing_value(state, start, ",")
             frame[1] = _O_KEY
@@ -579,6 +600,7 @@ class _Scanner:
             return end
         if role == _KEY:
             self.last_key_end = end
+            self.virtual_comma = None
             self.stack[-1][1] = _O_COLON
         else:
             self.last_string = (end - 1, self.last_conversion)
@@ -624,7 +646,8 @@ class _Scanner:
                 _delete(start, end),
             )
             self.ellipsis = found
-            self.ellipsis_comma = self.last_comma
+            # After a ',' reported missing, the ellipsis explains the gap instead.
+            self.ellipsis_comma = -1 if self.retract_virtual_comma() else self.last_comma
             return end
         role = self.slot(start)
         if role == _STOP:
@@ -754,6 +777,7 @@ class _Scanner:
                 [TextEdit(start, end, json.dumps(key, ensure_ascii=False))],
             )
             self.last_key_end = end
+            self.virtual_comma = None
             self.stack[-1][1] = _O_COLON
             return end
         self.unexpected(start, end, f"text {_show(key)} where an object key was expected")
@@ -975,10 +999,11 @@ class _Scanner:
         closers = "".join("}" if kind == _OBJ else "]" for kind, _, _ in reversed(self.stack))
         state = self.stack[-1][1] if self.stack else None
         in_string = self.eof_in_string
-        if not in_string and state in _AFTER_COMMA:
+        if not in_string and state in _AFTER_COMMA and not self.retract_virtual_comma():
             if self.ellipsis is not None and self.ellipsis.edits is not None:
                 comma = self.ellipsis_comma
-                self.ellipsis.edits.append(TextEdit(comma, comma + 1, ""))
+                if comma >= 0:
+                    self.ellipsis.edits.append(TextEdit(comma, comma + 1, ""))
             else:
                 at = self.last_comma
                 message = "trailing comma at the end"

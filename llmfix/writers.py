@@ -19,6 +19,15 @@ from llmfix.errors import InputError
 def write_atomic(path: str | Path, text: str, *, backup: bool = False) -> None:
     """Replace ``path`` with ``text`` atomically; with ``backup`` keep ``path.bak`` first."""
     target = Path(path)
+    if target.exists() and not target.is_file():
+        # A device, FIFO or a link to one (``/dev/stdout``): there is nothing to replace
+        # atomically, and renaming over it would destroy it.
+        try:
+            with target.open("w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
+        except OSError as exc:
+            raise InputError(str(path), f"cannot write: {exc.strerror or exc}") from None
+        return
     directory = target.parent if str(target.parent) else Path(".")
     try:
         mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None

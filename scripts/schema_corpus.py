@@ -43,7 +43,7 @@ JSON_REPAIR_CATEGORIES = ("schema_guided_parse", "schema_must_fail", "schema_par
 PROBES: tuple[Any, ...] = (None, True, 0, 1.5, "", "x", "12", [], ["x"], {}, {"a": "1"})
 
 
-def _install_hypothesis_jsonschema_shim() -> None:
+def install_hypothesis_jsonschema_shim() -> None:
     """hypothesis-jsonschema 0.23.1 drives Hypothesis' internal ``many`` with ``more()``,
     which newer Hypothesis releases replaced by a context manager plus iterator; without
     this every object schema fails with AttributeError. Adapt the old call to the new API."""
@@ -106,24 +106,23 @@ def generate(schema: Any, examples: int) -> list[Any]:
     from hypothesis import HealthCheck, given, settings
     from hypothesis_jsonschema import from_schema
 
-    _install_hypothesis_jsonschema_shim()
+    install_hypothesis_jsonschema_shim()
     found: list[Any] = []
 
-    @settings(
-        max_examples=examples,
-        database=None,
-        derandomize=True,
-        deadline=None,
-        suppress_health_check=list(HealthCheck),
-    )
-    @given(from_schema(schema))
     def collect(instance: Any) -> None:
         found.append(instance)
 
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            collect()
+            run = settings(
+                max_examples=examples,
+                database=None,
+                derandomize=True,
+                deadline=None,
+                suppress_health_check=list(HealthCheck),
+            )(given(from_schema(schema))(collect))
+            run()
     except Exception:  # unsupported schema, unsatisfiable, or a hypothesis-jsonschema bug
         return found
     return found
@@ -213,15 +212,23 @@ def check_instances(name: str, schema: Any, instances: list[Any], report: Schema
             report.patch_mismatches.append(f"{name}: {json.dumps(instance)[:200]}")
 
 
-def run_schema(path: Path, examples: int = 5) -> SchemaReport:
-    report = SchemaReport(path.name)
+def run_schema(
+    path: Path,
+    examples: int = 5,
+    report: SchemaReport | None = None,
+    generate_max_bytes: int | None = None,
+) -> SchemaReport:
+    """Probes first, then generated instances and their mutations (filling ``report``).
+    Schemas larger than ``generate_max_bytes`` only get the probes."""
+    report = report or SchemaReport(path.name)
     schema = json.loads(path.read_text(encoding="utf-8"))
-    generated = generate(schema, examples)
+    check_instances(path.name, schema, list(PROBES), report)
+    too_big = generate_max_bytes is not None and path.stat().st_size > generate_max_bytes
+    generated = [] if too_big else generate(schema, examples)
     report.generated = len(generated)
     instances = list(generated)
     for instance in generated:
         instances.extend(mutations(instance))
-    instances.extend(PROBES)
     check_instances(path.name, schema, instances, report)
     return report
 
@@ -234,11 +241,13 @@ def run_corpus(files: list[Path], examples: int, timeout: float) -> list[SchemaR
     reports = []
     signal.signal(signal.SIGALRM, _alarm)
     for path in files:
+        report = SchemaReport(path.name)
+        reports.append(report)
         signal.setitimer(signal.ITIMER_REAL, timeout)
         try:
-            reports.append(run_schema(path, examples))
+            run_schema(path, examples, report)
         except SchemaTimeout:
-            reports.append(SchemaReport(path.name, timed_out=True))
+            report.timed_out = True  # nearly always hypothesis-jsonschema generating
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
     return reports
@@ -264,7 +273,7 @@ def print_corpus_summary(reports: list[SchemaReport], seconds: float) -> None:
         for line in r.exceptions + r.valid_changed + r.patch_mismatches:
             print("  ", line)
         if r.timed_out:
-            print("   timed out:", r.name)
+            print(f"   timed out after {r.instances} instances: {r.name}")
 
 
 # --- json_repair's schema cases ------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import sys
 import threading
@@ -13,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from llmfix import parse as parse_module
 from llmfix.config import Limits
 from llmfix.errors import ConfigError
 from llmfix.model import Risk, Severity
@@ -71,6 +73,21 @@ _json_values = st.recursive(
 def test_any_dumped_value_parses_strictly_to_itself(value: Any) -> None:
     outcome = parse_json(json.dumps(value))
     assert (outcome.ok, outcome.strict, outcome.value) == (True, True, value)
+
+
+def _with_trailing_commas_and_comments(text: str) -> str:
+    # json.dumps escapes newlines in strings, so every raw newline here is layout.
+    text = re.sub(r"(?<=[^\[{\s])\n(\s*)([}\]])", r",\n\1\2", text)
+    return text.replace("\n", "  // note\n# note\n")
+
+
+@settings(max_examples=100, deadline=None)
+@given(_json_values.filter(lambda v: isinstance(v, (list, dict))))
+def test_lossless_departures_keep_the_value(value: Any) -> None:
+    text = _with_trailing_commas_and_comments(json.dumps(value, indent=1))
+    outcome = parse_json(text)
+    risks = {d.risk for d in outcome.diagnostics}
+    assert (outcome.value, risks <= {Risk.LOSSLESS}) == (value, True)
 
 
 @pytest.mark.parametrize("text", ["[NaN]", '{"a": Infinity}', "-Infinity"])
@@ -220,15 +237,30 @@ def test_time_budget_stops_a_slow_repair() -> None:
     assert (_codes(outcome), time.perf_counter() - started < 2) == (["limits.time"], True)
 
 
-def test_time_budget_in_a_worker_thread() -> None:
+def _in_a_thread(text: str, limits: Limits) -> tuple[ParseOutcome, float]:
     outcomes: list[ParseOutcome] = []
-    worker = threading.Thread(
-        target=lambda: outcomes.append(parse_json(_SLOW, limits=Limits(time_budget=0.2)))
-    )
+    worker = threading.Thread(target=lambda: outcomes.append(parse_json(text, limits=limits)))
     started = time.perf_counter()
     worker.start()
-    worker.join(timeout=10)
-    assert (_codes(outcomes[0]), time.perf_counter() - started < 3) == (["limits.time"], True)
+    worker.join(timeout=20)
+    return outcomes[0], time.perf_counter() - started
+
+
+def test_time_budget_in_a_worker_thread() -> None:
+    outcome, elapsed = _in_a_thread(_SLOW, Limits(time_budget=0.2))
+    assert (_codes(outcome), elapsed < 3) == (["limits.time"], True)
+
+
+def test_time_budget_in_a_thread_without_async_exceptions(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parse_module, "_SET_ASYNC_EXC", None)  # as on other interpreters
+    outcome, elapsed = _in_a_thread(_SLOW, Limits(time_budget=0.2))
+    assert (_codes(outcome), elapsed < 3) == (["limits.time"], True)
+
+
+def test_work_within_the_budget_in_a_thread_is_not_interrupted() -> None:
+    outcome, _ = _in_a_thread('{"a": hello}', Limits(time_budget=0.05))
+    time.sleep(0.1)  # a withdrawn interrupt must not arrive later
+    assert outcome.value == {"a": "hello"}
 
 
 @pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="no interval timers")
