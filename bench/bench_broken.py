@@ -231,6 +231,11 @@ def run(quick: bool = False) -> dict[str, Any]:
     }
 
 
+def summary(data: dict[str, Any]) -> list[list[str]]:
+    ratio = data["llmfix"] / data["json_repair"]
+    return [["broken mix vs json_repair", f"{ratio:.2f}× its time per answer", "none", "info"]]
+
+
 def format_report(data: dict[str, Any]) -> str:
     rows = []
     for category, (n, size, ours, theirs) in data["per_category"].items():

@@ -146,6 +146,18 @@ def run(quick: bool = False) -> dict[str, Any]:
     }
 
 
+def summary(data: dict[str, Any]) -> list[list[str]]:
+    ratio = data["median"]["llmfix repair"] / data["median"]["json.load one-liner"]
+    return [
+        [
+            "start-up, `llmfix repair` 1 KB",
+            f"{ratio:.2f}× the one-liner",
+            f"≤ {data['target']}×",
+            verdict(ratio, data["target"], higher_is_better=False),
+        ]
+    ]
+
+
 def format_report(data: dict[str, Any]) -> str:
     median = data["median"]
     base = median["json.load one-liner"]

@@ -244,7 +244,25 @@ def _internal_contender(schema: dict[str, Any]) -> Any:
 
 
 def _mbps(nbytes: int, seconds: float) -> str:
-    return f"{nbytes / seconds / 1e6:.1f}"
+    rate = nbytes / seconds / 1e6
+    return f"{rate:.2f}" if rate < 1 else f"{rate:.1f}"
+
+
+def summary(data: dict[str, Any]) -> list[list[str]]:
+    """Rows for the overall table: the worst ratio with and without a schema."""
+    out = []
+    for key, label in (("schema", "valid JSON + schema"), ("plain", "valid JSON, no schema")):
+        worst = min(data["rows"], key=lambda r: r[key]["floor"] / r[key]["llmfix"])
+        ratio = worst[key]["floor"] / worst[key]["llmfix"]
+        out.append(
+            [
+                f"{label} (worst size: {human_size(worst['size'])})",
+                f"{ratio:.2f}× floor throughput",
+                f"≥ {data['target']}×",
+                verdict(ratio, data["target"], higher_is_better=True),
+            ]
+        )
+    return out
 
 
 def format_report(data: dict[str, Any]) -> str:

@@ -17,6 +17,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import bench_broken, bench_startup, bench_valid
+from bench._common import markdown_table
 
 
 def machine() -> str:
@@ -41,10 +42,15 @@ def main(argv: list[str] | None = None) -> None:
     today = datetime.date.today().isoformat()
     mode = " (quick)" if args.quick else ""
     print(f"## llmfix benchmarks{mode}, {today}\n\n{machine()}\n", flush=True)
+    rows = []
     for name in chosen:
         start = time.perf_counter()
-        report = modules[name].format_report(modules[name].run(quick=args.quick))
+        data = modules[name].run(quick=args.quick)
+        rows += modules[name].summary(data)
+        report = modules[name].format_report(data)
         print(f"{report}\n\n_{name}: {time.perf_counter() - start:.0f} s_\n", flush=True)
+    print("### Summary\n")
+    print(markdown_table(["benchmark", "measured", "target", "verdict"], rows))
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 # The submodule llmfix.extract is imported before the function ``extract`` below is
@@ -27,6 +28,10 @@ from llmfix.model import (
 )
 
 __version__ = "0.1.0"
+
+_DEFAULT_OPTIONS = RepairOptions()
+_LIMIT_NAMES = frozenset(f.name for f in dataclasses.fields(Limits))
+_OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(RepairOptions)) - {"limits"}
 
 __all__ = [
     "Candidate",
@@ -76,12 +81,11 @@ def extract(text: str) -> list[Candidate]:
 
 def make_options(**options: Any) -> RepairOptions:
     """Build :class:`RepairOptions` from keyword arguments, rejecting unknown names."""
-    import dataclasses
-
+    if not options:
+        return _DEFAULT_OPTIONS
     from llmfix.config import ENGINES, PICKS
 
-    limit_names = {f.name for f in dataclasses.fields(Limits)}
-    option_names = {f.name for f in dataclasses.fields(RepairOptions)} - {"limits"}
+    limit_names, option_names = _LIMIT_NAMES, _OPTION_NAMES
     unknown = set(options) - limit_names - option_names
     if unknown:
         import difflib

@@ -93,17 +93,25 @@ class LineIndex:
     """Maps character offsets in a text to 1-based line:column positions."""
 
     def __init__(self, text: str) -> None:
-        starts = [0]
-        find = text.find
-        pos = find("\n")
-        while pos != -1:
-            starts.append(pos + 1)
-            pos = find("\n", pos + 1)
-        self._starts = starts
+        self._text = text
+        self._starts: list[int] | None = None  # built on first use: most texts need none
+
+    def _line_starts(self) -> list[int]:
+        if self._starts is None:
+            text = self._text
+            starts = [0]
+            find = text.find
+            pos = find("\n")
+            while pos != -1:
+                starts.append(pos + 1)
+                pos = find("\n", pos + 1)
+            self._starts = starts
+        return self._starts
 
     def position(self, offset: int) -> Position:
-        line = bisect.bisect_right(self._starts, offset) - 1
-        return Position(line + 1, offset - self._starts[line] + 1)
+        starts = self._line_starts()
+        line = bisect.bisect_right(starts, offset) - 1
+        return Position(line + 1, offset - starts[line] + 1)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ maps every diagnostic's span back to the raw input, and decides the final status
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -54,8 +55,22 @@ def make_validator(schema: Any) -> SchemaValidator | None:
     from llmfix.schemas import SchemaSpec, schema_from_value
     from llmfix.validate import SchemaValidator
 
-    spec = schema if isinstance(schema, SchemaSpec) else schema_from_value(schema)
-    return SchemaValidator(spec)
+    if isinstance(schema, SchemaSpec):
+        return SchemaValidator(schema)
+    # Checking a schema costs far more than validating a value with it: library callers
+    # passing the same schema dict on every call get the compiled validator back.
+    key = json.dumps(schema, sort_keys=True, default=repr)
+    validator = _VALIDATORS.get(key)
+    if validator is None:
+        validator = SchemaValidator(schema_from_value(schema))
+        if len(_VALIDATORS) >= _VALIDATOR_CACHE_SIZE:
+            _VALIDATORS.pop(next(iter(_VALIDATORS)))
+        _VALIDATORS[key] = validator
+    return validator
+
+
+_VALIDATOR_CACHE_SIZE = 32
+_VALIDATORS: dict[str, SchemaValidator] = {}
 
 
 def _relocate(
@@ -132,7 +147,7 @@ def _finish(
     diagnostics = list(chosen.diagnostics)
     patch: list[PatchOp] = []
     errors: list[Diagnostic] = []
-    if validator is not None:
+    if validator is not None and chosen.schema_errors != 0:
         errors = clock.run("validate", lambda: validator.errors(value))
         if errors and options.schema_repair:
             from llmfix.schema_repair import coerce_to_schema

@@ -9,6 +9,8 @@ import sys
 
 import typer
 
+from llmfix.cli import check as _check  # noqa: F401  (registers check)
+from llmfix.cli import config as _config  # noqa: F401  (registers config)
 from llmfix.cli import inspect as _inspect  # noqa: F401  (registers extract, schemas, rules)
 from llmfix.cli import repair as _repair  # noqa: F401  (registers repair)
 from llmfix.cli.app import app

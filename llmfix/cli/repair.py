@@ -219,6 +219,8 @@ def _build_run(
 
 
 def _disabled_rules(disable: list[str], only: str | None) -> frozenset[str]:
+    if not disable and only is None:
+        return frozenset()
     from llmfix.schema_repair import RULES
 
     known = set(RULES)

@@ -75,8 +75,10 @@ HEX = re.compile(r"[0-9A-Fa-f]{1,4}")
 
 # A key that starts here: a quoted or bare name followed by a colon (bounded window).
 KEY_AHEAD = re.compile(
-    r"""(?:"[^"\n]*"|'[^'\n]*'|\u201c[^\u201d\n]*\u201d|[A-Za-z_$][\w$\-. ]*)[ \t]*:"""
+    r"""(?:"[^"\n]*"|'[^'\n]*'|\u201c[^\u201d\n]*\u201d|[\w$][\w$\-. ]*["']?)[ \t]*:"""
 )
+# A bare word and then a quoted key: stray text before the next key.
+WORD_THEN_KEY = re.compile(r"""[\w$]+[ \t]+(?=["'])""")
 # A key (quoted or bare) filling a whole slice: the text between a comma and a colon.
 KEY_BETWEEN = re.compile(r"""\s*(?:"[^"\n]*"|'[^'\n]*'|[A-Za-z_$][\w$\-]*)\s*""")
 # A quoted key at a quote: the same shapes, used when a quote may start the next key.
@@ -85,13 +87,16 @@ QUOTED_KEY_AHEAD = re.compile(
     r"""[\u2019\u00b4'])[ \t]*:"""
 )
 
+# A quoted string followed by another quoted string: a key whose colon is missing.
+QUOTED_PAIR_AHEAD = re.compile(r"""(?:"[^"\n]*"|'[^'\n]*')[ \t]*["']""")
+
 # Numbers.
 NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 # Characters that, right after a number, make it part of a longer token.
 NUMBER_TAIL = frozenset("0123456789.eE_+-:/") | frozenset(
     "abcdfghijklmnopqrstuvwxyzABCDFGHIJKLMNOPQRSTUVWXYZ"
 )
-NUMBER_TOKEN = re.compile(r"[\w.+\-:/]*")
+NUMBER_TOKEN = re.compile(r"(?:[\w.+\-:]|/(?![/*]))*")
 UNDERSCORE_NUMBER = re.compile(r"-?[0-9]+(?:_[0-9]+)*(?:\.[0-9]+(?:_[0-9]+)*)?(?:[eE][-+]?[0-9]+)?")
 TRUNCATED_NUMBER = re.compile(r"(-?)([0-9]*)(?:(\.)([0-9]*))?(?:([eE])([-+]?)([0-9]*))?")
 LEADING_ZERO = re.compile(r"-?0[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from llmfix.model import Diagnostic, Result, Severity, Status
@@ -92,3 +94,38 @@ def print_explanation(console: Console, source: str, result: Result) -> None:
         console.print(Text(f"{line}  [{op.rule}, {op.risk.value}]"), soft_wrap=True)
         if op.message:
             console.print(Text(f"    {op.message}", style="dim"), soft_wrap=True)
+
+
+@contextlib.contextmanager
+def progress_bar(console: Console | None, total: int) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar over ``total`` files; yields ``update(files_done, items_done)``.
+
+    With no console (not a terminal, ``--quiet``, ``--no-progress``) it draws nothing.
+    """
+    if console is None:
+        yield lambda files, items: None
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    columns = (
+        TextColumn("checking"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("files, {task.fields[items]:,} items"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console, transient=True, redirect_stdout=True) as bar:
+        task = bar.add_task("check", total=total, items=0)
+
+        def update(files: int, items: int) -> None:
+            bar.update(task, completed=files, items=items)
+
+        yield update

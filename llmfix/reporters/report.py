@@ -1,12 +1,21 @@
-"""The versioned report (JSON or YAML) shared by `repair` and `check`."""
+"""The versioned report (JSON or YAML) shared by `repair` and `check`.
+
+``repair`` builds it from a list (:func:`build_report`); ``check`` streams it through
+:class:`JsonReporter`/:class:`YamlReporter` (``--format json|yaml``), whose summary is a
+superset of the one here (``items`` and ``status`` mean the same in both).
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from llmfix.model import REPORT_VERSION
+from llmfix.reporters.base import Reporter, ReportOptions, copy_spool, item_record, spool
+
+if TYPE_CHECKING:
+    from llmfix.batch import BatchSummary, Checked
 
 
 def build_report(items: list[dict[str, Any]]) -> dict[str, Any]:
@@ -36,3 +45,91 @@ def write_report(path: Path, items: list[dict[str, Any]]) -> None:
 
     fmt = "yaml" if path.suffix.lower() in (".yaml", ".yml") else "json"
     write_atomic(path, render_report(build_report(items), fmt))
+
+
+def read_report(path: Path) -> dict[str, Any]:
+    """Read a report written by ``-o``/``--report`` (JSON, or YAML by suffix): for --baseline."""
+    from llmfix.errors import ConfigError
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"baseline {path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        if path.suffix.lower() in (".yaml", ".yml"):
+            import yaml
+
+            report = yaml.safe_load(text)
+        else:
+            report = json.loads(text)
+    except Exception as exc:  # yaml.YAMLError or ValueError; never leak either
+        problem = " ".join(str(exc).split())
+        raise ConfigError(f"baseline {path}: not a report: {problem}") from None
+    if not isinstance(report, dict) or not isinstance(report.get("items"), list):
+        raise ConfigError(f"baseline {path}: not an llmfix report (no 'items' list)")
+    if str(report.get("version")) != REPORT_VERSION:
+        raise ConfigError(
+            f"baseline {path}: report version {report.get('version')!r} is not "
+            f"{REPORT_VERSION!r}; write a new baseline with this llmfix"
+        )
+    return report
+
+
+class JsonReporter(Reporter):
+    """The versioned report as JSON: ``version``, ``summary``, then every item.
+
+    Items are spooled while the run goes on and written after the summary, so the
+    document reads top-down and memory stays bounded. The layout is what
+    ``json.dumps(report, indent=2)`` would give.
+    """
+
+    name = "json"
+    spools = True
+
+    def __init__(self, out: TextIO, options: ReportOptions | None = None) -> None:
+        super().__init__(out, options)
+        self._items = spool()
+        self._count = 0
+
+    def add(self, checked: Checked) -> None:
+        text = json.dumps(item_record(checked), ensure_ascii=False, indent=2)
+        self._items.write(",\n" if self._count else "\n")
+        self._items.write("    " + text.replace("\n", "\n    "))
+        self._count += 1
+
+    def finish(self, summary: BatchSummary) -> None:
+        head = {"version": REPORT_VERSION, "summary": summary.to_dict()}
+        text = json.dumps(head, ensure_ascii=False, indent=2)
+        self.out.write(text[: text.rindex("}")].rstrip() + ',\n  "items": [')
+        copy_spool(self._items, self.out)
+        self._items.close()
+        self.out.write("\n  ]\n}\n" if self._count else "]\n}\n")
+
+
+class YamlReporter(Reporter):
+    """The versioned report as YAML (same content as :class:`JsonReporter`)."""
+
+    name = "yaml"
+    spools = True
+
+    def __init__(self, out: TextIO, options: ReportOptions | None = None) -> None:
+        super().__init__(out, options)
+        self._items = spool()
+        self._count = 0
+
+    def add(self, checked: Checked) -> None:
+        import yaml
+
+        self._items.write(
+            yaml.safe_dump([item_record(checked)], sort_keys=False, allow_unicode=True)
+        )
+        self._count += 1
+
+    def finish(self, summary: BatchSummary) -> None:
+        import yaml
+
+        head = {"version": REPORT_VERSION, "summary": summary.to_dict()}
+        self.out.write(yaml.safe_dump(head, sort_keys=False, allow_unicode=True))
+        self.out.write("items:\n" if self._count else "items: []\n")
+        copy_spool(self._items, self.out)
+        self._items.close()

@@ -1,0 +1,555 @@
+"""Batch execution: check many items, in parallel when it pays, in input order.
+
+:func:`run_items` runs the pipeline over an iterable of :class:`~llmfix.inputs.Item` and
+yields one :class:`Outcome` per item, in the order the items came in. It starts in this
+process and moves the rest of the work to a process pool only once the items checked so
+far have cost more than ``serial_budget`` seconds: a handful of files, or thousands of
+tiny ones, never pay for starting workers (the crossover is measured in
+``bench/bench_batch.py``). In the pool, work is sent in chunks sized from the measured
+cost per item, and at most ``window`` chunks are in flight, so memory stays bounded
+however long the input is.
+
+Per-item limits: an item longer than ``max_item_size`` characters is not checked
+(``batch.too_large``); one that takes longer than ``item_timeout`` seconds is stopped
+(``batch.timeout``, on platforms with ``SIGALRM``; the lenient parser has its own time
+budget everywhere). An exception inside the pipeline is the item's error
+(``batch.crash``), never the end of the run.
+
+:func:`judge` applies the gates (``--fail-on``, ``--max-risk``) and the baseline to an
+outcome; :class:`BatchSummary` tallies what a run found, overall and per group. No
+printing, no file I/O here: the CLI feeds reporters.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from llmfix.config import RepairOptions
+from llmfix.gate import gate_failures
+from llmfix.model import Diagnostic, LineIndex, Position, Result, Risk, Severity, Status
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    from llmfix.gate import FailOn
+    from llmfix.inputs import Item
+    from llmfix.validate import SchemaValidator
+
+STAGE = "batch"
+
+# Below this much serial work (seconds) a run stays in one process; measured in
+# bench/bench_batch.py (see bench/README.md, "Batch").
+SERIAL_BUDGET = 0.25
+# Work per chunk sent to a worker: large enough that IPC is noise, small enough to balance.
+CHUNK_SECONDS = 0.05
+MAX_CHUNK = 256
+MAX_POOL_RESTARTS = 3
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How one group of items is checked: the schema, the tool registry, the options."""
+
+    validator: SchemaValidator | None = None
+    options: RepairOptions = field(default_factory=RepairOptions)
+    tools: Mapping[str, SchemaValidator] | None = None
+
+
+@dataclass(frozen=True)
+class BatchLimits:
+    """Execution bounds (``-j``, ``--timeout``, ``--max-item-size``)."""
+
+    jobs: int = 0  # 0: every core
+    item_timeout: float | None = 60.0
+    max_item_size: int = 10_000_000
+    serial_budget: float = SERIAL_BUDGET
+    window: int = 0  # chunks in flight; 0: two per worker
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What checking one item gave: a result, or the error that stopped it."""
+
+    item: Item
+    result: Result | None
+    error: Diagnostic | None = None
+    anchor: Position | None = None  # where the chosen JSON starts in the item's text
+    seconds: float = 0.0
+
+    @property
+    def status(self) -> str:
+        return self.result.status.value if self.result is not None else "error"
+
+    @property
+    def diagnostics(self) -> tuple[Diagnostic, ...]:
+        found = list(self.item.diagnostics)
+        if self.error is not None:
+            found.append(self.error)
+        if self.result is not None:
+            found.extend(self.result.diagnostics)
+        return tuple(found)
+
+
+def cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def check_text(text: str, profile: Profile, tool: str | None = None) -> Result:
+    """Check one text with a profile; a tool call is checked against its tool's schema."""
+    from dataclasses import replace
+
+    from llmfix.pipeline import repair_text
+
+    validator = profile.validator
+    unknown: Diagnostic | None = None
+    if tool is not None or profile.tools:
+        validator = None
+        if profile.tools:
+            validator = profile.tools.get(tool or "")
+            if validator is None:
+                unknown = _unknown_tool(tool, profile.tools)
+    result = repair_text(text, options=profile.options, validator=validator)
+    if unknown is None:
+        return result
+    status = Status.INVALID if result.status.ok else result.status
+    return replace(result, status=status, diagnostics=(*result.diagnostics, unknown))
+
+
+def _unknown_tool(name: str | None, tools: Mapping[str, Any]) -> Diagnostic:
+    import difflib
+
+    close = difflib.get_close_matches(name or "", sorted(tools), n=1)
+    hint = f'did you mean "{close[0]}"?' if close else "registered: " + ", ".join(sorted(tools))
+    what = f'"{name}"' if name else "a call with no name"
+    return Diagnostic(
+        code="tools.unknown_name",
+        severity=Severity.ERROR,
+        stage="tools",
+        message=f"tool {what} is not in the tool registry",
+        hint=hint,
+        data={"tool": name},
+    )
+
+
+# ------------------------------------------------------------------------- one item
+
+
+class ItemTimeout(BaseException):
+    """Raised by the alarm inside an item that ran out of time (not an ``Exception``, so
+    a stage's broad ``except Exception`` cannot swallow it)."""
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise ItemTimeout
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float | None) -> Iterator[None]:
+    usable = (
+        seconds is not None
+        and seconds > 0
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+    )
+    if not usable:
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)  # type: ignore[arg-type]
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+Payload = tuple[str, str, str | None]  # text, profile key, tool name
+Done = tuple[Result | None, Diagnostic | None, Position | None, float]
+
+
+def _check_payload(
+    payload: Payload, profiles: Mapping[str, Profile], timeout: float | None
+) -> Done:
+    text, key, tool = payload
+    start = time.perf_counter()
+    try:
+        with _deadline(timeout):
+            result = check_text(text, profiles[key], tool)
+    except ItemTimeout:
+        error = _error("batch.timeout", f"stopped after {timeout:g} s (--timeout)")
+        return None, error, None, time.perf_counter() - start
+    except Exception as exc:  # one bad item never ends the run
+        problem = " ".join(f"{type(exc).__name__}: {exc}".split())
+        return None, _error("batch.crash", f"checking failed: {problem}"), None, 0.0
+    anchor = None
+    if result.candidate is not None:
+        anchor = LineIndex(text).position(result.candidate.span.start)
+    return result, None, anchor, time.perf_counter() - start
+
+
+def _error(code: str, message: str, hint: str | None = None) -> Diagnostic:
+    return Diagnostic(code=code, severity=Severity.ERROR, stage=STAGE, message=message, hint=hint)
+
+
+def _payload(item: Item, limits: BatchLimits) -> Payload | Outcome:
+    """What to send a worker for ``item``, or its outcome when it is not to be checked."""
+    if item.error is not None:
+        return Outcome(item, None, item.error)
+    if len(item.text) > limits.max_item_size:
+        error = _error(
+            "batch.too_large",
+            f"{len(item.text):,} characters is over --max-item-size {limits.max_item_size:,}",
+        )
+        return Outcome(item, None, error)
+    return item.text, item.profile, item.tool
+
+
+def _outcome(item: Item, done: Done) -> Outcome:
+    result, error, anchor, seconds = done
+    return Outcome(item, result, error, anchor, seconds)
+
+
+# ------------------------------------------------------------------------ the pool
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(profiles: Mapping[str, Profile], timeout: float | None) -> None:
+    # The parent handles Ctrl-C; a worker dying of it would break the pool mid-report.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _WORKER["profiles"] = profiles
+    _WORKER["timeout"] = timeout
+
+
+def _run_chunk(payloads: list[Payload | None]) -> list[Done | None]:
+    profiles = _WORKER["profiles"]
+    timeout = _WORKER["timeout"]
+    return [None if p is None else _check_payload(p, profiles, timeout) for p in payloads]
+
+
+def run_items(
+    items: Iterable[Item], profiles: Mapping[str, Profile], limits: BatchLimits | None = None
+) -> Iterator[Outcome]:
+    """Check every item; one :class:`Outcome` each, in input order (see the module doc)."""
+    limits = limits or BatchLimits()
+    jobs = limits.jobs if limits.jobs > 0 else cpu_count()
+    source = iter(items)
+    spent = 0.0
+    checked = 0
+    for item in source:
+        prepared = _payload(item, limits)
+        if isinstance(prepared, Outcome):
+            yield prepared
+            continue
+        outcome = _outcome(item, _check_payload(prepared, profiles, limits.item_timeout))
+        yield outcome
+        spent += outcome.seconds
+        checked += 1
+        if jobs > 1 and spent >= limits.serial_budget:
+            yield from _run_pool(source, profiles, limits, jobs, spent / checked)
+            return
+
+
+def _run_pool(
+    source: Iterator[Item],
+    profiles: Mapping[str, Profile],
+    limits: BatchLimits,
+    jobs: int,
+    mean_seconds: float,
+) -> Iterator[Outcome]:
+    size = max(1, min(MAX_CHUNK, int(CHUNK_SECONDS / max(mean_seconds, 1e-6))))
+    window = limits.window or 2 * jobs
+    pool = _Pool(jobs, profiles, limits.item_timeout)
+    pending: deque[tuple[list[Item], list[Payload | Outcome], Future[list[Done | None]]]] = deque()
+    try:
+        while True:
+            chunk = _take(source, size)
+            if chunk:
+                prepared = [_payload(item, limits) for item in chunk]
+                pending.append((chunk, prepared, pool.submit(prepared)))
+            while pending and (len(pending) >= window or not chunk):
+                yield from pool.collect(*pending.popleft(), pending)
+            if not chunk:
+                return
+    finally:
+        pool.shutdown()
+
+
+def _take(source: Iterator[Item], size: int) -> list[Item]:
+    chunk = []
+    for item in source:
+        chunk.append(item)
+        if len(chunk) >= size:
+            break
+    return chunk
+
+
+class _Pool:
+    """A process pool that is rebuilt when a worker dies (at most ``MAX_POOL_RESTARTS``)."""
+
+    def __init__(self, jobs: int, profiles: Mapping[str, Profile], timeout: float | None) -> None:
+        self.jobs = jobs
+        self.profiles = profiles
+        self.timeout = timeout
+        self.restarts = 0
+        self.executor: ProcessPoolExecutor | None = self._start()
+
+    def _start(self) -> ProcessPoolExecutor:
+        from concurrent.futures import ProcessPoolExecutor
+
+        return ProcessPoolExecutor(
+            self.jobs, initializer=_init_worker, initargs=(self.profiles, self.timeout)
+        )
+
+    def submit(self, prepared: list[Payload | Outcome]) -> Future[list[Done | None]]:
+        from concurrent.futures import Future
+
+        payloads = [None if isinstance(p, Outcome) else p for p in prepared]
+        if self.executor is None:  # gave up on workers: run here
+            done: Future[list[Done | None]] = Future()
+            checked = [
+                None if p is None else _check_payload(p, self.profiles, self.timeout)
+                for p in payloads
+            ]
+            done.set_result(checked)
+            return done
+        return self.executor.submit(_run_chunk, payloads)
+
+    def collect(
+        self,
+        chunk: list[Item],
+        prepared: list[Payload | Outcome],
+        future: Future[list[Done | None]],
+        pending: deque[tuple[list[Item], list[Payload | Outcome], Future[list[Done | None]]]],
+    ) -> Iterator[Outcome]:
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            results = future.result()
+        except BrokenProcessPool:
+            self._restart(pending)
+            error = _error(
+                "batch.worker_crashed",
+                "the worker process checking this item died (out of memory, or a crash)",
+            )
+            results = [None] * len(chunk)
+            prepared = [
+                p if isinstance(p, Outcome) else Outcome(i, None, error)
+                for i, p in zip(chunk, prepared, strict=True)
+            ]
+        for item, ready, done in zip(chunk, prepared, results, strict=True):
+            if isinstance(ready, Outcome):
+                yield ready
+            elif done is not None:
+                yield _outcome(item, done)
+
+    def _restart(
+        self, pending: deque[tuple[list[Item], list[Payload | Outcome], Future[list[Done | None]]]]
+    ) -> None:
+        self.shutdown()
+        self.restarts += 1
+        self.executor = self._start() if self.restarts <= MAX_POOL_RESTARTS else None
+        for index, (chunk, prepared, _) in enumerate(pending):
+            pending[index] = (chunk, prepared, self.submit(prepared))
+
+    def shutdown(self) -> None:
+        if self.executor is not None:
+            self.executor.shutdown(wait=True, cancel_futures=True)
+            self.executor = None
+
+
+# -------------------------------------------------------------------- gates, baseline
+
+
+@dataclass(frozen=True)
+class Checked:
+    """An outcome judged: why it fails the gates (if it does) and whether that is known."""
+
+    outcome: Outcome
+    failures: tuple[str, ...] = ()
+    baselined: bool = False
+
+    @property
+    def failed(self) -> bool:
+        """Fails the run: a gate failure the baseline does not already know about."""
+        return bool(self.failures) and not self.baselined
+
+    @property
+    def item(self) -> Item:
+        return self.outcome.item
+
+    @property
+    def status(self) -> str:
+        return self.outcome.status
+
+
+Fingerprint = tuple[str, str, str]
+
+
+def fingerprints(item_id: str, status: str, diagnostics: Iterable[Diagnostic]) -> set[Fingerprint]:
+    """What identifies an item's failure: its status and each error (code, JSON Pointer)."""
+    found = {(item_id, "status", status)}
+    found.update(
+        (item_id, d.code, d.pointer or "") for d in diagnostics if d.severity is Severity.ERROR
+    )
+    return found
+
+
+class Baseline:
+    """Known failures from an earlier JSON report: they are reported, but do not fail."""
+
+    def __init__(self, known: set[Fingerprint]) -> None:
+        self.known = known
+
+    @classmethod
+    def from_report(cls, report: Mapping[str, Any]) -> Baseline:
+        known: set[Fingerprint] = set()
+        for entry in report.get("items") or []:
+            if not isinstance(entry, Mapping) or not isinstance(entry.get("id"), str):
+                continue
+            item_id = entry["id"]
+            known.add((item_id, "status", str(entry.get("status"))))
+            for diag in entry.get("diagnostics") or []:
+                if isinstance(diag, Mapping) and diag.get("severity") == "error":
+                    known.add((item_id, str(diag.get("code")), str(diag.get("pointer") or "")))
+        return cls(known)
+
+    def covers(self, outcome: Outcome) -> bool:
+        found = fingerprints(outcome.item.id, outcome.status, outcome.diagnostics)
+        return found <= self.known
+
+
+def judge(
+    outcome: Outcome,
+    fail_on: FailOn = "invalid",
+    max_risk: Risk | None = None,
+    baseline: Baseline | None = None,
+) -> Checked:
+    """Apply the gates and the baseline to one outcome."""
+    if outcome.result is None:
+        error = outcome.error
+        failures: tuple[str, ...] = (f"not checked ({error.code})" if error else "not checked",)
+    else:
+        failures = tuple(gate_failures(outcome.result, fail_on, max_risk))
+    known = bool(failures) and baseline is not None and baseline.covers(outcome)
+    return Checked(outcome, failures, known)
+
+
+# ---------------------------------------------------------------------- the summary
+
+_MAX_KEYS = 2000  # distinct keys kept per counter; the rest are tallied as "(other)"
+_INDEX = re.compile(r"/\d+(?=/|$)")
+
+
+def pointer_pattern(pointer: str) -> str:
+    """A JSON Pointer with array indices as ``*``: ``/items/3/name`` → ``/items/*/name``."""
+    return _INDEX.sub("/*", pointer)
+
+
+def _bump(counter: Counter[Any], key: Any, by: int = 1) -> None:
+    if key in counter or len(counter) < _MAX_KEYS:
+        counter[key] += by
+    else:
+        counter["(other)"] += by
+
+
+@dataclass
+class Tally:
+    """Counts for a set of checked items (the whole run, or one ``--group-by`` group)."""
+
+    items: int = 0
+    status: Counter[str] = field(default_factory=Counter)
+    repairs: Counter[str] = field(default_factory=Counter)  # repair diagnostics, by code
+    # (code, pointer pattern); the pattern is None for errors about no place in the value
+    errors: Counter[tuple[str, str | None]] = field(default_factory=Counter)
+    repairs_total: int = 0
+    attempts: int = 0
+    failed: int = 0
+    baselined: int = 0
+    seconds: float = 0.0
+
+    def add(self, checked: Checked) -> None:
+        outcome = checked.outcome
+        self.items += 1
+        self.status[outcome.status] += 1
+        self.seconds += outcome.seconds
+        self.failed += checked.failed
+        self.baselined += checked.baselined and bool(checked.failures)
+        for d in outcome.diagnostics:
+            if d.risk is not None and d.stage != "extract":
+                self.repairs_total += 1
+                _bump(self.repairs, d.code)
+            elif d.severity is Severity.ERROR:
+                where = None if d.pointer is None else pointer_pattern(d.pointer)
+                _bump(self.errors, (d.code, where))
+        if outcome.result is not None:
+            self.attempts += outcome.result.attempts
+
+    @property
+    def parsed(self) -> int:
+        return self.items - self.status["unparseable"] - self.status["error"]
+
+    @property
+    def valid(self) -> int:
+        return sum(
+            n for s, n in self.status.items() if s not in ("invalid", "unparseable", "error")
+        )
+
+    def rate(self, count: int) -> float:
+        return count / self.items if self.items else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "items": self.items,
+            "status": dict(sorted(self.status.items())),
+            "parse_rate": round(self.rate(self.parsed), 4),
+            "valid_rate": round(self.rate(self.valid), 4),
+            "repairs": self.repairs_total,
+            "repairs_per_item": round(self.repairs_total / self.items, 4) if self.items else 0.0,
+            "repairs_by_code": dict(self.repairs.most_common()),
+            "errors": [
+                {"code": code, "count": count}
+                if pointer is None
+                else {"code": code, "pointer": pointer, "count": count}
+                for (code, pointer), count in self.errors.most_common()
+            ],
+            "llm_attempts": self.attempts,
+            "failed": self.failed,
+            "baselined": self.baselined,
+        }
+
+
+@dataclass
+class BatchSummary:
+    """The whole run's tally, and one per ``--group-by`` value when grouping."""
+
+    total: Tally = field(default_factory=Tally)
+    groups: dict[str, Tally] | None = None
+    seconds: float = 0.0  # wall-clock time of the run
+
+    def add(self, checked: Checked) -> None:
+        self.total.add(checked)
+        if self.groups is not None:
+            key = checked.item.group if checked.item.group is not None else "(none)"
+            if key not in self.groups and len(self.groups) >= _MAX_KEYS:
+                key = "(other)"
+            self.groups.setdefault(key, Tally()).add(checked)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.total.to_dict()
+        out["seconds"] = round(self.seconds, 3)
+        if self.groups is not None:
+            out["groups"] = {k: v.to_dict() for k, v in sorted(self.groups.items())}
+        return out

@@ -1,0 +1,444 @@
+"""`llmfix check`: many files of model output in, a report and a CI verdict out."""
+
+from __future__ import annotations  # noqa: I001
+
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TextIO
+from typing import Optional  # typer needs Optional[...], not X | None, on Python 3.10
+
+import typer
+
+from llmfix.cli.app import app, fail
+from llmfix.errors import ConfigError, LlmfixError
+from llmfix.model import ExitCode
+
+if TYPE_CHECKING:
+    from llmfix.batch import Checked, Profile
+    from llmfix.configfile import CheckRule, Settings
+    from llmfix.inputs import Item, ReadOptions
+    from llmfix.reporters.base import Reporter
+    from llmfix.validate import SchemaValidator
+
+
+@app.command()
+def check(
+    paths: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Argument(help="Files or directories ('-' for stdin); default: the config's."),
+    ] = None,
+    schema: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--schema", "-s", help="JSON Schema the answers must satisfy."),
+    ] = None,
+    tools: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--tools", help="Tool definitions (OpenAI/Anthropic/MCP) for tool calls."),
+    ] = None,
+    field: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--field", help="Where the text is in each record: /pointer or a.b.0."),
+    ] = None,
+    messages: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--messages", help="Transcript turns to check: last|all."),
+    ] = None,
+    kind: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--kind", help="Read inputs as auto|text|json|jsonl."),
+    ] = None,
+    include: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option("--include", help="Glob of files to check in directories."),
+    ] = None,
+    exclude: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option("--exclude", help="Glob of files to skip in directories."),
+    ] = None,
+    fmt: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--format", "-f", help="text|json|yaml|junit|github|sarif."),
+    ] = None,
+    output: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--output", "-o", help="Write the report to this file."),
+    ] = None,
+    fail_on: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--fail-on", help="Fail on items this bad: invalid|repaired|extracted."),
+    ] = None,
+    max_risk: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--max-risk", help="Fail when a riskier repair was needed."),
+    ] = None,
+    baseline: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--baseline", help="A JSON report whose failures are known."),
+    ] = None,
+    write_fixed: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--write-fixed", help="Write repaired copies under this directory."),
+    ] = None,
+    jobs: Annotated[
+        Optional[int],  # noqa: UP045
+        typer.Option("--jobs", "-j", help="Worker processes (0: all cores)."),
+    ] = None,
+    timeout: Annotated[
+        Optional[float],  # noqa: UP045
+        typer.Option("--timeout", help="Seconds per item at most."),
+    ] = None,
+    max_item_size: Annotated[
+        Optional[int],  # noqa: UP045
+        typer.Option("--max-item-size", help="Characters per item at most."),
+    ] = None,
+    group_by: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--group-by", help="Summarise per value of this record field."),
+    ] = None,
+    disable_rule: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option("--disable-rule", help="Turn a repair rule off (repeatable)."),
+    ] = None,
+    encoding: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--encoding", help="Decode inputs with this encoding."),
+    ] = None,
+    config: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--config", help="Use this config file."),
+    ] = None,
+    in_place: Annotated[
+        bool, typer.Option("--in-place", help="Rewrite inputs with their repairs (atomic).")
+    ] = False,
+    no_schema_repair: Annotated[
+        bool, typer.Option("--no-schema-repair", help="Validate only; no schema repairs.")
+    ] = False,
+    no_config: Annotated[bool, typer.Option("--no-config", help="Ignore config files.")] = False,
+    no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print the summary only.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Print every item.")] = False,
+) -> None:
+    """Check many model outputs: files, directories, JSONL logs, API responses, transcripts.
+
+    Exit codes: 0 clean, 1 an item fails the gates (--fail-on, --max-risk) and is not in
+    the --baseline, 2 usage, config or schema error.
+    """
+    from llmfix.configfile import load_settings
+
+    options: dict[str, Any] = {}
+    if no_schema_repair:
+        options["schema_repair"] = False
+    if disable_rule:
+        options["disabled_rules"] = list(disable_rule)
+    flags = {
+        "paths": paths, "schema": schema, "tools": tools, "field": field, "messages": messages,
+        "kind": kind, "include": include, "exclude": exclude, "format": fmt, "output": output,
+        "fail_on": fail_on, "max_risk": max_risk, "baseline": baseline,
+        "write_fixed": write_fixed, "in_place": in_place or None, "jobs": jobs,
+        "timeout": timeout, "max_item_size": max_item_size, "group_by": group_by,
+        "encoding": encoding, "progress": False if no_progress else None, "options": options,
+    }  # fmt: skip
+    try:
+        settings = load_settings(flags, config=config, use_config=not no_config)
+        code = run_check(settings, verbosity=-1 if quiet else int(verbose))
+    except LlmfixError as exc:
+        raise fail(str(exc)) from None
+    raise typer.Exit(int(code))
+
+
+def run_check(settings: Settings, verbosity: int = 0, stdout: TextIO | None = None) -> ExitCode:
+    """Run a check as the settings say; reporters write to ``stdout`` or ``--output``."""
+    from llmfix.batch import BatchLimits, BatchSummary, judge, run_items
+    from llmfix.reporters.base import output_stream
+
+    stdout = stdout or sys.stdout
+    gate = _gate(settings)
+    profiles, readers = _profiles(settings)
+    files = _files(settings)
+    baseline = _baseline(settings.baseline)
+    limits = BatchLimits(
+        jobs=settings.jobs, item_timeout=settings.timeout, max_item_size=settings.max_item_size
+    )
+    fixer = _fixer(settings, files)
+    summary = BatchSummary(groups={} if settings.group_by else None)
+    output = Path(settings.output) if settings.output else None
+    start = time.perf_counter()
+    with output_stream(output, stdout) as out:
+        reporters = _reporters(settings, out, verbosity, baseline is not None, output is None)
+        with _progress(settings, verbosity, len(files)) as update:
+            done_files = 0
+            last: str | None = None
+            items = _items(files, settings, readers)
+            for outcome in run_items(items, profiles, limits):
+                checked = judge(outcome, gate[0], gate[1], baseline)
+                summary.add(checked)
+                for reporter in reporters:
+                    reporter.add(checked)
+                if fixer is not None:
+                    fixer.add(checked)
+                if outcome.item.source != last:
+                    done_files += last is not None
+                    last = outcome.item.source
+                update(done_files, summary.total.items)
+            update(len(files), summary.total.items)
+        if fixer is not None:
+            fixer.close()
+        summary.seconds = time.perf_counter() - start
+        for reporter in reporters:
+            reporter.finish(summary)
+    return ExitCode.FAILED if summary.total.failed else ExitCode.OK
+
+
+def _gate(settings: Settings) -> tuple[Any, Any]:
+    from llmfix.gate import FAIL_ON
+    from llmfix.model import Risk
+
+    if settings.fail_on not in FAIL_ON:
+        raise ConfigError(
+            f"--fail-on must be one of {', '.join(FAIL_ON)}, not {settings.fail_on!r}"
+        )
+    risk = None
+    if settings.max_risk is not None:
+        try:
+            risk = Risk.parse(settings.max_risk)
+        except ValueError as exc:
+            raise ConfigError(f"--max-risk: {exc}") from None
+    if settings.in_place and settings.write_fixed:
+        raise ConfigError("use either --in-place or --write-fixed, not both")
+    if settings.jobs < 0 or settings.timeout <= 0 or settings.max_item_size < 1:
+        raise ConfigError("--jobs must be 0 or more; --timeout and --max-item-size positive")
+    return settings.fail_on, risk
+
+
+def _profiles(settings: Settings) -> tuple[dict[str, Profile], dict[str, ReadOptions]]:
+    """One profile (schema, tools, options) and one way of reading per ``checks`` rule."""
+    from llmfix import make_options
+    from llmfix.batch import Profile
+    from llmfix.inputs import KINDS, MESSAGES, ReadOptions, field_tokens
+
+    cache: dict[str, Any] = {}
+    profiles: dict[str, Profile] = {}
+    readers: dict[str, ReadOptions] = {}
+    rules: list[tuple[str, CheckRule | None]] = [("", None)]
+    rules += [(f"rule{i}", rule) for i, rule in enumerate(settings.checks)]
+    for key, rule in rules:
+        messages = settings.for_rule(rule, "messages")
+        kind = settings.for_rule(rule, "kind")
+        if messages not in MESSAGES:
+            raise ConfigError(f"--messages must be one of {', '.join(MESSAGES)}, not {messages!r}")
+        if kind not in KINDS:
+            raise ConfigError(f"--kind must be one of {', '.join(KINDS)}, not {kind!r}")
+        field = settings.for_rule(rule, "field")
+        group_by = settings.for_rule(rule, "group_by")
+        for spec in (field, group_by):
+            if spec is not None:
+                field_tokens(spec)
+        readers[key] = ReadOptions(field, messages, kind, group_by, settings.encoding)
+        schema = settings.for_rule(rule, "schema")
+        tools = settings.for_rule(rule, "tools")
+        profiles[key] = Profile(
+            validator=_validator(schema, cache) if schema else None,
+            options=make_options(**settings.for_rule(rule, "options")),
+            tools=_tool_registry(tools, cache) if tools else None,
+        )
+    return profiles, readers
+
+
+def _validator(ref: str, cache: dict[str, Any]) -> SchemaValidator:
+    from llmfix.schemas import load_schema
+    from llmfix.validate import SchemaValidator
+
+    if ref not in cache:
+        cache[ref] = SchemaValidator(load_schema(ref))
+    validator: SchemaValidator = cache[ref]
+    return validator
+
+
+def _tool_registry(path: str, cache: dict[str, Any]) -> dict[str, SchemaValidator]:
+    """Tool name → compiled parameters schema, from a tools file (see ``llmfix.tools``)."""
+    from llmfix.tools import ToolRegistry
+
+    key = "tools:" + path
+    if key not in cache:
+        registry = ToolRegistry.load(path)
+        validators = {name: registry.validator_for(name) for name in registry.names}
+        cache[key] = {name: v for name, v in validators.items() if v is not None}
+    found: dict[str, SchemaValidator] = cache[key]
+    return found
+
+
+def _files(settings: Settings) -> list[str]:
+    from llmfix.configfile import rule_files
+    from llmfix.inputs import discover_files
+
+    paths = list(settings.paths)
+    if not paths and settings.checks:
+        paths = list(rule_files(settings))
+        if not paths:
+            raise ConfigError(f"{settings.config}: no file matches the checks' globs")
+    if not paths:
+        raise ConfigError("no paths given (and no config file with paths or checks)")
+    if paths.count("-") > 1:
+        raise ConfigError("stdin ('-') can be read once")
+    return list(discover_files(paths, settings.include, settings.exclude))
+
+
+def _items(files: list[str], settings: Settings, readers: dict[str, ReadOptions]) -> Iterator[Item]:
+    from llmfix.configfile import rule_for
+    from llmfix.inputs import items_from_file
+
+    for path in files:
+        index = rule_for(settings, path)
+        key = "" if index is None else f"rule{index}"
+        yield from items_from_file(path, readers[key], key)
+
+
+def _baseline(path: str | None) -> Any:
+    if path is None:
+        return None
+    from llmfix.batch import Baseline
+    from llmfix.reporters.report import read_report
+
+    return Baseline.from_report(read_report(Path(path)))
+
+
+def _reporters(
+    settings: Settings, out: TextIO, verbosity: int, baseline: bool, to_stdout: bool
+) -> list[Reporter]:
+    """The chosen reporter, plus the text summary on stderr when that one is for machines."""
+    from llmfix.reporters import reporter_class
+    from llmfix.reporters.base import ReportOptions
+    from llmfix.reporters.text import TextReporter
+
+    cls = reporter_class(settings.format)
+    color = to_stdout and out.isatty() and "NO_COLOR" not in os.environ
+    options = ReportOptions(verbosity=verbosity, baseline=baseline, color=color)
+    if cls is TextReporter:
+        return [TextReporter(out, options)]
+    reporters: list[Reporter] = [cls(out, options)]
+    if verbosity >= 0:
+        err_color = sys.stderr.isatty() and "NO_COLOR" not in os.environ
+        reporters.append(TextReporter(sys.stderr, ReportOptions(verbosity=-1, color=err_color)))
+    return reporters
+
+
+def _progress(settings: Settings, verbosity: int, total: int) -> Any:
+    from llmfix.reporters.console import progress_bar
+
+    console = None
+    if settings.progress and verbosity >= 0 and sys.stderr.isatty() and total > 1:
+        from llmfix.cli.app import stderr_console
+
+        console = stderr_console()
+    return progress_bar(console, total)
+
+
+def _fixer(settings: Settings, files: list[str]) -> Any:
+    if settings.in_place:
+        if "-" in files:
+            raise ConfigError("--in-place needs files, not stdin")
+        return FixWriter(None)
+    if settings.write_fixed:
+        return FixWriter(Path(settings.write_fixed))
+    return None
+
+
+class FixWriter:
+    """Writes repaired outputs: a mirror tree under ``root``, or the inputs themselves.
+
+    A whole-file item (a raw answer, a ``.json`` document) becomes its repaired JSON. In
+    a ``.json`` response or a JSONL file, each repaired text is put back where it was
+    found (a message's content, a tool call's arguments, the ``--field``), and every other
+    line is copied as it is. Items that are invalid or unparseable are left as they were.
+    With ``root=None`` (``--in-place``) only files with a repair are rewritten, atomically.
+    """
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+        self.source: str | None = None
+        self.fixes: list[tuple[Checked, Any]] = []
+        self.changed = False
+
+    def add(self, checked: Checked) -> None:
+        source = checked.item.source
+        if source != self.source:
+            self.close()
+            self.source = source
+        self.fixes.append((checked, _fixed_value(checked)))
+
+    def close(self) -> None:
+        if self.source is not None and not self.source.startswith("<"):
+            self._write(self.source, self.fixes)
+        self.source = None
+        self.fixes = []
+
+    def _target(self, source: str) -> Path:
+        if self.root is None:
+            return Path(source)
+        relative = Path(os.path.normpath(source))
+        if relative.is_absolute() or relative.parts[:1] == ("..",):
+            relative = Path(*[p for p in relative.parts if p not in ("..", relative.anchor)])
+        return self.root / relative
+
+    def _write(self, source: str, fixes: list[tuple[Checked, Any]]) -> None:
+        from llmfix.reporters.base import AtomicOutput
+
+        changed = any(value is not _UNCHANGED for _, value in fixes)
+        unreadable = fixes[0][0].item.kind == "file"
+        if unreadable or (self.root is None and not changed):
+            return
+        target = self._target(source)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        sink = AtomicOutput(target)
+        try:
+            self._render(source, fixes, sink.handle)
+        except BaseException:
+            sink.discard()
+            raise
+        sink.commit()
+
+    def _render(self, source: str, fixes: list[tuple[Checked, Any]], out: TextIO) -> None:
+        import json
+
+        from llmfix.inputs import fixed_record
+
+        first = fixes[0][0].item
+        if first.whole_file:
+            value = fixes[0][1]
+            if value is _UNCHANGED:
+                out.write(Path(source).read_text(encoding="utf-8", errors="surrogateescape"))
+            else:
+                out.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+            return
+        by_line: dict[int, list[tuple[Item, Any]]] = {}
+        records: dict[int, Any] = {}
+        for checked, value in fixes:
+            item = checked.item
+            records.setdefault(item.line, item.record)
+            if value is not _UNCHANGED:
+                by_line.setdefault(item.line, []).append((item, value))
+        if not source.lower().endswith((".jsonl", ".ndjson")):  # one .json document
+            record = fixed_record(records.get(1), by_line.get(1, []))
+            out.write(json.dumps(record, ensure_ascii=False, indent=2) + "\n")
+            return
+        with open(source, encoding="utf-8", errors="replace", newline="") as original:
+            for number, line in enumerate(original, start=1):
+                if number in by_line:
+                    ending = "\r\n" if line.endswith("\r\n") else "\n"
+                    record = fixed_record(records[number], by_line[number])
+                    out.write(json.dumps(record, ensure_ascii=False) + ending)
+                else:
+                    out.write(line)
+
+
+_UNCHANGED = object()
+
+
+def _fixed_value(checked: Checked) -> Any:
+    result = checked.outcome.result
+    if result is None or not result.ok or result.status.value == "valid":
+        return _UNCHANGED
+    return result.value

@@ -1,0 +1,477 @@
+"""Project configuration for `llmfix check`: ``llmfix.yaml`` or ``[tool.llmfix]``.
+
+The file is found upward from the working directory: in each directory, ``llmfix.yaml``,
+``llmfix.yml``, ``.llmfix.yaml``, then a ``pyproject.toml`` with a ``[tool.llmfix]`` table;
+the first one found wins (``--config FILE`` names one, ``--no-config`` ignores them).
+Keys may be written with ``-`` or ``_``. An unknown key is an error with a suggestion;
+values are type-checked. Paths in the file are relative to the file's directory.
+
+Precedence: built-in defaults < the file < command-line flags. ``checks:`` rules map globs
+(relative to the file's directory; a glob without ``/`` matches file names anywhere) to
+what differs for those files; the first rule that matches a file applies, and anything a
+rule leaves out comes from the top level::
+
+    schema: schemas/answer.json
+    fail-on: repaired
+    checks:
+      - files: "evals/goals/*.jsonl"
+        field: output
+        schema: schemas/goals.json
+      - files: ["logs/**/*.jsonl"]
+        tools: tools/registry.json
+        messages: all
+        options: {max_risk: safe}
+
+``options`` are the repair options of :func:`llmfix.make_options` (``pick``,
+``schema_repair``, ``disabled_rules``, ``partial``, ``max_risk``, ``max_size``,
+``max_depth``, ``time_budget``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, fields, replace
+from dataclasses import field as dataclass_field
+from pathlib import Path
+from typing import Any
+
+from llmfix.errors import ConfigError
+
+CONFIG_NAMES = ("llmfix.yaml", "llmfix.yml", ".llmfix.yaml")
+PYPROJECT = "pyproject.toml"
+
+
+@dataclass(frozen=True)
+class CheckRule:
+    """Settings for the files matching ``files`` (globs relative to the config file)."""
+
+    files: tuple[str, ...]
+    schema: str | None = None
+    tools: str | None = None
+    field: str | None = None
+    messages: str | None = None
+    kind: str | None = None
+    group_by: str | None = None
+    options: Mapping[str, Any] = dataclass_field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"files": list(self.files)}
+        for name in ("schema", "tools", "field", "messages", "kind", "group_by"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        if self.options:
+            out["options"] = dict(self.options)
+        return out
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The merged settings of one `check` run (defaults < config file < flags)."""
+
+    paths: tuple[str, ...] = ()
+    schema: str | None = None
+    tools: str | None = None
+    field: str | None = None
+    messages: str = "last"
+    kind: str = "auto"
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    format: str = "text"
+    output: str | None = None
+    fail_on: str = "invalid"
+    max_risk: str | None = None
+    baseline: str | None = None
+    jobs: int = 0
+    timeout: float = 60.0
+    max_item_size: int = 10_000_000
+    group_by: str | None = None
+    write_fixed: str | None = None
+    in_place: bool = False
+    encoding: str | None = None
+    progress: bool = True
+    options: Mapping[str, Any] = dataclass_field(default_factory=dict)
+    checks: tuple[CheckRule, ...] = ()
+    config: str | None = None  # the file these came from
+    base: str = "."  # directory the rules' globs are relative to
+    flagged: frozenset[str] = frozenset()  # settings given on the command line
+    flag_options: Mapping[str, Any] = dataclass_field(default_factory=dict)
+
+    def for_rule(self, rule: CheckRule | None, key: str) -> Any:
+        """A setting for files under ``rule``: a flag, else the rule's, else the top level."""
+        value = getattr(self, key)
+        if key == "options" and rule is not None:
+            return {**value, **rule.options, **self.flag_options}
+        if rule is None or key in self.flagged:
+            return value
+        ruled = getattr(rule, key)
+        return value if ruled is None else ruled
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in ("flagged", "flag_options"):
+                continue
+            if f.name == "checks":
+                value = [rule.to_dict() for rule in value]
+            elif isinstance(value, tuple):
+                value = list(value)
+            elif isinstance(value, Mapping):
+                value = dict(value)
+            out[f.name.replace("_", "-")] = value
+        return out
+
+
+# key → (what it must be, check); "path" values are made relative to the file's directory
+_PATH_KEYS = frozenset({"schema", "tools", "baseline", "output", "write_fixed"})
+
+
+def _str(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _globs(value: Any) -> bool:
+    return isinstance(value, str) or (
+        isinstance(value, list) and all(isinstance(v, str) for v in value)
+    )
+
+
+def _int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+
+
+def _bool(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+def _mapping(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+def _one_of(*choices: str) -> Callable[[Any], bool]:
+    return lambda value: value in choices
+
+
+def _checks(value: Any) -> bool:
+    return isinstance(value, list)
+
+
+def _key_types() -> dict[str, tuple[str, Callable[[Any], bool]]]:
+    from llmfix.gate import FAIL_ON
+    from llmfix.inputs import KINDS, MESSAGES
+    from llmfix.model import Risk
+    from llmfix.reporters import FORMATS
+
+    return {
+        "paths": ("a glob or a list of paths", _globs),
+        "schema": ("a schema path or builtin:NAME", _str),
+        "tools": ("a path to a tool registry", _str),
+        "field": ("a JSON Pointer or dotted path", _str),
+        "messages": ("one of: " + ", ".join(MESSAGES), _one_of(*MESSAGES)),
+        "kind": ("one of: " + ", ".join(KINDS), _one_of(*KINDS)),
+        "include": ("a glob or a list of globs", _globs),
+        "exclude": ("a glob or a list of globs", _globs),
+        "format": ("one of: " + ", ".join(FORMATS), _one_of(*FORMATS)),
+        "output": ("a file path", _str),
+        "fail_on": ("one of: " + ", ".join(FAIL_ON), _one_of(*FAIL_ON)),
+        "max_risk": (
+            "one of: " + ", ".join(r.value for r in Risk),
+            _one_of(*(r.value for r in Risk)),
+        ),
+        "baseline": ("a report path", _str),
+        "jobs": ("a whole number (0: all cores)", _int),
+        "timeout": ("a positive number of seconds", _number),
+        "max_item_size": ("a positive whole number", _int),
+        "group_by": ("a field name or path", _str),
+        "write_fixed": ("a directory path", _str),
+        "in_place": ("true or false", _bool),
+        "encoding": ("an encoding name", _str),
+        "progress": ("true or false", _bool),
+        "options": ("a mapping of repair options", _mapping),
+        "checks": ("a list of rules", _checks),
+    }
+
+
+_RULE_KEYS = ("files", "schema", "tools", "field", "messages", "kind", "group_by", "options")
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest ``llmfix.yaml`` (or pyproject with ``[tool.llmfix]``) at or above ``start``."""
+    directory = start.resolve()
+    while True:
+        for name in CONFIG_NAMES:
+            candidate = directory / name
+            if candidate.is_file():
+                return candidate
+        pyproject = directory / PYPROJECT
+        if pyproject.is_file() and _pyproject_table(pyproject) is not None:
+            return pyproject
+        if directory.parent == directory:
+            return None
+        directory = directory.parent
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    import importlib
+
+    toml: Any = None
+    for name in ("tomllib", "tomli"):  # tomllib is Python 3.11+; tomli is the same on 3.10
+        try:
+            toml = importlib.import_module(name)
+            break
+        except ModuleNotFoundError:
+            continue
+    if toml is None:
+        raise ConfigError(f"{path}: reading pyproject.toml needs Python 3.11+ or tomli")
+    try:
+        with path.open("rb") as handle:
+            data: dict[str, Any] = toml.load(handle)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except toml.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    return data
+
+
+def _pyproject_table(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if "tool.llmfix" not in text:  # cheap test before parsing every pyproject upward
+        return None
+    tool = _read_toml(path).get("tool")
+    return tool.get("llmfix") if isinstance(tool, dict) else None
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """The settings in one config file, keys normalised and values checked.
+
+    Path values are rewritten relative to the working directory.
+    """
+    if path.name == PYPROJECT:
+        data = _pyproject_table(path)
+        if data is None:
+            raise ConfigError(f"{path}: no [tool.llmfix] table")
+    else:
+        data = _read_yaml(path)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the configuration must be a mapping of settings")
+    return _validated(data, path)
+
+
+def _read_yaml(path: Path) -> Any:
+    import yaml
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        problem = " ".join(str(exc).split())
+        raise ConfigError(f"{path}: not valid YAML: {problem}") from None
+    return {} if data is None else data
+
+
+def _normal_key(key: Any) -> str:
+    return str(key).strip().replace("-", "_")
+
+
+def _unknown(key: str, known: Any, where: str) -> ConfigError:
+    close = difflib.get_close_matches(key, sorted(known), n=1)
+    hint = f" (did you mean {close[0].replace('_', '-')!r}?)" if close else ""
+    return ConfigError(f"{where}: unknown key {key.replace('_', '-')!r}{hint}")
+
+
+def _validated(data: Mapping[str, Any], path: Path) -> dict[str, Any]:
+    types = _key_types()
+    base = path.parent
+    out: dict[str, Any] = {}
+    for raw_key, value in data.items():
+        key = _normal_key(raw_key)
+        if key not in types:
+            raise _unknown(key, types, str(path))
+        expected, check = types[key]
+        if not check(value):
+            raise ConfigError(f"{path}: {key.replace('_', '-')} must be {expected}, not {value!r}")
+        out[key] = value
+    for key in ("include", "exclude", "paths"):
+        if isinstance(out.get(key), str):
+            out[key] = [out[key]]
+    if "options" in out:
+        out["options"] = _checked_options(out["options"], f"{path}: options")
+    if "paths" in out:
+        out["paths"] = [_relative(base, p) for p in out["paths"]]
+    for key in _PATH_KEYS & set(out):
+        out[key] = _relative(base, out[key])
+    if "checks" in out:
+        out["checks"] = [_rule(entry, i, path) for i, entry in enumerate(out["checks"])]
+    return out
+
+
+def _rule(entry: Any, index: int, path: Path) -> CheckRule:
+    where = f"{path}: checks[{index}]"
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{where}: a rule must be a mapping with at least 'files'")
+    types = _key_types()
+    values: dict[str, Any] = {}
+    for raw_key, value in entry.items():
+        key = _normal_key(raw_key)
+        if key not in _RULE_KEYS:
+            raise _unknown(key, _RULE_KEYS, where)
+        if key == "files":
+            if not _globs(value) or not value:
+                raise ConfigError(f"{where}: files must be a glob or a list of globs")
+            values["files"] = (value,) if isinstance(value, str) else tuple(value)
+            continue
+        expected, check = types[key]
+        if not check(value):
+            raise ConfigError(f"{where}: {key.replace('_', '-')} must be {expected}, not {value!r}")
+        values[key] = value
+    if "files" not in values:
+        raise ConfigError(f"{where}: a rule needs 'files' (the globs it applies to)")
+    for key in ("schema", "tools"):
+        if key in values:
+            values[key] = _relative(path.parent, values[key])
+    if "options" in values:
+        values["options"] = _checked_options(values["options"], f"{where}: options")
+    return CheckRule(**values)
+
+
+def _checked_options(options: Mapping[str, Any], where: str) -> dict[str, Any]:
+    from llmfix import make_options
+
+    normal = {_normal_key(k): v for k, v in options.items()}
+    try:
+        make_options(**normal)
+    except (ConfigError, TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    return normal
+
+
+def _relative(base: Path, value: str) -> str:
+    """A path from the config file, as seen from the working directory."""
+    if value.startswith("builtin:") or value == "-" or os.path.isabs(value):
+        return value
+    joined = os.path.normpath(os.path.join(base, value))
+    try:
+        relative = os.path.relpath(joined)
+    except ValueError:  # another drive on Windows
+        return joined
+    return relative if not relative.startswith("..") else joined
+
+
+def load_settings(
+    flags: Mapping[str, Any],
+    *,
+    config: str | None = None,
+    use_config: bool = True,
+    start: Path | None = None,
+) -> Settings:
+    """Merge defaults, the config file (found upward unless named) and ``flags``.
+
+    ``flags`` holds only the options given on the command line (``None`` values are
+    ignored). ``options`` from flags are merged into the file's ``options``.
+    """
+    file_values: dict[str, Any] = {}
+    found: Path | None = None
+    if use_config:
+        if config is not None:
+            found = Path(config)
+            if not found.is_file():
+                raise ConfigError(f"--config {config}: no such file")
+        else:
+            env = os.environ.get("LLMFIX_CONFIG")
+            found = Path(env) if env else find_config(start or Path.cwd())
+        if found is not None:
+            file_values = read_config(found)
+    merged: dict[str, Any] = dict(file_values)
+    flagged: set[str] = set()
+    for key, value in flags.items():
+        if value is None or (isinstance(value, (list, tuple, dict)) and not value):
+            continue
+        flagged.add(key)
+        if key == "options":
+            merged["options"] = {**merged.get("options", {}), **value}
+        else:
+            merged[key] = value
+    for key in ("paths", "include", "exclude", "checks"):
+        if key in merged:
+            merged[key] = tuple(merged[key])
+    settings = Settings(
+        **merged, flagged=frozenset(flagged), flag_options=dict(flags.get("options") or {})
+    )
+    if found is not None:
+        base = os.path.relpath(found.resolve().parent)
+        settings = replace(settings, config=str(found), base=base)
+    return settings
+
+
+def rule_for(settings: Settings, path: str) -> int | None:
+    """The index of the first ``checks`` rule whose globs match ``path``, if any."""
+    if not settings.checks or path == "-":
+        return None
+    from llmfix.inputs import glob_match
+
+    relative = Path(os.path.relpath(os.path.abspath(path), os.path.abspath(settings.base)))
+    text = relative.as_posix()
+    for index, rule in enumerate(settings.checks):
+        if any(glob_match(pattern, text) for pattern in rule.files):
+            return index
+    return None
+
+
+def rule_files(settings: Settings) -> Iterator[str]:
+    """The files the ``checks`` rules name, for a run given no paths (sorted, deduplicated)."""
+    from llmfix.inputs import glob_match
+
+    seen: set[str] = set()
+    base = Path(settings.base)
+    for rule in settings.checks:
+        for pattern in rule.files:
+            start = _fixed_prefix(pattern)
+            root = base / start
+            if root.is_file():
+                candidates = [root]
+            elif root.is_dir():
+                candidates = sorted(_walk_files(root))
+            else:
+                candidates = []
+            for file in candidates:
+                rel = file.relative_to(base).as_posix()
+                if glob_match(pattern, rel):
+                    name = os.path.relpath(file)
+                    if name not in seen:
+                        seen.add(name)
+                        yield name
+
+
+def _fixed_prefix(pattern: str) -> str:
+    """The directories of a glob before its first wildcard (where a walk can start)."""
+    parts = pattern.split("/")
+    if len(parts) == 1:
+        return "."
+    fixed = []
+    for part in parts[:-1]:
+        if any(c in part for c in "*?["):
+            break
+        fixed.append(part)
+    else:
+        if not any(c in parts[-1] for c in "*?["):
+            return pattern
+    return "/".join(fixed) or "."
+
+
+def _walk_files(root: Path) -> Iterator[Path]:
+    for directory, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in filenames:
+            yield Path(directory) / name

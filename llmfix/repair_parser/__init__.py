@@ -1,0 +1,257 @@
+"""A lenient JSON parser for what language models write, in linear time.
+
+:func:`repair_parse` reads a JSON value out of broken text and lists every repair it
+made, each with the exact ``[start, end)`` offsets in the input, a ``parse.*`` code and
+a risk tier. Valid JSON gives exactly :func:`json.loads`'s value with no repairs.
+
+How it stays fast and linear: tokens are matched with compiled regular expressions (the
+inner loops run in C), strings that are already valid go through the stdlib's C string
+scanner, containers live on an explicit stack (depth is bounded by ``max_depth``, not by
+Python's recursion limit), and every lookahead is either bounded or over text that is
+scanned next anyway.
+
+What it does at the top level:
+
+* A text that is only words (``hello world``) is not JSON: ``ok=False``, error
+  ``"no JSON value"``. Words *inside* a container become strings; ``true``, ``None``,
+  numbers and number-like tokens (``0.0.1``) are values at the top level too.
+* Prose before the first ``{``/``[`` is skipped (``parse.leading_text``); text after the
+  value is dropped (``parse.trailing_text``); fenced blocks are read from prose.
+* Several top-level values (newline-delimited, comma-separated or back to back) become
+  an array (``parse.ndjson``); empty ``{}``/``[]`` among non-empty ones are dropped.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from llmfix.model import Risk
+from llmfix.repair_parser import _text as T
+from llmfix.repair_parser._machine import Parser
+from llmfix.repair_parser._strings import ParseFailure
+
+__all__ = ["CODES", "ParserResult", "Repair", "repair_parse"]
+
+# Every code this parser reports, with what it means.
+CODES: dict[str, str] = {
+    "parse.trailing_comma": "a comma before a closing bracket (or a doubled comma) removed",
+    "parse.leading_comma": "a comma right after an opening bracket removed",
+    "parse.single_quotes": "a string in single quotes",
+    "parse.smart_quotes": "a string in curly quotes, backticks or other quote marks",
+    "parse.unquoted_key": "an object key without quotes",
+    "parse.unquoted_string": "a string value without quotes",
+    "parse.python_literal": "Python True/False/None (and their case variants), a tuple or a set",
+    "parse.js_literal": "JavaScript undefined/NaN/Infinity, read as null",
+    "parse.comment": "a /* */, // or # comment removed",
+    "parse.truncated": "the input ended early: brackets closed, a string or number completed",
+    "parse.unescaped_quote": "a quote inside a string that was not escaped",
+    "parse.unescaped_control": "a raw line break, tab or control character inside a string",
+    "parse.missing_comma": "a comma added between two items",
+    "parse.missing_colon": "a colon added between a key and its value",
+    "parse.missing_value": "a key without a value, read as null",
+    "parse.redundant_closer": "a closing bracket with nothing to close, removed",
+    "parse.leading_zero": "a number with leading zeros, kept as a string",
+    "parse.invalid_number": "a malformed number, completed or kept as a string",
+    "parse.ellipsis": "an ellipsis (...) standing for omitted items, removed",
+    "parse.string_concat": "strings joined with '+', concatenated",
+    "parse.trailing_text": "text after the JSON value, removed",
+    "parse.invalid_escape": "a backslash escape JSON does not define",
+    "parse.jsonp": "a JSONP callback wrapper removed",
+    "parse.mongo_wrapper": "a MongoDB type wrapper such as ObjectId(...) removed",
+    "parse.regex_literal": "a /regular expression/ read as a string",
+    "parse.ndjson": "several top-level values read as one array",
+    "parse.fence": "a markdown code fence removed",
+    "parse.escaped_document": "a whole document written as escaped string content (\\\")",
+    "parse.special_whitespace": "a non-JSON space character (no-break space, BOM...) removed",
+    # added by this parser
+    "parse.leading_text": "text before the JSON value, removed",
+    "parse.stray_text": "a token that belongs to no key or value, removed",
+    "parse.missing_closer": "a closing bracket added before a bracket of another kind",
+    "parse.missing_opener": "an opening brace added for a key: value inside an array",
+    "parse.missing_quote": "a closing quote added where the string must have ended",
+}
+
+_RISK = {"lossless": Risk.LOSSLESS, "safe": Risk.SAFE, "guess": Risk.GUESS}
+_ESCAPED = re.compile(r"\\([\"\\])")
+
+
+@dataclass(frozen=True)
+class Repair:
+    """One change the parser made: ``text[start:end]`` is what it changed."""
+
+    code: str
+    start: int
+    end: int
+    risk: Risk
+    message: str
+
+
+@dataclass(frozen=True)
+class ParserResult:
+    ok: bool
+    value: Any
+    repairs: tuple[Repair, ...]
+    error: str | None  # why nothing could be recovered (ok=False)
+    limit: str | None  # "depth" | "size" when a limit stopped the parser
+
+
+def repair_parse(
+    text: str, *, max_depth: int = 10_000, max_size: int | None = None
+) -> ParserResult:
+    """Parse ``text`` leniently; see the module docstring for what is repaired."""
+    if max_size is not None and len(text) > max_size:
+        return ParserResult(
+            False, None, (), f"input of {len(text)} characters exceeds {max_size}", "size"
+        )
+    try:
+        value, raw = _parse_document(text, max_depth)
+    except ParseFailure as failure:
+        where = f" at offset {failure.position}" if failure.position is not None else ""
+        return ParserResult(False, None, (), failure.message + where, failure.limit)
+    repairs = tuple(Repair(code, start, end, _RISK[risk], message) for code, start, end, risk, message in raw)
+    return ParserResult(True, value, repairs, None, None)
+
+
+def _parse_document(text: str, max_depth: int) -> tuple[Any, list[tuple[str, int, int, str, str]]]:
+    end = len(text)
+    first = T.WS.match(text, 0, end).end()  # type: ignore[union-attr]
+    if _is_escaped_document(text, first):
+        return _parse_escaped(text, max_depth)
+    repairs: list[tuple[str, int, int, str, str]] = []
+    # a closing fence glued to the end of the value: {"a": "b}```
+    tail = len(text.rstrip())
+    if tail >= 3 and text.endswith("```", 0, tail):
+        fence_start = tail - 3
+        while fence_start > 0 and text[fence_start - 1] == "`":
+            fence_start -= 1
+        if fence_start > first:
+            repairs.append(("parse.fence", fence_start, tail, "lossless", "markdown fence removed"))
+            end = fence_start
+    if (
+        first < end
+        and text[first] not in "{["
+        and not text.startswith("```", first)
+        and T.FENCE_ANYWHERE.search(text, first, end)
+    ):
+        value, found = _parse_fenced_blocks(text, first, end, max_depth)
+        return value, repairs + found
+    parser = Parser(text, 0, end, max_depth)
+    values = parser.run()
+    value = _top_value(values, parser.top_spans, parser.repairs)
+    return value, repairs + parser.repairs
+
+
+def _top_value(
+    values: list[Any], spans: list[tuple[int, int]], repairs: list[tuple[str, int, int, str, str]]
+) -> Any:
+    if not values:
+        raise ParseFailure("no JSON value")
+    if len(values) == 1:
+        return values[0]
+    kept = [(v, span) for v, span in zip(values, spans) if not _is_empty(v)]
+    if kept and len(kept) < len(values):
+        for v, span in zip(values, spans):
+            if _is_empty(v):
+                repairs.append(
+                    ("parse.trailing_text", span[0], span[1], "guess", "empty extra value removed")
+                )
+        if len(kept) == 1:
+            return kept[0][0]
+        values = [v for v, _ in kept]
+        spans = [span for _, span in kept]
+    repairs.append(
+        ("parse.ndjson", spans[0][0], spans[-1][1], "guess", f"{len(values)} values read as an array")
+    )
+    return values
+
+
+def _is_empty(value: Any) -> bool:
+    return isinstance(value, (dict, list)) and not value
+
+
+def _parse_fenced_blocks(
+    text: str, start: int, end: int, max_depth: int
+) -> tuple[Any, list[tuple[str, int, int, str, str]]]:
+    """Prose with markdown code fences: the value(s) in the fenced blocks."""
+    repairs: list[tuple[str, int, int, str, str]] = []
+    values: list[Any] = []
+    spans: list[tuple[int, int]] = []
+    pos = start
+    failure: ParseFailure | None = None
+    while pos < end:
+        opening = T.FENCE_ANYWHERE.search(text, pos, end)
+        if opening is None:
+            if text[pos:end].strip():
+                repairs.append(("parse.trailing_text", pos, end, "guess", "prose removed"))
+            break
+        if text[pos : opening.start()].strip():
+            code = "parse.leading_text" if not values else "parse.trailing_text"
+            repairs.append((code, pos, opening.start(), "guess", "prose removed"))
+        info = T.FENCE.match(text, opening.start(), end)
+        body = info.end() if info else opening.end()
+        repairs.append(("parse.fence", opening.start(), body, "lossless", "markdown fence removed"))
+        closing = T.FENCE_ANYWHERE.search(text, body, end)
+        body_end = closing.start() if closing else end
+        parser = Parser(text, body, body_end, max_depth)
+        try:
+            found = parser.run()
+        except ParseFailure as err:
+            if err.limit is not None:
+                raise
+            failure = failure or err
+        else:
+            if found:
+                value = _top_value(found, parser.top_spans, parser.repairs)
+                values.append(value)
+                spans.append((body, body_end))
+                repairs.extend(parser.repairs)
+        if closing is None:
+            break
+        repairs.append(("parse.fence", closing.start(), closing.end(), "lossless", "markdown fence removed"))
+        pos = closing.end()
+    if not values:
+        raise failure or ParseFailure("no JSON value")
+    return _top_value(values, spans, repairs), repairs
+
+
+def _is_escaped_document(text: str, first: int) -> bool:
+    if text.startswith('\\"', first):
+        return True
+    if first < len(text) and text[first] in "{[":
+        after = T.WS.match(text, first + 1).end()  # type: ignore[union-attr]
+        return text.startswith('\\"', after)
+    return False
+
+
+def _parse_escaped(text: str, max_depth: int) -> tuple[Any, list[tuple[str, int, int, str, str]]]:
+    """``{\\"a\\": 1}``: a document pasted as the content of a JSON string."""
+    parts: list[str] = []
+    new_starts: list[int] = []
+    old_starts: list[int] = []
+    last = 0
+    size = 0
+    for m in _ESCAPED.finditer(text):
+        parts.append(text[last : m.start()])
+        size += m.start() - last
+        new_starts.append(size)
+        old_starts.append(m.start())
+        parts.append(m.group(1))
+        size += 1
+        last = m.end()
+    parts.append(text[last:])
+    plain = "".join(parts)
+
+    def old(offset: int) -> int:
+        i = bisect.bisect_right(new_starts, offset) - 1
+        if i < 0:
+            return offset
+        if offset == new_starts[i]:
+            return old_starts[i]
+        return old_starts[i] + 1 + (offset - new_starts[i])
+
+    value, raw = _parse_document(plain, max_depth)
+    mapped = [(code, old(a), old(b), risk, msg) for code, a, b, risk, msg in raw]
+    return value, [("parse.escaped_document", 0, len(text), "safe", "escaped document unescaped"), *mapped]

@@ -1,0 +1,231 @@
+"""What every `check` reporter shares: the protocol, source locations, and the output file.
+
+A reporter is handed each judged item as it is checked (:meth:`Reporter.add`, in input
+order) and the run's summary at the end (:meth:`Reporter.finish`). Reporters that need the
+summary or counts first (JSON, YAML, JUnit, SARIF) spool items to a temporary file, so a
+run over a million records keeps a bounded amount in memory.
+
+Locations: a diagnostic's ``position`` is a line:column in the item's text. When the text
+is a verbatim slice of the file (a raw answer, a ``.json`` document, a JSONL record checked
+whole) it maps to the file's line:column. When it came out of a JSON string (a message's
+content, a ``--field`` value), the location is the record's line, with no column, and the
+in-text line:column is added to the message (``… [text 3:14]``). A diagnostic with no
+position (a schema error, which has a JSON Pointer instead) is placed where the chosen JSON
+value starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, ClassVar, TextIO
+
+from llmfix.model import Diagnostic, Position, Severity
+
+if TYPE_CHECKING:
+    from llmfix.batch import BatchSummary, Checked
+    from llmfix.inputs import Item
+
+GATE_CODE = "check.gate"
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """Settings every reporter may look at."""
+
+    verbosity: int = 0  # -1 quiet, 0 normal, 1 verbose
+    baseline: bool = False  # a baseline was given (SARIF baselineState)
+    color: bool = False
+
+
+class Reporter:
+    """Base class: subclasses set ``name`` and override :meth:`add` and :meth:`finish`."""
+
+    name: ClassVar[str] = ""
+    spools: ClassVar[bool] = False  # needs the whole run before writing (not streamed)
+
+    def __init__(self, out: TextIO, options: ReportOptions | None = None) -> None:
+        self.out = out
+        self.options = options or ReportOptions()
+
+    def add(self, checked: Checked) -> None:
+        raise NotImplementedError
+
+    def finish(self, summary: BatchSummary) -> None:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a diagnostic is in the input files (``column`` when it maps exactly)."""
+
+    file: str
+    line: int
+    column: int | None = None
+    in_text: Position | None = None  # position inside the item's text, when unmappable
+
+    def __str__(self) -> str:
+        if self.column is not None:
+            return f"{self.file}:{self.line}:{self.column}"
+        return f"{self.file}:{self.line}"
+
+
+def locate(item: Item, diagnostic: Diagnostic | None, anchor: Position | None) -> Location:
+    """Map a diagnostic's in-text position to the file (see the module docstring)."""
+    position = diagnostic.position if diagnostic is not None else None
+    if position is None:
+        position = anchor
+    if position is None:
+        return Location(item.source, item.line)
+    if item.origin is not None:
+        line = item.origin.line + position.line - 1
+        column = position.column + (item.origin.column - 1 if position.line == 1 else 0)
+        return Location(item.source, line, column)
+    return Location(item.source, item.line, None, position)
+
+
+def message_with_place(diagnostic: Diagnostic, location: Location) -> str:
+    """The diagnostic's message, plus its in-text position when the file has none for it."""
+    if location.in_text is not None and diagnostic.position is not None:
+        return f"{diagnostic.message} [text {location.in_text}]"
+    return diagnostic.message
+
+
+def failing_diagnostics(checked: Checked) -> list[Diagnostic]:
+    """The diagnostics that explain why an item fails the gates.
+
+    Its errors when it has any; otherwise the changes that made it fail (under
+    ``--fail-on repaired``/``extracted`` or ``--max-risk``); otherwise one ``check.gate``
+    diagnostic carrying the gate's reason.
+    """
+    if not checked.failures:
+        return []
+    found = checked.outcome.diagnostics
+    errors = [d for d in found if d.severity is Severity.ERROR]
+    if errors:
+        return errors
+    changes = [d for d in found if d.risk is not None]
+    if changes:
+        return changes
+    return [
+        Diagnostic(
+            code=GATE_CODE,
+            severity=Severity.ERROR,
+            stage="check",
+            message="; ".join(checked.failures),
+        )
+    ]
+
+
+def display_path(path: str) -> str:
+    """A path as CI tools want it: ``/`` separators, no leading ``./``."""
+    text = path.replace(os.sep, "/") if os.sep != "/" else path
+    while text.startswith("./"):
+        text = text[2:]
+    return text
+
+
+def diagnostic_location(checked: Checked, diagnostic: Diagnostic) -> Location:
+    return locate(checked.item, diagnostic, checked.outcome.anchor)
+
+
+def spool() -> IO[str]:
+    """A temporary text file that stays in memory until it grows past a few MB."""
+    return tempfile.SpooledTemporaryFile(
+        max_size=8_000_000, mode="w+", encoding="utf-8", newline=""
+    )
+
+
+def copy_spool(source: IO[str], out: TextIO) -> None:
+    source.seek(0)
+    while True:
+        block = source.read(1 << 16)
+        if not block:
+            return
+        out.write(block)
+
+
+class AtomicOutput:
+    """A text file written under a temporary name and renamed into place on success."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        directory = path.parent if str(path.parent) else Path(".")
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+        except OSError as exc:
+            from llmfix.errors import InputError
+
+            raise InputError(str(path), f"cannot write: {exc.strerror or exc}") from None
+        self.tmp = tmp
+        self.handle: TextIO = os.fdopen(fd, "w", encoding="utf-8", newline="")
+
+    def commit(self) -> None:
+        self.handle.flush()
+        os.fsync(self.handle.fileno())
+        self.handle.close()
+        os.replace(self.tmp, self.path)
+
+    def discard(self) -> None:
+        self.handle.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self.tmp)
+
+
+@contextlib.contextmanager
+def output_stream(path: Path | None, default: TextIO) -> Iterator[TextIO]:
+    """``default`` (stdout) when ``path`` is None, else an atomically written file."""
+    if path is None:
+        yield default
+        return
+    target = AtomicOutput(path)
+    try:
+        yield target.handle
+    except BaseException:
+        target.discard()
+        raise
+    target.commit()
+
+
+def item_record(checked: Checked) -> dict[str, Any]:
+    """One item of the versioned report (JSON/YAML): id, location, status, value, diagnostics."""
+    outcome = checked.outcome
+    item = outcome.item
+    out: dict[str, Any] = {
+        "id": item.id,
+        "source": item.source,
+        "line": item.line,
+        "kind": item.kind,
+    }
+    if item.tool is not None:
+        out["tool"] = item.tool
+    if item.group is not None:
+        out["group"] = item.group
+    out["status"] = outcome.status
+    out["failed"] = checked.failed
+    if checked.failures:
+        out["failures"] = list(checked.failures)
+    if checked.baselined:
+        out["baselined"] = True
+    result = outcome.result
+    out["value"] = result.value if result is not None else None
+    out["risk"] = result.risk.value if result is not None and result.risk else None
+    diagnostics = []
+    for d in outcome.diagnostics:
+        entry = d.to_dict()
+        location = diagnostic_location(checked, d)
+        entry["location"] = {"file": location.file, "line": location.line}
+        if location.column is not None:
+            entry["location"]["column"] = location.column
+        diagnostics.append(entry)
+    out["diagnostics"] = diagnostics
+    if result is not None:
+        full = result.to_dict()
+        for key in ("patch", "attempts", "timings", "candidate", "values"):
+            if key in full:
+                out[key] = full[key]
+    return out

@@ -1,0 +1,74 @@
+"""GitHub Actions workflow commands: an ``::error`` annotation per problem of a failing item.
+
+A failing item's problems are its errors, or else the changes the gates did not allow
+(``--fail-on repaired``, ``--max-risk``); every one is an ``::error``, since it fails the run.
+
+``::error file=PATH,line=N,col=N,title=CODE::MESSAGE``, escaped as the runner expects
+(``%``, CR and LF in messages; also ``:`` and ``,`` in properties). Failures the baseline
+already knows are not annotated. One ``::notice`` line at the end sums the run up.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from llmfix.model import Severity
+from llmfix.reporters.base import (
+    Reporter,
+    diagnostic_location,
+    display_path,
+    failing_diagnostics,
+    message_with_place,
+)
+
+if TYPE_CHECKING:
+    from llmfix.batch import BatchSummary, Checked
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def workflow_command(command: str, message: str, **properties: str | int | None) -> str:
+    props = ",".join(
+        f"{key}={escape_property(str(value))}"
+        for key, value in properties.items()
+        if value is not None
+    )
+    return f"::{command}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+class GithubReporter(Reporter):
+    name = "github"
+
+    def add(self, checked: Checked) -> None:
+        if not checked.failed:
+            return
+        for d in failing_diagnostics(checked):
+            location = diagnostic_location(checked, d)
+            message = f"{checked.item.id}: {message_with_place(d, location)}"
+            if d.severity is not Severity.ERROR:  # a change that the gates do not allow
+                message += f" ({'; '.join(checked.failures)})"
+            file = None if location.file.startswith("<") else display_path(location.file)
+            command = workflow_command(
+                "error",
+                message,
+                file=file,
+                line=location.line,
+                col=location.column,
+                title=f"llmfix {d.code}",
+            )
+            self.out.write(command + "\n")
+
+    def finish(self, summary: BatchSummary) -> None:
+        total = summary.total
+        parts = [f"{total.items} items"]
+        parts += [f"{n} {status}" for status, n in sorted(total.status.items())]
+        parts.append(f"{total.failed} failed")
+        if total.baselined:
+            parts.append(f"{total.baselined} known (baseline)")
+        self.out.write(workflow_command("notice", ", ".join(parts), title="llmfix check") + "\n")

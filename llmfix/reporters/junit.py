@@ -1,0 +1,96 @@
+"""JUnit XML: one ``<testcase>`` per item; failures carry the diagnostics that explain them.
+
+Items that fail the gates are ``<failure>``s, items that could not be checked (unreadable,
+not JSON Lines, over a limit) are ``<error>``s, failures the baseline already knows are
+``<skipped>``. Characters XML 1.0 cannot hold (control characters a model wrote) are
+dropped from messages.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, TextIO
+from xml.sax.saxutils import escape, quoteattr
+
+from llmfix.reporters.base import (
+    Reporter,
+    ReportOptions,
+    copy_spool,
+    diagnostic_location,
+    display_path,
+    failing_diagnostics,
+    message_with_place,
+    spool,
+)
+
+if TYPE_CHECKING:
+    from llmfix.batch import BatchSummary, Checked
+
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _clean(text: str) -> str:
+    return _NOT_XML.sub("", text)
+
+
+def _attr(text: str) -> str:
+    return quoteattr(_clean(text))
+
+
+class JunitReporter(Reporter):
+    name = "junit"
+    spools = True
+
+    def __init__(self, out: TextIO, options: ReportOptions | None = None) -> None:
+        super().__init__(out, options)
+        self._cases = spool()
+        self._failures = 0
+        self._errors = 0
+        self._skipped = 0
+
+    def add(self, checked: Checked) -> None:
+        item = checked.item
+        outcome = checked.outcome
+        case = (
+            f"    <testcase classname={_attr(display_path(item.source))} name={_attr(item.id)}"
+            f" file={_attr(display_path(item.source))} line={_attr(str(item.line))}"
+            f' time="{outcome.seconds:.6f}"'
+        )
+        if not checked.failures:
+            self._cases.write(case + " />\n")
+            return
+        lines = []
+        for d in failing_diagnostics(checked):
+            location = diagnostic_location(checked, d)
+            lines.append(f"{location}: {d.code}: {message_with_place(d, location)}")
+        body = escape(_clean("\n".join(lines)))
+        reason = "; ".join(checked.failures)
+        if checked.baselined:
+            self._skipped += 1
+            self._cases.write(
+                f"{case}>\n      <skipped message={_attr('known failure (baseline): ' + reason)}"
+                " />\n    </testcase>\n"
+            )
+            return
+        tag = "error" if outcome.result is None else "failure"
+        if tag == "error":
+            self._errors += 1
+        else:
+            self._failures += 1
+        first = failing_diagnostics(checked)[0].code
+        self._cases.write(
+            f"{case}>\n      <{tag} type={_attr(first)} message={_attr(reason)}>"
+            f"{body}</{tag}>\n    </testcase>\n"
+        )
+
+    def finish(self, summary: BatchSummary) -> None:
+        counts = (
+            f'tests="{summary.total.items}" failures="{self._failures}" '
+            f'errors="{self._errors}" skipped="{self._skipped}" time="{summary.seconds:.3f}"'
+        )
+        self.out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
+        self.out.write(f'<testsuites name="llmfix" {counts}>\n')
+        self.out.write(f'  <testsuite name="llmfix check" {counts}>\n')
+        copy_spool(self._cases, self.out)
+        self._cases.close()
+        self.out.write("  </testsuite>\n</testsuites>\n")

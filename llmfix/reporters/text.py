@@ -1,0 +1,166 @@
+"""The `check` text reporter: problems as they are found, then summary tables (rich)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, TextIO
+
+from llmfix.model import Severity
+from llmfix.reporters.base import (
+    Reporter,
+    ReportOptions,
+    diagnostic_location,
+    failing_diagnostics,
+    message_with_place,
+)
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from llmfix.batch import BatchSummary, Checked, Tally
+
+_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+_STATUS_ROWS = (
+    ("valid", "valid as-is"),
+    ("extracted", "extracted"),
+    ("repaired", "repaired"),
+    ("llm_repaired", "LLM-repaired"),
+    ("invalid", "invalid"),
+    ("unparseable", "unparseable"),
+    ("error", "not checked (error)"),
+)
+TOP = 15  # rows shown per breakdown table
+
+
+class TextReporter(Reporter):
+    """Failing items' diagnostics while the run goes on; the summary tables at the end.
+
+    ``verbosity`` -1 prints the summary only, 0 the failing items too, 1 every item and
+    every diagnostic with its hint.
+    """
+
+    name = "text"
+
+    def __init__(
+        self, out: TextIO, options: ReportOptions | None = None, console: Console | None = None
+    ) -> None:
+        super().__init__(out, options)
+        if console is None:
+            from rich.console import Console
+
+            color = self.options.color
+            console = Console(
+                file=out,
+                highlight=False,
+                soft_wrap=True,
+                force_terminal=color or None,
+                no_color=not color,
+            )
+        self.console = console
+
+    def add(self, checked: Checked) -> None:
+        verbosity = self.options.verbosity
+        if verbosity < 0 or (not checked.failures and verbosity == 0):
+            return
+        from rich.text import Text
+
+        outcome = checked.outcome
+        shown = outcome.diagnostics if verbosity > 0 else failing_diagnostics(checked)
+        for d in shown:
+            if d.severity is Severity.INFO and verbosity <= 0:
+                continue
+            location = diagnostic_location(checked, d)
+            line = f"{location}: {d.severity.value} {d.code}: {message_with_place(d, location)}"
+            if d.risk is not None:
+                line += f" [{d.risk.value}]"
+            if d.pointer is not None and d.pointer not in d.message:
+                line += f" (at {d.pointer or '/'})"
+            self.console.print(Text(line, style=_STYLE[d.severity]), soft_wrap=True)
+            if d.hint and verbosity > 0:
+                self.console.print(Text(f"    hint: {d.hint}", style="dim"), soft_wrap=True)
+        verdict = f"{checked.item.id}: {outcome.status}"
+        if checked.failures:
+            verdict += " — " + ("known failure (baseline): " if checked.baselined else "fails: ")
+            verdict += "; ".join(checked.failures)
+        style = "dim" if checked.baselined else ("bold red" if checked.failed else "green")
+        self.console.print(Text(verdict, style=style), soft_wrap=True)
+
+    def finish(self, summary: BatchSummary) -> None:
+        from rich.text import Text
+
+        console = self.console
+        if self.options.verbosity >= 0 and summary.total.failed:
+            console.print()
+        console.print(summary_table(summary))
+        total = summary.total
+        if total.repairs:
+            console.print(_breakdown("Repairs by rule", ("code", "items"), total.repairs))
+        if total.errors:
+            rows = {
+                code if pointer is None else f"{code}  {pointer or '/'}": n
+                for (code, pointer), n in total.errors.items()
+            }
+            console.print(_breakdown("Errors by code and JSON Pointer", ("error", "count"), rows))
+        failed = total.failed
+        tail = f"{total.items:,} items in {summary.seconds:.1f} s: "
+        if failed:
+            tail += f"{failed:,} failed"
+        else:
+            tail += "all passed"
+        if total.baselined:
+            tail += f" ({total.baselined:,} known failures in the baseline)"
+        console.print(Text(tail, style="bold red" if failed else "bold green"))
+
+
+def summary_table(summary: BatchSummary) -> Table:
+    """Counts and rates: one column for the run, and one per group with ``--group-by``."""
+    from rich.table import Table
+
+    columns: list[tuple[str, Tally]] = [("all", summary.total)]
+    if summary.groups:
+        columns += sorted(summary.groups.items())
+    table = Table(title="llmfix check", title_justify="left", show_edge=False)
+    table.add_column("")
+    for name, _ in columns:
+        table.add_column(name, justify="right")
+    tallies = [t for _, t in columns]
+    table.add_row("items", *(f"{t.items:,}" for t in tallies))
+    for status, label in _STATUS_ROWS:
+        if status in ("llm_repaired", "error") and not any(t.status[status] for t in tallies):
+            continue
+        table.add_row(label, *(_count_pct(t.status[status], t) for t in tallies))
+    table.add_row("parse success", *(_pct(t.rate(t.parsed)) for t in tallies), end_section=False)
+    table.add_row("schema-valid", *(_pct(t.rate(t.valid)) for t in tallies))
+    table.add_row(
+        "repairs per item",
+        *(f"{t.repairs_total / t.items:.2f}" if t.items else "-" for t in tallies),
+    )
+    if any(t.attempts for t in tallies):
+        table.add_row("LLM attempts", *(f"{t.attempts:,}" for t in tallies))
+    table.add_row("failed", *(f"{t.failed:,}" for t in tallies))
+    if any(t.baselined for t in tallies):
+        table.add_row("known (baseline)", *(f"{t.baselined:,}" for t in tallies))
+    return table
+
+
+def _breakdown(title: str, header: tuple[str, str], counts: Any) -> Table:
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left", show_edge=False)
+    table.add_column(header[0])
+    table.add_column(header[1], justify="right")
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    for key, count in ranked[:TOP]:
+        table.add_row(str(key), f"{count:,}")
+    if len(ranked) > TOP:
+        rest = sum(n for _, n in ranked[TOP:])
+        table.add_row(f"… {len(ranked) - TOP} more", f"{rest:,}")
+    return table
+
+
+def _count_pct(count: int, tally: Tally) -> str:
+    return f"{count:,} ({_pct(tally.rate(count))})" if count else "0"
+
+
+def _pct(rate: float) -> str:
+    return f"{rate * 100:.1f}%"

@@ -1,0 +1,688 @@
+"""What every tool-call format reader shares: the call types, the scan context, and value readers.
+
+Format readers (one module per family group) receive a :class:`Scan` and the match of their
+opening marker, and return a :class:`Hit`: the region they consumed and the calls found in
+it. Everything here is pure and linear in the text it is given.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from llmfix.model import Diagnostic, LineIndex, Risk, Severity, Span
+
+if TYPE_CHECKING:
+    from llmfix.tools import ToolRegistry
+
+STAGE = "tools"
+
+# A tool name as models write it: no spaces, no markup.
+NAME_RE = re.compile(r"[A-Za-z_$][\w$.\-:/]{0,199}")
+_NAME_FULL = re.compile(r"[A-Za-z_$][\w$.\-:/]{0,199}\Z")
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call found in a response.
+
+    ``arguments`` is the decoded value (an object for every well-formed call; the raw text
+    when it could not be decoded at all). ``span`` locates the call in the raw text (for
+    calls read out of one JSON document, the document). ``complete`` is false when the
+    text ends inside the call (truncated output): its arguments are what could be recovered.
+    ``diagnostics`` say how it was read (argument repairs, typing, unwrapping); their
+    ``pointer`` is relative to the arguments.
+    """
+
+    id: str | None
+    name: str
+    arguments: Any
+    span: Span
+    format: str
+    in_reasoning: bool = False
+    complete: bool = True
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The canonical form: ``{"id", "name", "arguments"}``."""
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+
+@dataclass(frozen=True)
+class ToolCallExtraction:
+    """Everything :func:`~llmfix.toolcalls.extract_tool_calls` found in one response.
+
+    ``content`` is the answer text that is not a tool call (outside reasoning blocks),
+    ``reasoning`` the text of the reasoning blocks, ``format`` the winning format (``None``
+    when no call was found), ``structured`` whether the calls came from an API response
+    object given whole (OpenAI/Anthropic JSON), and ``markers`` whether any tool-call
+    syntax was seen at all (so that "nothing recovered" can be told from "no call").
+    """
+
+    calls: tuple[ToolCall, ...]
+    content: str
+    reasoning: str
+    diagnostics: tuple[Diagnostic, ...]
+    format: str | None
+    structured: bool = False
+    markers: bool = False
+
+
+@dataclass
+class Call:
+    """A call while it is being read (made into a :class:`ToolCall` at the end)."""
+
+    name: str
+    arguments: Any
+    start: int
+    end: int
+    format: str
+    id: str | None = None
+    complete: bool = True
+    notes: list[Diagnostic] = field(default_factory=list)
+
+
+@dataclass
+class Hit:
+    """A region of the text one format reader consumed, and the calls in it."""
+
+    family: str
+    start: int
+    end: int
+    calls: list[Call] = field(default_factory=list)
+    notes: list[Diagnostic] = field(default_factory=list)
+    reasoning: list[Span] = field(default_factory=list)  # format-specific reasoning
+
+
+class Scan:
+    """The text being read, the registry (for typing values), and cached searches."""
+
+    def __init__(self, text: str, registry: ToolRegistry | None = None) -> None:
+        self.text = text
+        self.registry = registry
+        self._lines: LineIndex | None = None
+        self._cache: dict[re.Pattern[str], tuple[int, re.Match[str] | None]] = {}
+
+    @property
+    def lines(self) -> LineIndex:
+        if self._lines is None:
+            self._lines = LineIndex(self.text)
+        return self._lines
+
+    def find(self, pattern: re.Pattern[str], pos: int, limit: int | None = None) -> re.Match[str] | None:
+        """The first match of ``pattern`` at or after ``pos`` (ending by ``limit``).
+
+        Searches move forward through the text, so the last answer per pattern is kept:
+        a later search that starts before that match reuses it instead of searching the
+        same stretch again (this keeps repeated searches for a closing marker linear).
+        """
+        cached = self._cache.get(pattern)
+        if cached is not None and cached[0] <= pos and (cached[1] is None or cached[1].start() >= pos):
+            found = cached[1]
+        else:
+            found = pattern.search(self.text, pos)
+            self._cache[pattern] = (pos, found)
+        if found is None or (limit is not None and found.end() > limit):
+            return None
+        return found
+
+    def note(
+        self,
+        code: str,
+        severity: Severity,
+        message: str,
+        start: int,
+        end: int,
+        *,
+        risk: Risk | None = None,
+        rule: str | None = None,
+        pointer: str | None = None,
+        hint: str | None = None,
+        data: dict[str, Any] | None = None,
+    ) -> Diagnostic:
+        span = Span(start, max(start, end))
+        return Diagnostic(
+            code=code,
+            severity=severity,
+            stage=STAGE,
+            message=message,
+            pointer=pointer,
+            span=span,
+            position=self.lines.position(span.start),
+            rule=rule,
+            risk=risk,
+            hint=hint,
+            data=data,
+        )
+
+    # -- schemas ----------------------------------------------------------------------------
+
+    def tool_schema(self, name: str) -> Any:
+        if self.registry is None:
+            return None
+        return self.registry.schema_for(name)
+
+    def parameter_schema(self, tool: str, parameter: str) -> Any:
+        """The schema of one top-level argument (``None`` when nothing says)."""
+        schema = self.tool_schema(tool)
+        if not isinstance(schema, dict):
+            return None
+        props = schema.get("properties")
+        if isinstance(props, dict) and parameter in props:
+            return props[parameter]
+        return None
+
+
+# ---------------------------------------------------------------------------- JSON values
+
+
+_decoder = json.JSONDecoder(parse_constant=lambda name: _reject(name))
+
+
+def _reject(name: str) -> Any:
+    raise ValueError(name)
+
+
+@dataclass(frozen=True)
+class JsonValue:
+    value: Any
+    start: int
+    end: int
+    closed: bool  # the value's brackets and strings are all closed
+    notes: tuple[Diagnostic, ...] = ()
+
+
+_SEPARATORS = re.compile(r"[\s;,]*")
+
+
+def json_values(scan: Scan, start: int, end: int, *, many: bool = True) -> tuple[list[JsonValue], int]:
+    """JSON values from ``start``, separated by whitespace, ``;`` or ``,``; and where reading stopped.
+
+    Strict JSON first (``raw_decode``); a value that is not strict JSON is delimited by the
+    extract stage's balanced scan and repaired by the parse stage, its diagnostics moved to
+    the raw text. Reading stops at the first character that cannot begin an object or array.
+    """
+    from llmfix.extract import _scan_value
+
+    text = scan.text
+    region = text[start:end]
+    out: list[JsonValue] = []
+    pos = 0
+    n = len(region)
+    while pos < n:
+        m = _SEPARATORS.match(region, pos)
+        pos = m.end() if m else pos
+        if pos >= n or region[pos] not in "{[":
+            break
+        try:
+            value, value_end = _decoder.raw_decode(region, pos)
+            out.append(JsonValue(value, start + pos, start + value_end, True))
+        except (ValueError, RecursionError):
+            value_end, closed = _scan_value(region, pos, n)
+            parsed = lenient_json(scan, start + pos, start + value_end)
+            if parsed is None:
+                break
+            value, notes, truncated = parsed
+            out.append(JsonValue(value, start + pos, start + value_end, closed and not truncated, notes))
+        pos = value_end
+        if not many:
+            break
+    return out, start + pos
+
+
+def lenient_json(scan: Scan, start: int, end: int) -> tuple[Any, tuple[Diagnostic, ...], bool] | None:
+    """Parse ``text[start:end]`` with the parse stage: (value, diagnostics, truncated)."""
+    from llmfix.parse import parse_json
+
+    outcome = parse_json(scan.text[start:end])
+    if not outcome.ok:
+        return None
+    notes = tuple(_relocate(scan, d, start) for d in outcome.diagnostics)
+    truncated = any(d.code == "parse.truncated" for d in outcome.diagnostics)
+    return outcome.value, notes, truncated
+
+
+def _relocate(scan: Scan, d: Diagnostic, offset: int) -> Diagnostic:
+    span = d.span.shift(offset) if d.span is not None else Span(offset, offset)
+    return replace(d, span=span, position=scan.lines.position(span.start), pointer=None)
+
+
+def decode_json_text(scan: Scan, raw: str, start: int, end: int) -> tuple[Any, list[Diagnostic], bool]:
+    """A JSON text held in a string (OpenAI ``arguments``): (value, notes, complete).
+
+    An empty string is ``{}``. What no repair can read stays the raw string.
+    """
+    if not raw.strip():
+        return {}, [], True
+    try:
+        return _decoder.decode(raw), [], True
+    except (ValueError, RecursionError):
+        pass
+    from llmfix.parse import parse_json
+
+    outcome = parse_json(raw)
+    if not outcome.ok:
+        note = scan.note(
+            "tools.arguments_not_json",
+            Severity.ERROR,
+            "the arguments string is not JSON and could not be repaired",
+            start,
+            end,
+        )
+        return raw, [note], True
+    notes = [
+        replace(d, span=Span(start, end), position=scan.lines.position(start), pointer=None)
+        for d in outcome.diagnostics
+    ]
+    truncated = any(d.code == "parse.truncated" for d in outcome.diagnostics)
+    return outcome.value, notes, not truncated
+
+
+# ------------------------------------------------------------------------ Python literals
+
+
+class _NotLiteral(Exception):
+    pass
+
+
+_LITERAL_NAMES: dict[str, Any] = {
+    "True": True,
+    "False": False,
+    "None": None,
+    "true": True,
+    "false": False,
+    "null": None,
+}
+
+
+def literal_value(node: ast.AST) -> Any:
+    """The JSON value of a Python literal expression (``ast``, never ``eval``).
+
+    Accepts strings, numbers, booleans, ``None`` (also JSON's ``true``/``false``/``null``),
+    lists, tuples, sets and dicts with string keys; raises ``ValueError`` otherwise.
+    """
+    try:
+        return _literal(node)
+    except (_NotLiteral, RecursionError):
+        raise ValueError("not a literal") from None
+
+
+def _literal(node: ast.AST) -> Any:
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if isinstance(value, bool) or value is None or isinstance(value, (str, int)):
+            return value
+        if isinstance(value, float) and math.isfinite(value):
+            return value
+        raise _NotLiteral
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return [_literal(e) for e in node.elts]
+    if isinstance(node, ast.Dict):
+        out: dict[str, Any] = {}
+        for key, value in zip(node.keys, node.values, strict=True):
+            if key is None:
+                raise _NotLiteral
+            k = _literal(key)
+            if isinstance(k, bool) or not isinstance(k, (str, int, float)):
+                raise _NotLiteral
+            out[str(k)] = _literal(value)
+        return out
+    if isinstance(node, ast.Name) and node.id in _LITERAL_NAMES:
+        return _LITERAL_NAMES[node.id]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        operand = _literal(node.operand)
+        if isinstance(operand, bool) or not isinstance(operand, (int, float)):
+            raise _NotLiteral
+        return -operand if isinstance(node.op, ast.USub) else operand
+    raise _NotLiteral
+
+
+def python_literal(text: str) -> tuple[bool, Any]:
+    """Read ``text`` as one Python literal (``{'a': 1}``, ``['x', None]``)."""
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+        return True, literal_value(node)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False, None
+
+
+# ----------------------------------------------------------------------- typed text values
+
+
+def schema_types(schema: Any, depth: int = 0) -> frozenset[str] | None:
+    """The JSON types a schema admits, or ``None`` when it does not say.
+
+    Reads ``type``, ``enum``, ``const`` and the branches of ``anyOf``/``oneOf``/``allOf``;
+    a ``$ref`` or an empty schema says nothing. Unknown type names (``"float"``) are kept.
+    """
+    if not isinstance(schema, dict) or depth > 8:
+        return None
+    types: set[str] = set()
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        types.add(kind)
+    elif isinstance(kind, list):
+        types.update(k for k in kind if isinstance(k, str))
+    for key in ("anyOf", "oneOf", "allOf"):
+        branches = schema.get(key)
+        if isinstance(branches, list):
+            for branch in branches:
+                inner = schema_types(branch, depth + 1)
+                if inner is None:
+                    if key != "allOf":
+                        return None
+                else:
+                    types.update(inner)
+    for value in [*(schema.get("enum") or []), *([schema["const"]] if "const" in schema else [])]:
+        types.add(json_type(value))
+    return frozenset(types) if types else None
+
+
+def json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+_BOOLEANS = {"true": True, "false": False}
+
+
+def typed_value(raw: str, schema: Any, *, as_string: bool | None = None) -> tuple[Any, bool]:
+    """The value of an argument written as text (XML formats); and whether it was *guessed*.
+
+    With a schema, the schema decides: where a string is allowed the text stays as written;
+    otherwise it is read as JSON (``42``, ``true``, ``{"a": 1}``), then as a Python literal
+    (``{'a': 1}``); ``True``/``False`` in any case for booleans; ``null``/``None`` where
+    null is allowed. Without a schema, ``as_string`` (the format's own marker, e.g.
+    DeepSeek's ``string="true"``) decides, else the text is read as JSON when it is JSON
+    (not a quoted string), and that reading is a guess the caller reports.
+    """
+    types = schema_types(schema)
+    stripped = raw.strip()
+    if types is None:
+        if as_string:
+            return raw, False
+        value = _read_untyped(stripped)
+        if value is _NO_VALUE:
+            return raw, False
+        return value, as_string is None and not isinstance(value, str)
+    if "string" in types:
+        others = types - {"string", "null"}
+        if others:
+            value = _read_untyped(stripped)
+            if value is not _NO_VALUE and json_type(value) in others | _numeric(others):
+                return value, False
+        return raw, False
+    lowered = stripped.lower()
+    if "boolean" in types and lowered in _BOOLEANS:
+        return _BOOLEANS[lowered], False
+    if "null" in types and lowered in ("null", "none"):
+        return None, False
+    value = _read_untyped(stripped)
+    if value is _NO_VALUE:
+        return raw, False
+    if isinstance(value, float) and value.is_integer() and "integer" in types and "number" not in types:
+        return int(value), False
+    return value, False
+
+
+def _numeric(types: frozenset[str]) -> frozenset[str]:
+    return frozenset({"integer"}) if "number" in types else frozenset()
+
+
+_NO_VALUE: Any = object()
+
+
+def _read_untyped(stripped: str) -> Any:
+    if not stripped or stripped[0] == '"':
+        return _NO_VALUE
+    try:
+        return _decoder.decode(stripped)
+    except (ValueError, RecursionError):
+        pass
+    if stripped[0] in "{[":
+        ok, value = python_literal(stripped)
+        if ok and isinstance(value, (dict, list)):
+            return value
+    return _NO_VALUE
+
+
+def trim_newline(raw: str) -> str:
+    """Drop one newline right after the opening tag and one right before the closing tag."""
+    if raw.startswith("\r\n"):
+        raw = raw[2:]
+    elif raw.startswith("\n"):
+        raw = raw[1:]
+    if raw.endswith("\r\n"):
+        raw = raw[:-2]
+    elif raw.endswith("\n"):
+        raw = raw[:-1]
+    return raw
+
+
+_CDATA = re.compile(r"\A\s*<!\[CDATA\[(.*?)\]\]>\s*\Z", re.S)
+
+
+def unwrap_cdata(raw: str) -> str:
+    m = _CDATA.match(raw)
+    return m.group(1) if m else raw
+
+
+@dataclass
+class ArgumentsBuilder:
+    """Collects text-valued arguments of one call, typing each by the tool's schema."""
+
+    scan: Scan
+    tool: str
+    values: dict[str, Any] = field(default_factory=dict)
+    guessed: list[str] = field(default_factory=list)
+    notes: list[Diagnostic] = field(default_factory=list)
+
+    def add(self, key: str, raw: str, start: int, end: int, *, as_string: bool | None = None) -> None:
+        value, guessed = typed_value(raw, self.scan.parameter_schema(self.tool, key), as_string=as_string)
+        if key in self.values:
+            self.notes.append(
+                self.scan.note(
+                    "tools.duplicate_argument",
+                    Severity.ERROR,
+                    f"argument {key!r} is given twice; the last value is kept",
+                    start,
+                    end,
+                    pointer="/" + escape_pointer(key),
+                    hint="a call gives each argument once",
+                )
+            )
+        self.values[key] = value
+        if guessed:
+            self.guessed.append(key)
+
+    def finish(self, start: int, end: int) -> tuple[dict[str, Any], list[Diagnostic]]:
+        notes = list(self.notes)
+        if self.guessed:
+            names = ", ".join(self.guessed)
+            notes.append(
+                self.scan.note(
+                    "tools.typed_arguments",
+                    Severity.INFO,
+                    f"read {names} as JSON values (no schema says their type)",
+                    start,
+                    end,
+                    risk=Risk.SAFE,
+                    rule="xml_scalar",
+                    data={"arguments": list(self.guessed)},
+                )
+            )
+        values, unwrap = unwrap_arguments(self.scan, self.tool, self.values, start, end)
+        if unwrap is not None:
+            notes.append(unwrap)
+        return values, notes
+
+
+_WRAPPER_KEYS = ("arguments", "parameters", "input", "properties", "args")
+
+
+def unwrap_arguments(
+    scan: Scan, tool: str, values: dict[str, Any], start: int, end: int
+) -> tuple[dict[str, Any], Diagnostic | None]:
+    """``{"arguments": {...}}`` written as the only parameter, when the tool has no such one."""
+    if len(values) != 1:
+        return values, None
+    key, inner = next(iter(values.items()))
+    if key not in _WRAPPER_KEYS or scan.parameter_schema(tool, key) is not None:
+        return values, None
+    if isinstance(inner, str):
+        text = inner.strip()
+        if not text.startswith("{"):
+            return values, None
+        inner = _read_untyped(text)
+    if not isinstance(inner, dict):
+        return values, None
+    note = scan.note(
+        "tools.unwrapped_arguments",
+        Severity.INFO,
+        f"the arguments were written inside one {key!r} parameter; unwrapped them",
+        start,
+        end,
+        risk=Risk.SAFE,
+        rule="unwrap_arguments",
+    )
+    return inner, note
+
+
+def escape_pointer(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+# ------------------------------------------------------------------------- call objects
+
+
+_NAME_KEYS = ("name", "tool_name", "toolName", "function_name", "functionName")
+_ARGUMENT_KEYS = ("arguments", "parameters", "args", "input", "tool_input", "params")
+_ID_KEYS = ("id", "call_id", "tool_call_id", "toolCallId", "toolUseId")
+
+
+@dataclass(frozen=True)
+class CallShape:
+    name: str
+    arguments: Any
+    id: str | None
+    encoded: bool  # arguments were given as a JSON string
+
+
+def valid_name(name: Any) -> bool:
+    return isinstance(name, str) and _NAME_FULL.match(name) is not None
+
+
+def call_shape(obj: Any, *, require_arguments: bool) -> CallShape | None:
+    """Read one call object: ``{"name", "arguments"|"parameters"|...}``, ``{"function": {...}}``,
+    ``{"type": "tool_use", "name", "input"}``, ``{"toolName", "args"}`` …
+
+    ``require_arguments`` (for bare JSON in prose) refuses an object that names a tool but
+    has no arguments key: ``{"name": "Bob"}`` is data, not a call.
+    """
+    if not isinstance(obj, dict):
+        return None
+    call_id = next((obj[k] for k in _ID_KEYS if isinstance(obj.get(k), str)), None)
+    function = obj.get("function")
+    if isinstance(function, dict) and valid_name(function.get("name")):
+        arguments = function.get("arguments", function.get("parameters", {}))
+        return _shape(function["name"], arguments, call_id)
+    name = next((obj[k] for k in _NAME_KEYS if k in obj), None)
+    if not valid_name(name):
+        return None
+    assert isinstance(name, str)
+    for key in _ARGUMENT_KEYS:
+        if key in obj:
+            return _shape(name, obj[key], call_id)
+    if require_arguments:
+        return None
+    extra = set(obj) - {*_NAME_KEYS, *_ID_KEYS, "type"}
+    if extra:
+        return None
+    return CallShape(name, {}, call_id, False)
+
+
+def _shape(name: str, arguments: Any, call_id: str | None) -> CallShape:
+    if arguments is None:
+        return CallShape(name, {}, call_id, False)
+    return CallShape(name, arguments, call_id, isinstance(arguments, str))
+
+
+def calls_from_values(
+    scan: Scan,
+    values: Iterable[JsonValue],
+    fmt: str,
+    *,
+    bounded: bool,
+    require_arguments: bool = False,
+    convert: Callable[[Any], list[Any]] | None = None,
+) -> tuple[list[Call], list[Diagnostic]]:
+    """Calls from JSON values found in an envelope: objects, or lists of objects.
+
+    ``bounded`` says an end marker closes the envelope: a value left unclosed before it is
+    malformed (and repaired), not cut off. ``convert`` turns one value into call objects
+    for formats with their own shape (``{"NAME": {args}}``).
+    """
+    calls: list[Call] = []
+    notes: list[Diagnostic] = []
+    for jv in values:
+        items = convert(jv.value) if convert else (jv.value if isinstance(jv.value, list) else [jv.value])
+        complete = bounded or jv.closed
+        for item in items:
+            shape = call_shape(item, require_arguments=require_arguments)
+            if shape is None:
+                notes.append(
+                    scan.note(
+                        "tools.malformed_call",
+                        Severity.WARNING,
+                        f"a {fmt} tool call without a usable name: {preview(item)}",
+                        jv.start,
+                        jv.end,
+                    )
+                )
+                continue
+            call = Call(shape.name, shape.arguments, jv.start, jv.end, fmt, shape.id, complete)
+            call.notes.extend(jv.notes)
+            if shape.encoded:
+                decode_arguments(scan, call)
+            calls.append(call)
+    return calls, notes
+
+
+def decode_arguments(scan: Scan, call: Call) -> None:
+    """Arguments given as a JSON string (OpenAI): decode them in place."""
+    value, notes, complete = decode_json_text(scan, call.arguments, call.start, call.end)
+    call.arguments = value
+    call.notes.extend(notes)
+    call.complete = call.complete and complete
+
+
+def preview(value: Any, limit: int = 60) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def strip_span(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end

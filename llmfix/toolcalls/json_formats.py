@@ -1,0 +1,373 @@
+"""Formats whose arguments are JSON behind a model-specific marker.
+
+Each reader gets the match of its opening marker and returns the region it consumed. A call
+whose envelope is never closed and whose JSON is cut off is incomplete; one whose JSON is
+malformed inside a closed envelope is repaired (and the repair reported), not truncated.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from llmfix.model import Severity
+from llmfix.toolcalls.base import (
+    NAME_RE,
+    Call,
+    Hit,
+    Scan,
+    calls_from_values,
+    json_values,
+    strip_span,
+)
+
+# ------------------------------------------------------------------------ plain envelopes
+
+
+def read_tagged_json(
+    scan: Scan,
+    m: re.Match[str],
+    close: re.Pattern[str] | None,
+    family: str,
+    *,
+    from_marker_end: int = 0,
+    many: bool = True,
+) -> Hit:
+    """``<marker>{json}…<close>``: one or more JSON calls (objects or lists of objects).
+
+    Without a closing marker the envelope ends where the JSON does; what follows stays
+    answer text.
+    """
+    text = scan.text
+    found = scan.find(close, m.end()) if close is not None else None
+    end = found.start() if found else len(text)
+    values, stop = json_values(scan, m.end() - from_marker_end, end, many=many)
+    calls, notes = calls_from_values(scan, values, family, bounded=found is not None)
+    hit_end = found.end() if found else (stop if values else m.end())
+    hit = Hit(family, m.start(), hit_end, calls, notes)
+    if not values:
+        _no_json(scan, hit, family)
+    return hit
+
+
+def _no_json(scan: Scan, hit: Hit, family: str) -> None:
+    hit.notes.append(
+        scan.note(
+            "tools.malformed_call",
+            Severity.WARNING,
+            f"a {family} tool-call marker is not followed by a JSON call",
+            hit.start,
+            hit.end,
+        )
+    )
+
+
+def _apertus_calls(value: Any) -> list[Any]:
+    """Apertus writes ``[{"NAME": {arguments}}, ...]``."""
+    items = value if isinstance(value, list) else [value]
+    out: list[Any] = []
+    for item in items:
+        if isinstance(item, dict) and len(item) == 1:
+            ((name, arguments),) = item.items()
+            out.append({"name": name, "arguments": arguments})
+        else:
+            out.append(item)
+    return out
+
+
+def read_apertus(scan: Scan, m: re.Match[str], close: re.Pattern[str]) -> Hit:
+    text = scan.text
+    found = scan.find(close, m.end())
+    end = found.start() if found else len(text)
+    values, stop = json_values(scan, m.end(), end)
+    calls, notes = calls_from_values(
+        scan, values, "apertus", bounded=found is not None, convert=_apertus_calls
+    )
+    hit = Hit("apertus", m.start(), found.end() if found else (stop if values else m.end()), calls, notes)
+    if not values:
+        _no_json(scan, hit, "apertus")
+    return hit
+
+
+# ------------------------------------------------------------------------------ Mistral
+
+_MISTRAL_MARKER = re.compile(r"\[TOOL_CALLS\]")
+_MISTRAL_CALL_ID = re.compile(r"\s*\[CALL_ID\]\s*([\w\-]+)")
+_MISTRAL_ARGS = re.compile(r"\s*\[ARGS\]")
+_JSON_OPENER = re.compile(r"[\[{]")
+
+
+def read_mistral(scan: Scan, m: re.Match[str]) -> Hit:
+    """``[TOOL_CALLS][{...}]``, ``[TOOL_CALLS]name{...}``, ``[TOOL_CALLS]name[ARGS]{...}``."""
+    from llmfix.extract import _plausible_value
+
+    text = scan.text
+    following = scan.find(_MISTRAL_MARKER, m.end())
+    limit = following.start() if following else len(text)
+    pos, _ = strip_span(text, m.end(), limit)
+    hit = Hit("mistral", m.start(), m.end())
+    if pos < limit and text[pos] in "[{":
+        values, stop = json_values(scan, pos, limit)
+        hit.calls, hit.notes = calls_from_values(scan, values, "mistral", bounded=False)
+        hit.end = stop if values else m.end()
+        return hit
+    name = NAME_RE.match(text, pos, limit)
+    if name is not None:
+        after = name.end()
+        call_id = _MISTRAL_CALL_ID.match(text, after, limit)
+        if call_id:
+            after = call_id.end()
+        marker = _MISTRAL_ARGS.match(text, after, limit)
+        if marker:
+            after = marker.end()
+        args_at, _ = strip_span(text, after, limit)
+        if args_at < limit and text[args_at] == "{":
+            values, stop = json_values(scan, args_at, limit, many=False)
+            if values:
+                value = values[0]
+                call = Call(
+                    name.group(),
+                    value.value,
+                    m.start(),
+                    stop,
+                    "mistral",
+                    call_id.group(1) if call_id else None,
+                    value.closed,
+                )
+                call.notes.extend(value.notes)
+                hit.calls.append(call)
+                hit.end = stop
+                return hit
+        if args_at >= limit and following is None:
+            # The text ends after the name: the arguments were cut off.
+            hit.calls.append(Call(name.group(), {}, m.start(), limit, "mistral", complete=False))
+            hit.end = limit
+            return hit
+    # Something else first ("[TOOL_CALLS] junk [{...}]"): the first JSON list or object.
+    start = pos
+    while True:
+        opener = _JSON_OPENER.search(text, start, limit)
+        if opener is None:
+            break
+        if opener.group() == "{" or _plausible_value(text, opener.start(), limit):
+            values, stop = json_values(scan, opener.start(), limit)
+            calls, notes = calls_from_values(scan, values, "mistral", bounded=False)
+            if calls:
+                hit.calls, hit.notes, hit.end = calls, notes, stop
+                return hit
+        start = opener.end()
+    _no_json(scan, hit, "mistral")
+    return hit
+
+
+# -------------------------------------------------------------------------------- Kimi K2
+
+_KIMI_SECTION_END = re.compile(r"<\|tool_calls_section_end\|>")
+_KIMI_CALL_BEGIN = re.compile(r"<\|tool_call_begin\|>")
+_KIMI_ARGS_BEGIN = re.compile(r"<\|tool_call_argument_begin\|>")
+_KIMI_CALL_END = re.compile(r"<\|tool_call_end\|>")
+_KIMI_ID = re.compile(r"\s*(?:functions\.)?([A-Za-z_$][\w$.\-/]*):(\d+)\s*")
+
+
+def read_kimi(scan: Scan, m: re.Match[str]) -> Hit:
+    """``<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:0
+    <|tool_call_argument_begin|>{...}<|tool_call_end|>…<|tool_calls_section_end|>``."""
+    text = scan.text
+    section_end = scan.find(_KIMI_SECTION_END, m.end())
+    limit = section_end.start() if section_end else len(text)
+    hit = Hit("kimi-k2", m.start(), section_end.end() if section_end else limit)
+    pos = m.start()
+    while True:
+        begin = scan.find(_KIMI_CALL_BEGIN, pos, limit)
+        if begin is None:
+            break
+        call_end = scan.find(_KIMI_CALL_END, begin.end(), limit)
+        body_end = call_end.start() if call_end else limit
+        args = scan.find(_KIMI_ARGS_BEGIN, begin.end(), body_end)
+        pos = call_end.end() if call_end else limit
+        head_end = args.start() if args else body_end
+        ident = _KIMI_ID.fullmatch(text, begin.end(), head_end)
+        if ident is None or args is None:
+            hit.notes.append(
+                scan.note(
+                    "tools.malformed_call",
+                    Severity.WARNING,
+                    "a kimi-k2 call whose id is not functions.NAME:INDEX followed by arguments",
+                    begin.start(),
+                    pos,
+                )
+            )
+            continue
+        call_id = text[begin.end() : head_end].strip()
+        values, _ = json_values(scan, args.end(), body_end, many=False)
+        bounded = call_end is not None
+        if values:
+            value = values[0]
+            call = Call(ident.group(1), value.value, begin.start(), pos, "kimi-k2", call_id)
+            call.complete = bounded or value.closed
+            call.notes.extend(value.notes)
+        else:
+            empty = not text[args.end() : body_end].strip()
+            call = Call(ident.group(1), {}, begin.start(), pos, "kimi-k2", call_id)
+            call.complete = bounded
+            if not empty:
+                call.notes.append(_not_json_arguments(scan, begin.start(), pos))
+        hit.calls.append(call)
+    return hit
+
+
+def _not_json_arguments(scan: Scan, start: int, end: int) -> Any:
+    return scan.note(
+        "tools.arguments_not_json",
+        Severity.ERROR,
+        "the arguments are not a JSON object",
+        start,
+        end,
+    )
+
+
+# ---------------------------------------------------------------------------- DeepSeek V3
+
+_DS_CALLS_END = re.compile(r"<[|｜]tool[▁_]calls[▁_]end[|｜]>")
+_DS_CALL_BEGIN = re.compile(r"<[|｜]tool[▁_]call[▁_]begin[|｜]>")
+_DS_CALL_END = re.compile(r"<[|｜]tool[▁_]call[▁_]end[|｜]>")
+_DS_SEP = re.compile(r"<[|｜]tool[▁_]sep[|｜]>")
+_DS_FENCE = re.compile(r"\s*```[\w-]*\s*\n?(.*?)\n?\s*(?:```\s*)?\Z", re.S)
+_STEPTML = re.compile(r"<steptml:invoke\b")
+
+
+def read_deepseek(scan: Scan, m: re.Match[str]) -> Hit:
+    """DeepSeek V3/R1 (``function<｜tool▁sep｜>NAME`` + a ```json fence), V3.1
+    (``NAME<｜tool▁sep｜>{...}``), and Step-3 (``<steptml:invoke>`` inside the same tokens)."""
+    text = scan.text
+    calls_end = scan.find(_DS_CALLS_END, m.end())
+    limit = calls_end.start() if calls_end else len(text)
+    hit = Hit("deepseek-v3", m.start(), calls_end.end() if calls_end else limit)
+    if scan.find(_STEPTML, m.end(), limit) is not None:
+        from llmfix.toolcalls.xml_formats import parse_invokes
+
+        hit.family = "step3"
+        hit.calls, hit.notes = parse_invokes(scan, m.end(), limit, "step3", bounded=calls_end is not None)
+        return hit
+    pos = m.start()
+    while True:
+        begin = scan.find(_DS_CALL_BEGIN, pos, limit)
+        if begin is None:
+            break
+        call_end = scan.find(_DS_CALL_END, begin.end(), limit)
+        body_end = call_end.start() if call_end else limit
+        pos = call_end.end() if call_end else limit
+        sep = scan.find(_DS_SEP, begin.end(), body_end)
+        if sep is None:
+            hit.notes.append(_malformed(scan, "deepseek-v3", begin.start(), pos))
+            continue
+        head = text[begin.end() : sep.start()].strip()
+        args_start = sep.end()
+        if head in ("function", ""):
+            # V3: the name is on the line after the separator, then a fenced JSON block.
+            newline = text.find("\n", args_start, body_end)
+            name_end = newline if newline != -1 else body_end
+            name = text[args_start:name_end].strip()
+            args_start = name_end
+        else:
+            name = head
+        if NAME_RE.fullmatch(name) is None:
+            hit.notes.append(_malformed(scan, "deepseek-v3", begin.start(), pos))
+            continue
+        fence = _DS_FENCE.match(text, args_start, body_end)
+        json_start = fence.start(1) if fence and "```" in text[args_start:body_end] else args_start
+        json_end = fence.end(1) if fence and "```" in text[args_start:body_end] else body_end
+        values, _ = json_values(scan, json_start, json_end, many=False)
+        call = Call(name, {}, begin.start(), pos, "deepseek-v3", complete=call_end is not None)
+        if values:
+            call.arguments = values[0].value
+            call.complete = call.complete or values[0].closed
+            call.notes.extend(values[0].notes)
+        elif text[json_start:json_end].strip():
+            call.notes.append(_not_json_arguments(scan, begin.start(), pos))
+        hit.calls.append(call)
+    return hit
+
+
+def _malformed(scan: Scan, family: str, start: int, end: int) -> Any:
+    return scan.note(
+        "tools.malformed_call",
+        Severity.WARNING,
+        f"a {family} call without a readable name",
+        start,
+        end,
+    )
+
+
+# --------------------------------------------------------------------------- gpt-oss harmony
+
+_HARMONY_MESSAGE = re.compile(r"<\|message\|>")
+_HARMONY_END = re.compile(r"<\|(?:end|call|return|start|channel)\|>")
+_HARMONY_HEADER = re.compile(r"\s*(\w+)([^<]*(?:<\|constrain\|>[^<]*)?)")
+_RECIPIENT = re.compile(r"to=([^\s<]+)")
+
+
+def read_harmony(scan: Scan, m: re.Match[str]) -> Hit | None:
+    """gpt-oss: ``<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}<|call|>``.
+
+    The ``analysis`` channel is reasoning; ``final`` (and commentary without a recipient)
+    is answer text.
+    """
+    text = scan.text
+    header = _HARMONY_HEADER.match(text, m.end())
+    if header is None:
+        return None
+    message = scan.find(_HARMONY_MESSAGE, header.end())
+    if message is None or message.start() != header.end():
+        return None
+    channel = header.group(1)
+    recipient = _RECIPIENT.search(m.group()) or _RECIPIENT.search(header.group(2))
+    end_marker = scan.find(_HARMONY_END, message.end())
+    body_end = end_marker.start() if end_marker else len(text)
+    consumed = end_marker.end() if end_marker and end_marker.group() in ("<|end|>", "<|call|>", "<|return|>") else body_end
+    if channel == "analysis":
+        hit = Hit("harmony", m.start(), consumed)
+        hit.reasoning.append(_span(message.end(), body_end))
+        return hit
+    if recipient is None or recipient.group(1) in ("assistant", "user"):
+        # Answer text: only the header tokens are consumed.
+        return Hit("harmony", m.start(), message.end())
+    name = recipient.group(1)
+    if name.startswith("functions."):
+        name = name[len("functions.") :]
+    hit = Hit("harmony", m.start(), consumed)
+    values, _ = json_values(scan, message.end(), body_end, many=False)
+    call = Call(name, {}, m.start(), consumed, "harmony", complete=end_marker is not None)
+    if values:
+        call.arguments = values[0].value
+        call.complete = call.complete or values[0].closed
+        call.notes.extend(values[0].notes)
+    elif text[message.end() : body_end].strip():
+        call.notes.append(_not_json_arguments(scan, m.start(), consumed))
+    hit.calls.append(call)
+    return hit
+
+
+def _span(start: int, end: int) -> Any:
+    from llmfix.model import Span
+
+    return Span(start, end)
+
+
+# ------------------------------------------------------------------------- Llama 3 python_tag
+
+
+def read_python_tag(scan: Scan, m: re.Match[str], close: re.Pattern[str]) -> Hit:
+    """Llama 3.1: ``<|python_tag|>{"name": ..., "parameters": ...}`` (several joined by ``;``),
+    or a built-in tool as code: ``<|python_tag|>brave_search.call(query="...")``."""
+    text = scan.text
+    found = scan.find(close, m.end())
+    end = found.start() if found else len(text)
+    values, stop = json_values(scan, m.end(), end)
+    if values:
+        calls, notes = calls_from_values(scan, values, "llama3", bounded=found is not None)
+        return Hit("llama3", m.start(), found.end() if found else stop, calls, notes)
+    from llmfix.toolcalls.pythonic import parse_pythonic
+
+    calls, notes = parse_pythonic(scan, m.end(), end, "llama3", bounded=found is not None)
+    return Hit("llama3", m.start(), found.end() if found else end, calls, notes)

@@ -1,0 +1,468 @@
+"""Formats written as XML-like tags, whose argument values are text typed by the tool's schema.
+
+- ``anthropic-xml`` — ``<function_calls><invoke name="N"><parameter name="k">v</parameter>
+  </invoke></function_calls>`` (any namespace prefix; a bare ``<invoke>`` too).
+- ``deepseek-dsml`` — DeepSeek V3.2/V4: the same with ``｜DSML｜`` tags and
+  ``string="true|false"`` on each parameter; ``step3`` — the same with ``steptml:`` tags.
+- ``minimax-m2`` — ``<minimax:tool_call><invoke name="N"><parameter name="k">…``.
+- ``hermes`` — ``<tool_call>{"name": …, "arguments": …}</tool_call>`` (Hermes, Qwen 2.5/3,
+  ERNIE, Granite 4; also a JSON list inside).
+- ``qwen3-xml`` — ``<tool_call><function=N><parameter=k>v</parameter></function></tool_call>``
+  (Qwen3-Coder, Step-3.5, Seed-OSS's ``<seed:tool_call>``; also a bare ``<function=N>``).
+- ``glm`` — ``<tool_call>N<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>`` (GLM 4.5+,
+  Poolside); ``hunyuan`` — ``<tool_calls><tool_call>N<tool_sep><arg_key>…`` (Hunyuan V3).
+- ``jamba`` — ``<tool_calls>[{...}]</tool_calls>`` (Jamba, Hunyuan-A13B, MiniMax-M1's one
+  object per line).
+- ``minicpm5`` — ``<function name="N"><param name="k">v</param></function>`` (byte-level
+  ``Ġ`` artifacts tolerated, CDATA unwrapped).
+- ``minimax-m3`` — ``]<]minimax[>[``-delimited nested tags, read into nested JSON.
+
+Values are typed by the registry's schema for that argument (see
+:func:`~llmfix.toolcalls.base.typed_value`); a format's own newline around values is dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from llmfix.model import Diagnostic, Severity
+from llmfix.toolcalls.base import (
+    NAME_RE,
+    ArgumentsBuilder,
+    Call,
+    Hit,
+    Scan,
+    calls_from_values,
+    json_values,
+    schema_types,
+    strip_span,
+    trim_newline,
+    typed_value,
+    unwrap_cdata,
+)
+
+# ------------------------------------------------------------------------- <invoke> blocks
+
+_INVOKE_OPEN = re.compile(r"<((?:[\w-]+:)?|[|｜]DSML[|｜])invoke(?=[\s>/])([^<>]{0,1000})>")
+_NAME_ATTRIBUTE = re.compile(r"""\sname\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>/]+))""")
+_STRING_ATTRIBUTE = re.compile(r"""\sstring\s*=\s*["']?(true|false)""", re.I)
+_PATTERNS: dict[tuple[str, str], re.Pattern[str]] = {}
+
+
+def _tag(prefix: str, kind: str) -> re.Pattern[str]:
+    """Compiled patterns for one namespace prefix (cached)."""
+    key = (prefix, kind)
+    pattern = _PATTERNS.get(key)
+    if pattern is None:
+        p = re.escape(prefix)
+        source = {
+            "invoke_close": rf"</{p}invoke\s*>",
+            "param_open": rf"<{p}parameter(?=[\s>/])([^<>]{{0,1000}})>",
+            "param_end": rf"</{p}parameter\s*>|<{p}parameter(?=[\s>/])",
+        }[kind]
+        pattern = _PATTERNS[key] = re.compile(source)
+    return pattern
+
+
+def attribute_name(tag: str) -> str | None:
+    m = _NAME_ATTRIBUTE.search(tag)
+    if m is None:
+        return None
+    return next(g for g in m.groups() if g is not None)
+
+
+def parse_invokes(
+    scan: Scan, start: int, end: int, fmt: str, *, bounded: bool
+) -> tuple[list[Call], list[Diagnostic]]:
+    """Every ``<invoke>`` between ``start`` and ``end``."""
+    text = scan.text
+    calls: list[Call] = []
+    notes: list[Diagnostic] = []
+    pos = start
+    while pos < end:
+        m = _INVOKE_OPEN.search(text, pos, end)
+        if m is None:
+            break
+        prefix = m.group(1)
+        close = scan.find(_tag(prefix, "invoke_close"), m.end(), end)
+        body_end = close.start() if close else end
+        call_end = close.end() if close else end
+        pos = call_end
+        name = attribute_name(m.group(2))
+        if not name:
+            notes.append(_malformed(scan, fmt, "an <invoke> without a name", m.start(), call_end))
+            continue
+        builder = ArgumentsBuilder(scan, name)
+        _parameters(scan, builder, prefix, m.end(), body_end, dsml="DSML" in prefix)
+        arguments, call_notes = builder.finish(m.start(), call_end)
+        call = Call(name, arguments, m.start(), call_end, fmt, complete=close is not None or bounded)
+        call.notes.extend(call_notes)
+        calls.append(call)
+    return calls, notes
+
+
+def _parameters(
+    scan: Scan, builder: ArgumentsBuilder, prefix: str, start: int, end: int, *, dsml: bool
+) -> None:
+    text = scan.text
+    opener = _tag(prefix, "param_open")
+    ender = _tag(prefix, "param_end")
+    pos = start
+    while True:
+        p = opener.search(text, pos, end)
+        if p is None:
+            return
+        stop = ender.search(text, p.end(), end)
+        value_end = stop.start() if stop else end
+        pos = stop.end() if stop and stop.group().startswith("</") else value_end
+        key = attribute_name(p.group(1))
+        if key is None:
+            builder.notes.append(
+                scan.note(
+                    "tools.malformed_argument",
+                    Severity.ERROR,
+                    "a <parameter> without a name; it was left out",
+                    p.start(),
+                    value_end,
+                )
+            )
+            continue
+        as_string = None
+        flag = _STRING_ATTRIBUTE.search(p.group(1))
+        if flag is not None:
+            as_string = flag.group(1).lower() == "true"
+        raw = text[p.end() : value_end]
+        builder.add(key, raw if dsml else trim_newline(raw), p.start(), value_end, as_string=as_string)
+
+
+def _malformed(scan: Scan, fmt: str, what: str, start: int, end: int) -> Diagnostic:
+    return scan.note("tools.malformed_call", Severity.WARNING, f"{fmt}: {what}", start, end)
+
+
+_FUNCTION_CALLS_CLOSE = re.compile(r"</(?:[\w-]+:)?function_calls\s*>")
+_HAS_INVOKE = re.compile(r"<(?:(?:[\w-]+:)?|[|｜]DSML[|｜])invoke\b")
+
+
+def read_function_calls(scan: Scan, m: re.Match[str]) -> Hit:
+    """``<function_calls>``: Anthropic-style invokes, or OLMo 3's pythonic calls."""
+    text = scan.text
+    close = scan.find(_FUNCTION_CALLS_CLOSE, m.end())
+    end = close.start() if close else len(text)
+    hit_end = close.end() if close else end
+    if _HAS_INVOKE.search(text, m.end(), end):
+        calls, notes = parse_invokes(scan, m.end(), end, "anthropic-xml", bounded=False)
+        return Hit("anthropic-xml", m.start(), hit_end, calls, notes)
+    from llmfix.toolcalls.pythonic import parse_pythonic
+
+    calls, notes = parse_pythonic(scan, m.end(), end, "olmo3", bounded=close is not None)
+    return Hit("olmo3", m.start(), hit_end, calls, notes)
+
+
+def read_invoke(scan: Scan, m: re.Match[str]) -> Hit:
+    """A bare ``<invoke>`` (no ``<function_calls>`` around it)."""
+    calls, notes = parse_invokes(scan, m.start(), len(scan.text), "anthropic-xml", bounded=False)
+    end = calls[0].end if calls else m.end()
+    return Hit("anthropic-xml", m.start(), end, calls[:1], notes)
+
+
+def read_wrapped_invokes(
+    scan: Scan, m: re.Match[str], close: re.Pattern[str], family: str
+) -> Hit:
+    """``<wrapper><invoke …>…</invoke></wrapper>`` (DSML, MiniMax-M2)."""
+    found = scan.find(close, m.end())
+    end = found.start() if found else len(scan.text)
+    calls, notes = parse_invokes(scan, m.start(), end, family, bounded=False)
+    return Hit(family, m.start(), found.end() if found else end, calls, notes)
+
+
+# ----------------------------------------------------------------------- <tool_call> tags
+
+_TOOL_CALL_EDGE = {
+    "": re.compile(r"</?tool_call\s*>"),
+    "seed:": re.compile(r"</?seed:tool_call\s*>"),
+}
+_FUNCTION_OPEN = re.compile(r"<function=([^>\n]*)>")
+_FUNCTION_CLOSE = re.compile(r"</function\s*>")
+_QWEN_PARAM = re.compile(r"<parameter=([^>\n]*)>")
+_QWEN_PARAM_END = re.compile(r"</parameter\s*>|<parameter=|</function\s*>")
+_ARG_KEY = re.compile(r"<arg_key>(.*?)</arg_key>\s*<arg_value>", re.S)
+_ARG_VALUE_END = re.compile(r"</arg_value>")
+_TOOL_SEP = re.compile(r"<tool_sep>")
+_GLM_HEAD = re.compile(r"\s*([^\s<]+)\s*(?:<tool_sep>\s*)?")
+
+
+def read_tool_call(scan: Scan, m: re.Match[str]) -> Hit:
+    """``<tool_call>``: JSON inside (hermes), ``<function=…>`` (qwen3-xml), or a name followed
+    by ``<arg_key>`` pairs (glm; hunyuan with ``<tool_sep>``)."""
+    text = scan.text
+    prefix = "seed:" if m.group().startswith("<seed:") else ""
+    edge = scan.find(_TOOL_CALL_EDGE[prefix], m.end())
+    closed = edge is not None and edge.group().startswith("</")
+    end = edge.start() if edge else len(text)
+    hit_end = edge.end() if closed and edge else end
+    hit, _ = tool_call_body(scan, m.start(), m.end(), end, closed)
+    hit.end = max(hit.end, hit_end) if hit.calls or closed else hit.end
+    return hit
+
+
+def tool_call_body(scan: Scan, start: int, body_start: int, end: int, closed: bool) -> tuple[Hit, str]:
+    text = scan.text
+    s, e = strip_span(text, body_start, end)
+    if s < e and text[s] in "{[":
+        values, stop = json_values(scan, s, e)
+        calls, notes = calls_from_values(scan, values, "hermes", bounded=closed)
+        hit = Hit("hermes", start, end if closed else (stop if values else body_start), calls, notes)
+        if not values:
+            hit.notes.append(_malformed(scan, "hermes", "<tool_call> does not hold a JSON call", start, end))
+        return hit, "hermes"
+    if text.startswith("<function=", s):
+        calls, notes = parse_qwen_functions(scan, s, e, closed)
+        return Hit("qwen3-xml", start, end, calls, notes), "qwen3-xml"
+    head = _GLM_HEAD.match(text, s, e) if s < e else None
+    if head is None or NAME_RE.fullmatch(head.group(1)) is None:
+        hit = Hit("hermes", start, end)
+        hit.notes.append(_malformed(scan, "tool_call", "<tool_call> holds no call", start, end))
+        return hit, "hermes"
+    fmt = "hunyuan" if "<tool_sep>" in head.group() else "glm"
+    call = _glm_call(scan, head.group(1), start, head.end(), e, closed, fmt)
+    return Hit(fmt, start, end, [call]), fmt
+
+
+def _glm_call(scan: Scan, name: str, start: int, pos: int, end: int, closed: bool, fmt: str) -> Call:
+    text = scan.text
+    builder = ArgumentsBuilder(scan, name)
+    complete = closed
+    while True:
+        key = _ARG_KEY.search(text, pos, end)
+        if key is None:
+            break
+        stop = _ARG_VALUE_END.search(text, key.end(), end)
+        value_end = stop.start() if stop else end
+        builder.add(key.group(1).strip(), unwrap_cdata(text[key.end() : value_end]), key.start(), value_end)
+        if stop is None:
+            break
+        pos = stop.end()
+    arguments, notes = builder.finish(start, end)
+    call = Call(name, arguments, start, end, fmt, complete=complete)
+    call.notes.extend(notes)
+    return call
+
+
+def parse_qwen_functions(scan: Scan, start: int, end: int, bounded: bool) -> tuple[list[Call], list[Diagnostic]]:
+    """``<function=NAME><parameter=k>\\nv\\n</parameter></function>`` (several allowed)."""
+    text = scan.text
+    calls: list[Call] = []
+    notes: list[Diagnostic] = []
+    pos = start
+    while True:
+        f = _FUNCTION_OPEN.search(text, pos, end)
+        if f is None:
+            stray = text.find("<function=", pos, end)
+            if stray != -1:
+                notes.append(_malformed(scan, "qwen3-xml", "a <function= tag that is never closed by '>'", stray, end))
+            break
+        close = scan.find(_FUNCTION_CLOSE, f.end(), end)
+        body_end = close.start() if close else end
+        call_end = close.end() if close else end
+        name = f.group(1).strip()
+        if NAME_RE.fullmatch(name) is None:
+            notes.append(_malformed(scan, "qwen3-xml", f"an invalid function name {name!r}", f.start(), call_end))
+            pos = call_end
+            continue
+        builder = ArgumentsBuilder(scan, name)
+        p_pos = f.end()
+        while True:
+            p = _QWEN_PARAM.search(text, p_pos, body_end)
+            if p is None:
+                break
+            stop = _QWEN_PARAM_END.search(text, p.end(), body_end)
+            value_end = stop.start() if stop else body_end
+            p_pos = stop.end() if stop and stop.group().startswith("</parameter") else value_end
+            builder.add(p.group(1).strip(), trim_newline(text[p.end() : value_end]), p.start(), value_end)
+        arguments, call_notes = builder.finish(f.start(), call_end)
+        call = Call(name, arguments, f.start(), call_end, "qwen3-xml", complete=close is not None or bounded)
+        call.notes.extend(call_notes)
+        calls.append(call)
+        pos = call_end
+    return calls, notes
+
+
+def read_function_tag(scan: Scan, m: re.Match[str]) -> Hit:
+    """A bare ``<function=NAME>…</function>`` (Qwen3-Coder without ``<tool_call>``)."""
+    close = scan.find(_FUNCTION_CLOSE, m.end())
+    end = close.end() if close else len(scan.text)
+    calls, notes = parse_qwen_functions(scan, m.start(), end, bounded=False)
+    return Hit("qwen3-xml", m.start(), end, calls[:1], notes)
+
+
+_TOOL_CALLS_CLOSE = re.compile(r"</tool_calls\s*>")
+_INNER_TOOL_CALL = re.compile(r"<tool_call\s*>")
+
+
+def read_tool_calls(scan: Scan, m: re.Match[str]) -> Hit:
+    """``<tool_calls>``: a JSON list or JSON lines (jamba, MiniMax-M1, Hunyuan-A13B), or
+    ``<tool_call>`` elements (hunyuan)."""
+    text = scan.text
+    close = scan.find(_TOOL_CALLS_CLOSE, m.end())
+    end = close.start() if close else len(text)
+    hit_end = close.end() if close else end
+    s, e = strip_span(text, m.end(), end)
+    if text.startswith("<tool_call", s):
+        hit = Hit("hunyuan", m.start(), hit_end)
+        pos = s
+        while True:
+            inner = _INNER_TOOL_CALL.search(text, pos, e)
+            if inner is None:
+                break
+            edge = _TOOL_CALL_EDGE[""].search(text, inner.end(), e)
+            inner_closed = edge is not None and edge.group().startswith("</")
+            inner_end = edge.start() if edge else e
+            sub, _ = tool_call_body(scan, inner.start(), inner.end(), inner_end, inner_closed)
+            hit.calls.extend(sub.calls)
+            hit.notes.extend(sub.notes)
+            pos = edge.end() if inner_closed and edge else inner_end
+            if pos <= inner.start():
+                break
+        return hit
+    values, stop = json_values(scan, s, e)
+    calls, notes = calls_from_values(scan, values, "jamba", bounded=close is not None)
+    hit = Hit("jamba", m.start(), hit_end if close else (stop if values else m.end()), calls, notes)
+    if not values:
+        hit.notes.append(_malformed(scan, "jamba", "<tool_calls> holds no JSON call", m.start(), hit.end))
+    return hit
+
+
+# ------------------------------------------------------------------------------- MiniCPM 5
+
+_MINICPM_PARAM = re.compile(r"<param(?:[\sĠ]*name\s*=\s*\"([^\"]*)\")?[\sĠ]*>")
+_MINICPM_PARAM_END = re.compile(r"</param\s*>")
+_MINICPM_NAME = re.compile(r"\"([^\"]*)\"\s*>")
+
+
+def read_minicpm(scan: Scan, m: re.Match[str]) -> Hit:
+    """``<function name="N"><param name="k">v</param></function>``."""
+    text = scan.text
+    close = scan.find(_FUNCTION_CLOSE, m.end())
+    body_end = close.start() if close else len(text)
+    end = close.end() if close else body_end
+    hit = Hit("minicpm5", m.start(), end)
+    head = _MINICPM_NAME.match(text, m.end(), body_end)
+    if head is None or NAME_RE.fullmatch(head.group(1)) is None:
+        hit.notes.append(_malformed(scan, "minicpm5", "a <function> without a valid name", m.start(), end))
+        return hit
+    name = head.group(1)
+    builder = ArgumentsBuilder(scan, name)
+    pos = head.end()
+    while True:
+        p = _MINICPM_PARAM.search(text, pos, body_end)
+        if p is None:
+            break
+        stop = _MINICPM_PARAM_END.search(text, p.end(), body_end)
+        value_end = stop.start() if stop else body_end
+        pos = stop.end() if stop else body_end
+        if p.group(1) is None:
+            builder.notes.append(
+                scan.note(
+                    "tools.malformed_argument",
+                    Severity.ERROR,
+                    "a <param> without a name; it was left out",
+                    p.start(),
+                    value_end,
+                )
+            )
+            continue
+        builder.add(p.group(1), unwrap_cdata(text[p.end() : value_end]), p.start(), value_end)
+    arguments, notes = builder.finish(m.start(), end)
+    call = Call(name, arguments, m.start(), end, "minicpm5", complete=close is not None)
+    call.notes.extend(notes)
+    hit.calls.append(call)
+    return hit
+
+
+# ------------------------------------------------------------------------------ MiniMax M3
+
+_M3_TOKEN = "]<]minimax[>["
+_M3_END = re.compile(re.escape(_M3_TOKEN) + r"</tool_call>")
+_M3_INVOKE = re.compile(r"<invoke\s+name\s*=\s*\"([^\"]*)\"\s*>")
+_M3_INVOKE_END = re.compile(r"</invoke\s*>")
+_XML_TAG = re.compile(r"<(/?)([A-Za-z_][\w.\-:]*)\s*>")
+
+
+def read_minimax_m3(scan: Scan, m: re.Match[str]) -> Hit:
+    """MiniMax-M3: ``]<]minimax[>[<tool_call>`` with each tag behind the namespace token and
+    arguments as nested tags (``<item>`` children make an array, repeated tags a list)."""
+    text = scan.text
+    close = scan.find(_M3_END, m.end())
+    end = close.start() if close else len(text)
+    hit = Hit("minimax-m3", m.start(), close.end() if close else end)
+    body = text[m.end() : end].replace(_M3_TOKEN, "")
+    pos = 0
+    while True:
+        inv = _M3_INVOKE.search(body, pos)
+        if inv is None:
+            break
+        inv_end = _M3_INVOKE_END.search(body, inv.end())
+        inner = body[inv.end() : inv_end.start() if inv_end else len(body)]
+        pos = inv_end.end() if inv_end else len(body)
+        name = inv.group(1)
+        tree, complete = _xml_tree(inner)
+        schema = scan.tool_schema(name)
+        arguments = _tree_value(tree, schema)
+        if not isinstance(arguments, dict):
+            arguments = {}
+        call = Call(name, arguments, m.start(), hit.end, "minimax-m3")
+        call.complete = (inv_end is not None and complete) or close is not None
+        hit.calls.append(call)
+    return hit
+
+
+class _Element:
+    __slots__ = ("children", "tag", "text")
+
+    def __init__(self, tag: str) -> None:
+        self.tag = tag
+        self.children: list[_Element] = []
+        self.text: list[str] = []
+
+
+def _xml_tree(body: str) -> tuple[_Element, bool]:
+    root = _Element("")
+    stack = [root]
+    pos = 0
+    for tag in _XML_TAG.finditer(body):
+        stack[-1].text.append(body[pos : tag.start()])
+        pos = tag.end()
+        if tag.group(1):
+            for depth in range(len(stack) - 1, 0, -1):
+                if stack[depth].tag == tag.group(2):
+                    del stack[depth:]
+                    break
+        elif len(stack) < 64:
+            element = _Element(tag.group(2))
+            stack[-1].children.append(element)
+            stack.append(element)
+    stack[-1].text.append(body[pos:])
+    return root, len(stack) == 1
+
+
+def _tree_value(element: _Element, schema: Any) -> Any:
+    if not element.children:
+        raw = "".join(element.text)
+        value, _ = typed_value(raw, schema)
+        return value
+    types = schema_types(schema)
+    if all(c.tag == "item" for c in element.children) and (types is None or "array" in types):
+        item_schema = schema.get("items") if isinstance(schema, dict) else None
+        return [_tree_value(c, item_schema) for c in element.children]
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    out: dict[str, Any] = {}
+    for child in element.children:
+        sub = props.get(child.tag) if isinstance(props, dict) else None
+        value = _tree_value(child, sub)
+        if child.tag in out:
+            existing = out[child.tag]
+            out[child.tag] = [*existing, value] if isinstance(existing, list) else [existing, value]
+        else:
+            out[child.tag] = value
+    return out
