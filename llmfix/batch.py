@@ -107,17 +107,22 @@ def cpu_count() -> int:
 
 
 def check_text(text: str, profile: Profile, tool: str | None = None) -> Result:
-    """Check one text with a profile; a tool call is checked against its tool's schema."""
+    """Check one text with a profile.
+
+    ``tool`` is set (``""`` for a call with no name) when the text is a tool call's
+    arguments: they are checked against that tool's schema from the profile's registry
+    (``tools.unknown_name`` when it has none by that name), or only parsed without one.
+    """
     from dataclasses import replace
 
     from llmfix.pipeline import repair_text
 
     validator = profile.validator
     unknown: Diagnostic | None = None
-    if tool is not None or profile.tools:
+    if tool is not None:  # a tool call's arguments: the tool's schema, not the answer's
         validator = None
         if profile.tools:
-            validator = profile.tools.get(tool or "")
+            validator = profile.tools.get(tool)
             if validator is None:
                 unknown = _unknown_tool(tool, profile.tools)
     result = repair_text(text, options=profile.options, validator=validator)
@@ -471,7 +476,7 @@ class Tally:
 
     items: int = 0
     status: Counter[str] = field(default_factory=Counter)
-    repairs: Counter[str] = field(default_factory=Counter)  # repair diagnostics, by code
+    repairs: Counter[str] = field(default_factory=Counter)  # items needing each repair code
     # (code, pointer pattern); the pattern is None for errors about no place in the value
     errors: Counter[tuple[str, str | None]] = field(default_factory=Counter)
     repairs_total: int = 0
@@ -487,13 +492,16 @@ class Tally:
         self.seconds += outcome.seconds
         self.failed += checked.failed
         self.baselined += checked.baselined and bool(checked.failures)
+        repaired: set[str] = set()
         for d in outcome.diagnostics:
             if d.risk is not None and d.stage != "extract":
                 self.repairs_total += 1
-                _bump(self.repairs, d.code)
+                repaired.add(d.code)
             elif d.severity is Severity.ERROR:
                 where = None if d.pointer is None else pointer_pattern(d.pointer)
                 _bump(self.errors, (d.code, where))
+        for code in sorted(repaired):
+            _bump(self.repairs, code)
         if outcome.result is not None:
             self.attempts += outcome.result.attempts
 
@@ -518,7 +526,7 @@ class Tally:
             "valid_rate": round(self.rate(self.valid), 4),
             "repairs": self.repairs_total,
             "repairs_per_item": round(self.repairs_total / self.items, 4) if self.items else 0.0,
-            "repairs_by_code": dict(self.repairs.most_common()),
+            "items_by_repair": dict(self.repairs.most_common()),
             "errors": [
                 {"code": code, "count": count}
                 if pointer is None

@@ -411,7 +411,9 @@ def load_settings(
     )
     if found is not None:
         base = os.path.relpath(found.resolve().parent)
-        settings = replace(settings, config=str(found), base=base)
+        shown = os.path.relpath(found.resolve())
+        shown = str(found.resolve()) if shown.startswith("..") else shown
+        settings = replace(settings, config=shown, base=base)
     return settings
 
 

@@ -162,7 +162,7 @@ class Item:
     error: Diagnostic | None = None
     diagnostics: tuple[Diagnostic, ...] = ()
     group: str | None = None
-    tool: str | None = None
+    tool: str | None = None  # the tool's name for a tool call ("" when it has none)
     profile: str = ""
     record: Any = field(default=None, repr=False, compare=False)
     target: tuple[str | int, ...] | None = None
@@ -444,7 +444,7 @@ def _record_items(
         return
     shape, body, prefix = _shape(record)
     if shape == "batch-error":
-        yield Item(id=base, text="", kind="openai-batch", error=body, **common)
+        yield Item(id=base, text="", kind="batch-error", error=body, **common)
         return
     if shape == "document":
         whole_id = name if single_file else base
@@ -589,7 +589,7 @@ def _message_items(
                 id=f"{base}:t0",
                 text=args,
                 kind="tool-call",
-                tool=_str_or_none(message.get("name")),
+                tool=_str_or_none(message.get("name")) or "",
                 target=(*path, "arguments"),
                 **common,
             )
@@ -615,7 +615,7 @@ def _message_items(
             id=f"{base}:t{k}",
             text=args,
             kind="tool-call",
-            tool=name,
+            tool=name or "",
             target=(*path, *sub),
             target_kind=kind,
             **common,

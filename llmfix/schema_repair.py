@@ -28,7 +28,6 @@ renamed paths), then ``add`` of defaults.
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
@@ -137,20 +136,20 @@ def coerce_to_schema(
     anchors, ``$id``-scoped) need no resolver.
     """
     if not isinstance(schema, dict):  # true accepts everything; nothing can satisfy false
-        return SchemaRepairOutcome(copy.deepcopy(value))
+        return SchemaRepairOutcome(sw.copy_json(value))
     try:
         walker = _Walker(schema, resolver, disabled_rules, max_risk)
     except Exception as exc:  # a schema jsonschema cannot even load: nothing to repair against
         note = _note("repair.schema_unusable", f"the schema could not be loaded ({exc})", None)
-        return SchemaRepairOutcome(copy.deepcopy(value), diagnostics=(note,))
+        return SchemaRepairOutcome(sw.copy_json(value), diagnostics=(note,))
     root = walker.root_resolver
     if walker.is_valid(value, schema, root) is True:
-        return SchemaRepairOutcome(copy.deepcopy(value))
+        return SchemaRepairOutcome(sw.copy_json(value))
     fix = walker.repair(value, schema, root, "", 0)
     diagnostics = [_change_diagnostic(op) for op in fix.ops]
     diagnostics += fix.notes
     diagnostics += walker.notes.values()
-    return SchemaRepairOutcome(copy.deepcopy(fix.value), fix.ops, tuple(diagnostics))
+    return SchemaRepairOutcome(sw.copy_json(fix.value), fix.ops, tuple(diagnostics))
 
 
 # --- internals -------------------------------------------------------------------------------
@@ -291,7 +290,7 @@ class _Walker:
         try:
             return bool(self.validator.evolve(schema=schema, _resolver=resolver).is_valid(value))
         except RecursionError:
-            self.schema_note("the schema recurses without end")
+            self.schema_note("validation recursed too deeply: a $ref cycle or a very deep value")
             return None
         except Exception as exc:  # bad regex, unknown type, unresolvable $ref, ...
             self.schema_note(str(exc).splitlines()[0][:160] or type(exc).__name__)
@@ -335,13 +334,16 @@ class _Walker:
         self._views[id(schema)] = (schema, view)
         return view
 
-    def pattern_matches(self, pattern: str, key: str) -> bool:
+    def pattern(self, pattern: str) -> re.Pattern[str] | None:
         if pattern not in self._patterns:
             try:
                 self._patterns[pattern] = re.compile(pattern)
             except (re.error, TypeError):
                 self._patterns[pattern] = None
-        compiled = self._patterns[pattern]
+        return self._patterns[pattern]
+
+    def pattern_matches(self, pattern: str, key: str) -> bool:
+        compiled = self.pattern(pattern)
         return compiled is not None and compiled.search(key) is not None
 
     def declared_names(self, schema: dict[str, Any], resolver: Any) -> frozenset[str]:
@@ -425,11 +427,11 @@ class _Walker:
         return PatchOp(
             op="replace",
             path=pointer,
-            value=copy.deepcopy(after),
+            value=sw.copy_json(after),
             rule=rule,
             risk=RULES[rule][0],
-            before=copy.deepcopy(before),
-            after=copy.deepcopy(after),
+            before=sw.copy_json(before),
+            after=sw.copy_json(after),
             message=message,
         )
 
@@ -588,7 +590,8 @@ class _Walker:
             base = self.shape(value, schema, resolver, pointer, depth, names)
             if types is None or self.is_valid(base.value, view, resolver) is not False:
                 return base
-        assert types is not None
+        if types is None:  # no type to convert to
+            return base
         best: dict[str, tuple[_Fix, bool]] = {}
         for label, fix in self.conversions(value, types, schema, resolver, pointer, depth, names):
             ok = self.is_valid(fix.value, view, resolver) is True
@@ -776,8 +779,14 @@ class _Walker:
             else []
         )
 
+        # A pattern Python cannot compile (ECMA-only syntax) might match any key: then no key
+        # is treated as undeclared, so none is renamed, unwrapped or removed.
+        patterns_usable = all(self.pattern(p) is not None for p in patterns)
+
         def declared(key: str) -> bool:
-            return key in props or any(self.pattern_matches(p, key) for p in patterns)
+            if key in props or not patterns_usable:
+                return True
+            return any(self.pattern_matches(p, key) for p in patterns)
 
         unwrapped = self.unwrap_object(value, required, names, declared, pointer)
         if unwrapped is not None:
@@ -839,15 +848,15 @@ class _Walker:
                 found, default = self.default_of(props[key], resolver)
                 if not found:
                     continue
-                current = {**current, key: copy.deepcopy(default)}
+                current = {**current, key: sw.copy_json(default)}
                 ops.append(
                     PatchOp(
                         op="add",
                         path=sw.child_pointer(pointer, key),
-                        value=copy.deepcopy(default),
+                        value=sw.copy_json(default),
                         rule="fill_default",
                         risk=RULES["fill_default"][0],
-                        after=copy.deepcopy(default),
+                        after=sw.copy_json(default),
                         message=f"filled the missing required {sw.show(key)} with its default "
                         f"{sw.show(default)}",
                     )
@@ -860,7 +869,7 @@ class _Walker:
             path=sw.child_pointer(pointer, key),
             rule="remove_additional",
             risk=RULES["remove_additional"][0],
-            before=copy.deepcopy(removed),
+            before=sw.copy_json(removed),
             message=f"removed {sw.show(key)}, which the schema does not allow "
             f"(additionalProperties is false); its value was {sw.show(removed)}",
         )

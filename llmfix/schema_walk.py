@@ -73,18 +73,55 @@ def is_number(value: Any) -> bool:
 
 
 def json_equal(a: Any, b: Any) -> bool:
-    """Equality as JSON sees it: ``true`` is not ``1``, ``1`` is ``1.0``."""
+    """Equality as JSON sees it: ``true`` is not ``1``, ``1`` is ``1.0``. Iterative, so
+    nesting depth is no problem."""
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if isinstance(x, list) and isinstance(y, list):
+            if len(x) != len(y):
+                return False
+            stack.extend(zip(x, y, strict=True))
+        elif isinstance(x, dict) and isinstance(y, dict):
+            if x.keys() != y.keys():
+                return False
+            stack.extend((x[k], y[k]) for k in x)
+        elif not _scalar_equal(x, y):
+            return False
+    return True
+
+
+def _scalar_equal(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     if is_number(a) and is_number(b):
         return bool(a == b)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     if a is None or b is None:
         return a is None and b is None
-    return type(a) is type(b) and bool(a == b)
+    return type(a) is type(b) and not isinstance(a, (list, dict)) and bool(a == b)
+
+
+def copy_json(value: Any) -> Any:
+    """A deep copy of a JSON value (dicts and lists copied, everything else shared).
+    Iterative, so nesting depth is no problem."""
+    if not isinstance(value, (dict, list)):
+        return value
+    root: Any = {} if isinstance(value, dict) else []
+    stack: list[tuple[Any, Any]] = [(value, root)]
+    while stack:
+        source, target = stack.pop()
+        items = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, item in items:
+            if isinstance(item, (dict, list)):
+                child: Any = {} if isinstance(item, dict) else []
+                stack.append((item, child))
+            else:
+                child = item
+            if isinstance(target, dict):
+                target[key] = child
+            else:
+                target.append(child)
+    return root
 
 
 def show(value: Any, limit: int = 60) -> str:

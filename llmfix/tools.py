@@ -93,7 +93,9 @@ class ToolRegistry:
         return cls.from_value(value, source=path, strict=strict)
 
     @classmethod
-    def from_value(cls, value: Any, source: str = "<tools>", *, strict: bool = True) -> ToolRegistry:
+    def from_value(
+        cls, value: Any, source: str = "<tools>", *, strict: bool = True
+    ) -> ToolRegistry:
         """Build a registry from an in-memory tools list, MCP result or single tool."""
         entries = list(_tool_entries(value, source))
         tools: dict[str, Tool] = {}

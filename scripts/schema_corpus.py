@@ -243,7 +243,8 @@ def run_corpus(files: list[Path], examples: int, timeout: float) -> list[SchemaR
     for path in files:
         report = SchemaReport(path.name)
         reports.append(report)
-        signal.setitimer(signal.ITIMER_REAL, timeout)
+        # Repeats every second: an alarm that lands in a gc callback is swallowed there.
+        signal.setitimer(signal.ITIMER_REAL, timeout, 1.0)
         try:
             run_schema(path, examples, report)
         except SchemaTimeout:

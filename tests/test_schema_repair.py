@@ -511,6 +511,14 @@ def test_external_ref_uses_resolver() -> None:
     assert resolved.value == {"n": 4}
 
 
+def test_failing_resolver_is_noted() -> None:
+    def resolver(uri: str) -> Any:
+        raise LookupError(uri)
+
+    schema = obj({"n": {"$ref": "https://example.com/int.json"}, "m": INT})
+    assert "repair.schema_unusable" in _codes(repair({"n": 1, "m": "x"}, schema, resolver=resolver))
+
+
 def test_external_ref_without_resolver_is_left_alone() -> None:
     schema = obj({"n": {"$ref": "https://example.com/int.json"}})
     assert repair({"n": "4"}, schema).value == {"n": "4"}
@@ -542,6 +550,15 @@ def test_deep_value_does_not_raise() -> None:
 def test_broken_pattern_does_not_raise() -> None:
     schema = obj({"s": {"type": "string", "pattern": "\\p{L}+"}, "n": INT})
     assert repair({"s": "a", "n": "1"}, schema).value == {"s": "a", "n": 1}
+
+
+def test_key_under_broken_pattern_property_is_kept() -> None:
+    schema = {
+        "type": "object",
+        "patternProperties": {"^\\p{L}+$": STR},
+        "additionalProperties": False,
+    }
+    assert repair({"abc": "x", "n": 1}, schema).patch == ()
 
 
 def test_unknown_type_name_does_not_raise() -> None:

@@ -283,7 +283,12 @@ def _files(settings: Settings) -> list[str]:
         raise ConfigError("no paths given (and no config file with paths or checks)")
     if paths.count("-") > 1:
         raise ConfigError("stdin ('-') can be read once")
-    return list(discover_files(paths, settings.include, settings.exclude))
+    # The run's own schema, tools, baseline, report and config are not inputs to check.
+    own = {settings.schema, settings.tools, settings.baseline, settings.output, settings.config}
+    own |= {rule.schema for rule in settings.checks} | {rule.tools for rule in settings.checks}
+    skip = {os.path.realpath(p) for p in own if p and not p.startswith("builtin:")}
+    found = discover_files(paths, settings.include, settings.exclude)
+    return [f for f in found if f == "-" or os.path.realpath(f) not in skip]
 
 
 def _items(files: list[str], settings: Settings, readers: dict[str, ReadOptions]) -> Iterator[Item]:
@@ -315,13 +320,14 @@ def _reporters(
 
     cls = reporter_class(settings.format)
     color = to_stdout and out.isatty() and "NO_COLOR" not in os.environ
-    options = ReportOptions(verbosity=verbosity, baseline=baseline, color=color)
+    options = ReportOptions(verbosity, baseline, color, settings.group_by)
     if cls is TextReporter:
         return [TextReporter(out, options)]
     reporters: list[Reporter] = [cls(out, options)]
     if verbosity >= 0:
         err_color = sys.stderr.isatty() and "NO_COLOR" not in os.environ
-        reporters.append(TextReporter(sys.stderr, ReportOptions(verbosity=-1, color=err_color)))
+        summary_only = ReportOptions(-1, baseline, err_color, settings.group_by)
+        reporters.append(TextReporter(sys.stderr, summary_only))
     return reporters
 
 

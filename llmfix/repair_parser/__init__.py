@@ -24,6 +24,7 @@ What it does at the top level:
 from __future__ import annotations
 
 import bisect
+import gc
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -64,7 +65,7 @@ CODES: dict[str, str] = {
     "parse.regex_literal": "a /regular expression/ read as a string",
     "parse.ndjson": "several top-level values read as one array",
     "parse.fence": "a markdown code fence removed",
-    "parse.escaped_document": "a whole document written as escaped string content (\\\")",
+    "parse.escaped_document": 'a whole document written as escaped string content (\\")',
     "parse.special_whitespace": "a non-JSON space character (no-break space, BOM...) removed",
     # added by this parser
     "parse.leading_text": "text before the JSON value, removed",
@@ -106,13 +107,37 @@ def repair_parse(
         return ParserResult(
             False, None, (), f"input of {len(text)} characters exceeds {max_size}", "size"
         )
+    # The parser makes no reference cycles, but it can allocate millions of tracked
+    # objects (containers, repairs), for which the cyclic collector's passes grow
+    # faster than linearly; it is paused while parsing and restored after.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         value, raw = _parse_document(text, max_depth)
+        repairs = _repairs(raw)
     except ParseFailure as failure:
         where = f" at offset {failure.position}" if failure.position is not None else ""
         return ParserResult(False, None, (), failure.message + where, failure.limit)
-    repairs = tuple(Repair(code, start, end, _RISK[risk], message) for code, start, end, risk, message in raw)
+    finally:
+        if collecting:
+            gc.enable()
     return ParserResult(True, value, repairs, None, None)
+
+
+def _repairs(raw: list[tuple[str, int, int, str, str]]) -> tuple[Repair, ...]:
+    # built without the frozen dataclass __init__ (one object per repair adds up)
+    new = object.__new__
+    out = []
+    raw.sort(key=_position)
+    for code, start, end, risk, message in raw:
+        repair = new(Repair)
+        repair.__dict__.update(code=code, start=start, end=end, risk=_RISK[risk], message=message)
+        out.append(repair)
+    return tuple(out)
+
+
+def _position(raw: tuple[str, int, int, str, str]) -> tuple[int, int]:
+    return raw[1], raw[2]
 
 
 def _parse_document(text: str, max_depth: int) -> tuple[Any, list[tuple[str, int, int, str, str]]]:
@@ -163,7 +188,13 @@ def _top_value(
         values = [v for v, _ in kept]
         spans = [span for _, span in kept]
     repairs.append(
-        ("parse.ndjson", spans[0][0], spans[-1][1], "guess", f"{len(values)} values read as an array")
+        (
+            "parse.ndjson",
+            spans[0][0],
+            spans[-1][1],
+            "guess",
+            f"{len(values)} values read as an array",
+        )
     )
     return values
 
@@ -210,7 +241,9 @@ def _parse_fenced_blocks(
                 repairs.extend(parser.repairs)
         if closing is None:
             break
-        repairs.append(("parse.fence", closing.start(), closing.end(), "lossless", "markdown fence removed"))
+        repairs.append(
+            ("parse.fence", closing.start(), closing.end(), "lossless", "markdown fence removed")
+        )
         pos = closing.end()
     if not values:
         raise failure or ParseFailure("no JSON value")
@@ -254,4 +287,7 @@ def _parse_escaped(text: str, max_depth: int) -> tuple[Any, list[tuple[str, int,
 
     value, raw = _parse_document(plain, max_depth)
     mapped = [(code, old(a), old(b), risk, msg) for code, a, b, risk, msg in raw]
-    return value, [("parse.escaped_document", 0, len(text), "safe", "escaped document unescaped"), *mapped]
+    return value, [
+        ("parse.escaped_document", 0, len(text), "safe", "escaped document unescaped"),
+        *mapped,
+    ]

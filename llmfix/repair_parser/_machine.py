@@ -8,6 +8,10 @@ the nesting depth is bounded by ``max_depth`` and not by Python's stack.
 
 from __future__ import annotations
 
+import json
+import re
+import sys
+from json.decoder import scanstring as _scanstring
 from typing import Any, Final
 
 from llmfix.repair_parser import _text as T
@@ -51,8 +55,34 @@ _NUMBER_START = frozenset("-0123456789.")
 _OBJECTS = (K_OBJ, K_SET, K_IMPL)
 
 
-def _is_empty_container(value: Any) -> bool:
-    return isinstance(value, (dict, list)) and not value
+class _Constant(Exception):
+    """NaN or Infinity met by the C decoder: those take the repairing path."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise _Constant(name)
+
+
+class _Document(str):
+    """The text as the C decoder sees it. ``JSONDecodeError`` counts the lines before
+    the error on every failure, which would make repeated attempts quadratic; this
+    copy answers those two questions in constant time (the position is all we use)."""
+
+    __slots__ = ()
+
+    def count(self, *args: Any) -> int:  # type: ignore[override]
+        return 0
+
+    def rfind(self, *args: Any) -> int:  # type: ignore[override]
+        return -1
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_AFTER_NUMBER = frozenset(",}] \t\n\r")
+_SINGLE_QUOTED = re.compile(r"'([^'\\\x00-\x1f]*)'")
+_scan_once = _DECODER.scan_once
+# Failed C-decoder attempts may re-read at most this many times the input in total.
+_WASTE_FACTOR = 4
 
 
 class Parser(StringScanner):
@@ -73,6 +103,10 @@ class Parser(StringScanner):
         self.stopped = False
         self.dropped_closer = ""
         self.top_close_pos = -1
+        # Valid sub-values are decoded by the C decoder; a failed attempt costs the text
+        # it read, and once that exceeds a multiple of the input the attempts stop.
+        self.waste_budget = _WASTE_FACTOR * (end - start) + 1024
+        self.document: _Document | None = None
 
     # -- driver ------------------------------------------------------------------------
 
@@ -82,15 +116,27 @@ class Parser(StringScanner):
         end = self.end
         stack = self.stack
         trivia = T.TRIVIA_START
+        ws_match = T.WS.match
+        number_match = T.NUMBER.match
+        quick = self._quick_string
         pos = self.start
-        while True:
-            if pos < end and text[pos] in trivia:
-                pos = self._skip(pos)
-            if pos >= end or self.stopped:
+        while pos < end:
+            c = text[pos]
+            if c in trivia:
+                if c in " \t\n\r":
+                    pos = ws_match(text, pos, end).end()  # type: ignore[union-attr]
+                    if pos >= end:
+                        break
+                    c = text[pos]
+                if c in trivia:
+                    pos = self._skip(pos)
+                    if pos >= end:
+                        break
+                    c = text[pos]
+            if self.stopped:
                 break
             frame = stack[-1]
             state = frame[F_STATE]
-            c = text[pos]
             if state == S_AFTER or state == S_OBJ_AFTER:
                 if c == ",":
                     frame[F_COMMA] = pos
@@ -100,7 +146,71 @@ class Parser(StringScanner):
                     pos = self._close(c, pos)
                 else:
                     pos = self._after_value(frame, c, pos)
-            elif state <= S_VALUE_NEXT:
+                continue
+            kind = frame[F_KIND]
+            if (c == '"' or c == "'") and kind != K_TOP:
+                if state == S_OBJ_VALUE:
+                    found = quick(pos, C_OBJ)
+                elif state <= S_VALUE_NEXT:
+                    found = quick(pos, C_ARR)
+                elif state != S_COLON:
+                    found = quick(pos, C_KEY)
+                    if found is not None:
+                        frame[F_KEY] = found[0]
+                        self.last_end = found[1]
+                        if text[found[2]] == ":":
+                            frame[F_STATE] = S_OBJ_VALUE
+                            pos = found[2] + 1
+                        else:
+                            frame[F_STATE] = S_COLON
+                            pos = found[1]
+                        continue
+                else:
+                    found = None
+                if found is not None:
+                    value, stop, j = found
+                    if kind == K_OBJ or kind == K_IMPL:
+                        frame[F_CONT][frame[F_KEY]] = value
+                        after = S_OBJ_AFTER
+                    else:
+                        frame[F_CONT].append(value)
+                        after = S_AFTER
+                    self.last_start = pos
+                    self.last_end = stop
+                    if text[j] == ",":
+                        frame[F_COMMA] = j
+                        frame[F_STATE] = S_KEY_NEXT if after == S_OBJ_AFTER else S_VALUE_NEXT
+                        pos = j + 1
+                    else:
+                        frame[F_STATE] = after
+                        pos = j
+                    continue
+            elif (c in "-0123456789") and kind != K_TOP and (
+                state == S_OBJ_VALUE or state <= S_VALUE_NEXT
+            ):
+                m = number_match(text, pos, end)
+                if m is not None:
+                    stop = m.end()
+                    if stop < end and text[stop] in _AFTER_NUMBER:
+                        if m.group(1) is None and m.group(2) is None:
+                            token = m.group()
+                            value = int(token) if len(token) <= T.MAX_INT_DIGITS else None
+                        else:
+                            value = float(m.group())
+                            if value - value != 0:  # inf
+                                value = None
+                        if value is not None:
+                            if kind == K_OBJ or kind == K_IMPL:
+                                frame[F_CONT][frame[F_KEY]] = value
+                                frame[F_STATE] = S_OBJ_AFTER
+                            else:
+                                frame[F_CONT].append(value)
+                                frame[F_STATE] = S_AFTER
+                            self.last_start = pos
+                            self.last_end = stop
+                            pos = stop
+                            continue
+            if state <= S_VALUE_NEXT:
                 pos = self._array_slot(frame, state, c, pos)
             elif state == S_OBJ_VALUE:
                 pos = self._object_value(frame, c, pos)
@@ -110,6 +220,50 @@ class Parser(StringScanner):
                 pos = self._key(frame, state, c, pos)
         self._finish_eof()
         return stack[0][F_CONT]  # type: ignore[no-any-return]
+
+    def _quick_string(self, pos: int, ctx: int) -> tuple[str, int, int] | None:
+        """A plain ``"..."`` or ``'...'`` string clearly closed by its quote: (value,
+        where it ends, where the next delimiter is); ``None`` sends it the long way."""
+        text = self.text
+        end = self.end
+        if text[pos] == '"':
+            if pos + 1 < end and text[pos + 1] == '"':
+                return None
+            try:
+                value, stop = _scanstring(text, pos + 1, True)
+            except ValueError:
+                return None
+        else:
+            m = _SINGLE_QUOTED.match(text, pos, end)
+            if m is None or m.end() == pos + 2:
+                return None
+            value = m.group(1)
+            stop = m.end()
+        if stop >= end:
+            return None
+        j = stop
+        c = text[j]
+        if c in " \t\n\r":
+            j = T.WS.match(text, j, end).end()  # type: ignore[union-attr]
+            if j >= end:
+                return None
+            c = text[j]
+        if c == ",":
+            if ctx == C_OBJ:
+                k = T.WS.match(text, j + 1, end).end()  # type: ignore[union-attr]
+                if k >= end or text[k] != '"' or "{" in value or "[" in value:
+                    return None
+        elif c == "}" or c == "]":
+            if ctx == C_KEY or "{" in value or "[" in value or "(" in value:
+                return None
+        elif c == ":":
+            if ctx != C_KEY:
+                return None
+        else:
+            return None
+        if text[pos] == "'":
+            self.repairs.append(("parse.single_quotes", pos, stop, SAFE, "single-quoted string"))
+        return value, stop, j
 
     # -- trivia ------------------------------------------------------------------------
 
@@ -263,7 +417,11 @@ class Parser(StringScanner):
             )
             return items
         self._repair(
-            "parse.python_literal", open_pos, open_pos + 1, SAFE, "parentheses around a value removed"
+            "parse.python_literal",
+            open_pos,
+            open_pos + 1,
+            SAFE,
+            "parentheses around a value removed",
         )
         return items[0]
 
@@ -274,15 +432,19 @@ class Parser(StringScanner):
         if kind == K_TOP:
             if c == self.dropped_closer:
                 self.dropped_closer = ""
-                self._repair("parse.fence", pos, pos + 1, LOSSLESS, "bracket around a fence removed")
+                self._repair(
+                    "parse.fence", pos, pos + 1, LOSSLESS, "bracket around a fence removed"
+                )
             else:
                 self._repair("parse.redundant_closer", pos, pos + 1, GUESS, f"extra {c!r} removed")
             return pos + 1
         if kind == K_IMPL and c != "}":
             self._pop(pos, pos)
             return pos
-        if (c == "}" and kind in _OBJECTS) or (c == "]" and kind == K_ARR) or (
-            c == ")" and kind == K_PAREN
+        if (
+            (c == "}" and kind in _OBJECTS)
+            or (c == "]" and kind == K_ARR)
+            or (c == ")" and kind == K_PAREN)
         ):
             self._pop(pos, pos + 1)
             return pos + 1
@@ -371,7 +533,10 @@ class Parser(StringScanner):
                 frame[F_CONT] = [frame[F_KEY]]
                 frame[F_STATE] = S_AFTER
                 self._repair(
-                    "parse.python_literal", frame[F_OPEN], frame[F_OPEN] + 1, SAFE,
+                    "parse.python_literal",
+                    frame[F_OPEN],
+                    frame[F_OPEN] + 1,
+                    SAFE,
                     "set read as an array",
                 )
                 return pos
@@ -493,7 +658,9 @@ class Parser(StringScanner):
                 frame[F_STATE] = S_VALUE_NEXT
                 frame[F_COMMA] = -1
                 return pos
-            self._repair("parse.trailing_text", pos, self.end, GUESS, "text after the value removed")
+            self._repair(
+                "parse.trailing_text", pos, self.end, GUESS, "text after the value removed"
+            )
             self.stopped = True
             return self.end
         if c == "\\" and pos + 1 < self.end and text[pos + 1] in T.QUOTE_CHARS:
@@ -529,13 +696,17 @@ class Parser(StringScanner):
             after = self._peek(stop)
             nxt = text[after] if after < end else ""
             if key is not NOTHING and nxt == ":":
-                self._repair("parse.missing_comma", self.last_end, self.last_end, GUESS, "missing ','")
+                self._repair(
+                    "parse.missing_comma", self.last_end, self.last_end, GUESS, "missing ','"
+                )
                 frame[F_KEY] = key
                 frame[F_STATE] = S_COLON
                 self.last_end = stop
                 return stop
             if key is not NOTHING and nxt and (nxt in _VALUE_START or nxt.isalpha()):
-                self._repair("parse.missing_comma", self.last_end, self.last_end, GUESS, "missing ','")
+                self._repair(
+                    "parse.missing_comma", self.last_end, self.last_end, GUESS, "missing ','"
+                )
                 self._repair("parse.missing_colon", stop, stop, SAFE, "missing ':'")
                 frame[F_KEY] = key
                 frame[F_STATE] = S_OBJ_VALUE
@@ -624,17 +795,57 @@ class Parser(StringScanner):
         found = T.PROSE_TO_VALUE.search(text, pos, end)
         if found is None:
             raise ParseFailure("no JSON value", pos)
-        self._repair("parse.leading_text", pos, found.start(), GUESS, "text before the value removed")
+        self._repair(
+            "parse.leading_text", pos, found.start(), GUESS, "text before the value removed"
+        )
         return found.start()
 
     # -- values ------------------------------------------------------------------------
 
+    def _decode_valid(self, pos: int) -> int:
+        """Decode a strictly valid container at ``pos`` with the C decoder; -1 if not."""
+        if self.waste_budget <= 0:
+            return -1
+        doc = self.document
+        if doc is None:
+            doc = self.document = _Document(self.text)
+        try:
+            value, stop = _scan_once(doc, pos)
+        except json.JSONDecodeError as err:
+            self.waste_budget -= err.pos - pos + 1
+            return -1
+        except StopIteration as err:
+            self.waste_budget -= err.value - pos + 1
+            return -1
+        except (_Constant, ValueError, RecursionError):
+            self.waste_budget = 0
+            return -1
+        if stop > self.end:
+            self.waste_budget -= stop - pos
+            return -1
+        if len(self.stack) == 1:
+            self.top_close_pos = stop - 1
+        room = self.max_depth - (len(self.stack) - 1)
+        # the C decoder cannot nest deeper than the recursion limit; below that, check
+        if room < sys.getrecursionlimit() and 2 * room < stop - pos and not _within(value, room):
+            raise ParseFailure(
+                f"nesting deeper than {self.max_depth} levels", position=pos, limit="depth"
+            )
+        self._emit(value, pos, stop)
+        return stop
+
     def _value(self, c: str, pos: int, ctx: int) -> int:
         """Parse the value starting at ``pos`` (or open its container)."""
         if c == "{":
+            stop = self._decode_valid(pos)
+            if stop >= 0:
+                return stop
             self._push(K_OBJ, {}, S_KEY_FIRST, pos)
             return pos + 1
         if c == "[":
+            stop = self._decode_valid(pos)
+            if stop >= 0:
+                return stop
             self._push(K_ARR, [], S_VALUE_FIRST, pos)
             return pos + 1
         if c in T.QUOTE_CHARS:
@@ -806,7 +1017,11 @@ class Parser(StringScanner):
                 if m.group(1) is None and m.group(2) is None:
                     if len(token) > T.MAX_INT_DIGITS:
                         self._repair(
-                            "parse.invalid_number", pos, stop, GUESS, "integer too long, kept as text"
+                            "parse.invalid_number",
+                            pos,
+                            stop,
+                            GUESS,
+                            "integer too long, kept as text",
                         )
                         self._emit(token, pos, stop)
                         return self._stray_quote_after(stop)
@@ -815,7 +1030,11 @@ class Parser(StringScanner):
                     number = float(token)
                     if number in (float("inf"), float("-inf")):
                         self._repair(
-                            "parse.invalid_number", pos, stop, GUESS, "number too large, kept as text"
+                            "parse.invalid_number",
+                            pos,
+                            stop,
+                            GUESS,
+                            "number too large, kept as text",
                         )
                         self._emit(token, pos, stop)
                         return stop
@@ -834,22 +1053,34 @@ class Parser(StringScanner):
             self._emit(float(plain) if any(ch in plain for ch in ".eE") else int(plain), pos, stop)
             return stop
         if T.LEADING_ZERO.fullmatch(token):
-            self._repair("parse.leading_zero", pos, stop, SAFE, "number with leading zeros kept as text")
+            self._repair(
+                "parse.leading_zero", pos, stop, SAFE, "number with leading zeros kept as text"
+            )
             self._emit(token, pos, stop)
             return stop
         t = T.TRUNCATED_NUMBER.fullmatch(token) if token else None
-        if t is not None and (
-            (t.group(2) or t.group(4)) if t.group(5) else (t.group(1) or t.group(3) or t.group(2))
-        ) and not (len(t.group(2)) > 1 and t.group(2)[0] == "0"):
+        if (
+            t is not None
+            and (
+                (t.group(2) or t.group(4))
+                if t.group(5)
+                else (t.group(1) or t.group(3) or t.group(2))
+            )
+            and not (len(t.group(2)) > 1 and t.group(2)[0] == "0")
+        ):
             sign, whole, dot, frac, exp, esign, edigits = t.groups()
             if dot or exp:
-                value: Any = float(f"{sign}{whole or '0'}.{frac or '0'}e{esign or ''}{edigits or '0'}")
+                value: Any = float(
+                    f"{sign}{whole or '0'}.{frac or '0'}e{esign or ''}{edigits or '0'}"
+                )
             else:
                 value = int(f"{sign}{whole or '0'}")
             if stop >= end:
                 self._repair("parse.truncated", pos, stop, GUESS, f"number {token!r} completed")
             else:
-                self._repair("parse.invalid_number", pos, stop, GUESS, f"number {token!r} completed")
+                self._repair(
+                    "parse.invalid_number", pos, stop, GUESS, f"number {token!r} completed"
+                )
             self._emit(value, pos, stop)
             return stop
         value_text, value_stop, resume = self._unquoted(pos, C_ARR if ctx == C_TOP else ctx)
@@ -870,6 +1101,24 @@ class Parser(StringScanner):
                 self._repair("parse.stray_text", stop, stop + 1, GUESS, "stray quote removed")
                 return stop + 1
         return stop
+
+
+def _within(value: Any, room: int) -> bool:
+    """Whether the containers in ``value`` nest at most ``room`` deep."""
+    todo = [(value, 1)]
+    while todo:
+        container, depth = todo.pop()
+        if depth > room:
+            return False
+        items = container.values() if type(container) is dict else container
+        for item in items:
+            kind = type(item)
+            if kind is dict or kind is list:
+                if depth + 1 > room:
+                    return False
+                if item:
+                    todo.append((item, depth + 1))
+    return True
 
 
 def _json_word(value: Any) -> str:

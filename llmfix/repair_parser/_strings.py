@@ -185,7 +185,9 @@ class StringScanner:
         if c in "}])":
             br = br or _Brackets(text, cstart)
             br.upto(p)
-            return INNER if br.unclosed(c) else END
+            if br.unclosed(c) and self._text_after_closers(j, br):
+                return INNER
+            return END
         if c == "\n" or c == "\r":
             k = T.WS.match(text, j, end).end()  # type: ignore[union-attr]
             if k < end and text[k] in T.QUOTE_CHARS and self._closes_here(k):
@@ -216,6 +218,55 @@ class StringScanner:
                         return END
         return self._cut_before(cstart, p, ctx, br)
 
+    def _text_after_closers(self, j: int, br: _Brackets) -> bool:
+        """``"(72") tall"``: after the closing brackets that match brackets opened in
+        the string comes more text, not what can follow a JSON value."""
+        text = self.text
+        end = self.end
+        paren, square, curly = br.paren, br.square, br.curly
+        while j < end:
+            c = text[j]
+            if c == ")" and paren > 0:
+                paren -= 1
+            elif c == "]" and square > 0:
+                square -= 1
+            elif c == "}" and curly > 0:
+                curly -= 1
+            else:
+                break
+            j += 1
+        if j < end and text[j] in " \t\n\r":
+            j = T.WS.match(text, j, end).end()  # type: ignore[union-attr]
+        if j >= end:
+            return False
+        c = text[j]
+        if c in "}]):":
+            return False
+        if c == ",":
+            k = T.WS.match(text, j + 1, end).end()  # type: ignore[union-attr]
+            return k < end and not self._entry_at(k)
+        return True
+
+    def _entry_at(self, k: int) -> bool:
+        """Whether what starts at ``k`` (after a comma) looks like the next key or value."""
+        text = self.text
+        c = text[k]
+        if c in T.QUOTE_CHARS:
+            return self._key_at(k) or c == '"'
+        if c in "{[-0123456789}]":
+            return True
+        word = T.WORD.match(text, k, self.end)
+        if word is not None and word.group() in T.KEYWORDS:
+            return True
+        return T.KEY_AHEAD.match(text, k, min(self.end, k + T.LOOKAHEAD)) is not None
+
+    def _key_at(self, k: int) -> bool:
+        """A quoted key starts at ``k``, or a quoted token too long to tell."""
+        window = min(self.end, k + T.LOOKAHEAD)
+        if T.QUOTED_KEY_AHEAD.match(self.text, k, window):
+            return True
+        return window < self.end and T.UNCLOSED_QUOTE.fullmatch(self.text, k, window) is not None
+
     def _comma_after_value(self, cstart: int, p: int, comma: int, br: _Brackets | None) -> int:
         """A quote then a comma inside an object value: the end if the next entry (or the
         end of the object) follows the comma."""
@@ -228,7 +279,7 @@ class StringScanner:
         if c in "}]{[":
             return END
         if c in T.QUOTE_CHARS:
-            if T.QUOTED_KEY_AHEAD.match(text, k, min(end, k + T.LOOKAHEAD)):
+            if self._key_at(k):
                 return END
             br = br or _Brackets(text, cstart)
             br.upto(p)
@@ -416,7 +467,9 @@ class StringScanner:
         if how == "doubled":
             self._repair("parse.unescaped_quote", s, resume, GUESS, "doubled quotes read as one")
         elif how == "eof":
-            self._repair("parse.truncated", s, self.end, GUESS, "closing quote added at end of input")
+            self._repair(
+                "parse.truncated", s, self.end, GUESS, "closing quote added at end of input"
+            )
         elif not closed:
             self._repair("parse.missing_quote", cend, cend, GUESS, "closing quote added")
         return value, resume

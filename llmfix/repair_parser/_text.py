@@ -74,21 +74,24 @@ CONTROL_OK = frozenset("\b\f\n\r\t")
 HEX = re.compile(r"[0-9A-Fa-f]{1,4}")
 
 # A key that starts here: a quoted or bare name followed by a colon (bounded window).
+_DQ = r'"(?:[^"\\\n]|\\.)*"'
+_SQ = r"'(?:[^'\\\n]|\\.)*'"
 KEY_AHEAD = re.compile(
-    r"""(?:"[^"\n]*"|'[^'\n]*'|\u201c[^\u201d\n]*\u201d|[\w$][\w$\-. ]*["']?)[ \t]*:"""
+    "(?:" + _DQ + "|" + _SQ + r"|\u201c[^\u201d\n]*\u201d|[\w$][\w$\-. ]*[\"']?)[ \t]*:"
 )
 # A bare word and then a quoted key: stray text before the next key.
 WORD_THEN_KEY = re.compile(r"""[\w$]+[ \t]+(?=["'])""")
 # A key (quoted or bare) filling a whole slice: the text between a comma and a colon.
-KEY_BETWEEN = re.compile(r"""\s*(?:"[^"\n]*"|'[^'\n]*'|[A-Za-z_$][\w$\-]*)\s*""")
+KEY_BETWEEN = re.compile(r"\s*(?:" + _DQ + "|" + _SQ + r"|[A-Za-z_$][\w$\-]*)\s*")
 # A quoted key at a quote: the same shapes, used when a quote may start the next key.
 QUOTED_KEY_AHEAD = re.compile(
-    r"""(?:"[^"\n]*"|'[^'\n]*'|\u201c[^\u201d\n]*\u201d|[\u2018`][^\u2019\u00b4'\n]*"""
-    r"""[\u2019\u00b4'])[ \t]*:"""
+    "(?:" + _DQ + "|" + _SQ + r"|\u201c[^\u201d\n]*\u201d|[\u2018`][^\u2019\u00b4'\n]*"
+    r"[\u2019\u00b4'])[ \t]*:"
 )
-
+# A quote whose string does not close within the window.
+UNCLOSED_QUOTE = re.compile(r"""["'](?:[^"'\\\n]|\\.)*""")
 # A quoted string followed by another quoted string: a key whose colon is missing.
-QUOTED_PAIR_AHEAD = re.compile(r"""(?:"[^"\n]*"|'[^'\n]*')[ \t]*["']""")
+QUOTED_PAIR_AHEAD = re.compile("(?:" + _DQ + "|" + _SQ + r")[ \t]*[\"']")
 
 # Numbers.
 NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
@@ -129,9 +132,7 @@ ELLIPSIS = re.compile(r"\.\.\.|\u2026")
 REGEX_LITERAL = re.compile(r"/(?:[^/\\\n\r]|\\.)+/[A-Za-z]*")
 
 # An unquoted value runs over these characters without a decision to make.
-UNQUOTED_RUN = re.compile(
-    r"[^\n\r,}\])\[{(/#\\" + _cls(QUOTE_CHARS) + "]*"
-)
+UNQUOTED_RUN = re.compile(r"[^\n\r,}\])\[{(/#\\" + _cls(QUOTE_CHARS) + "]*")
 # An unquoted key: one word, or several words when a colon follows on the same line.
 UNQUOTED_KEY = re.compile(r"[^\s:,{}\[\]()/#" + _cls(QUOTE_CHARS) + "]+")
 UNQUOTED_KEY_WORDS = re.compile(

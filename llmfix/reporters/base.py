@@ -40,6 +40,7 @@ class ReportOptions:
     verbosity: int = 0  # -1 quiet, 0 normal, 1 verbose
     baseline: bool = False  # a baseline was given (SARIF baselineState)
     color: bool = False
+    group_by: str | None = None  # the --group-by field, for titles
 
 
 class Reporter:
@@ -109,8 +110,9 @@ def failing_diagnostics(checked: Checked) -> list[Diagnostic]:
     if errors:
         return errors
     changes = [d for d in found if d.risk is not None]
-    if changes:
-        return changes
+    repairs = [d for d in changes if d.stage != "extract"]  # extraction alone is not a repair
+    if repairs or changes:
+        return repairs or changes
     return [
         Diagnostic(
             code=GATE_CODE,

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from llmfix.batch import BatchSummary, Checked, Tally
+    from llmfix.batch import BatchSummary, Checked
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 _STATUS_ROWS = (
@@ -92,9 +92,11 @@ class TextReporter(Reporter):
         if self.options.verbosity >= 0 and summary.total.failed:
             console.print()
         console.print(summary_table(summary))
+        if summary.groups:
+            console.print(group_table(summary, f"by {self.options.group_by or 'group'}"))
         total = summary.total
         if total.repairs:
-            console.print(_breakdown("Repairs by rule", ("code", "items"), total.repairs))
+            console.print(_breakdown("Repairs by rule", ("repair", "items"), total.repairs))
         if total.errors:
             rows = {
                 code if pointer is None else f"{code}  {pointer or '/'}": n
@@ -113,33 +115,55 @@ class TextReporter(Reporter):
 
 
 def summary_table(summary: BatchSummary) -> Table:
-    """Counts and rates: one column for the run, and one per group with ``--group-by``."""
+    """Counts and rates for the whole run, one row each."""
     from rich.table import Table
 
-    columns: list[tuple[str, Tally]] = [("all", summary.total)]
-    if summary.groups:
-        columns += sorted(summary.groups.items())
+    total = summary.total
     table = Table(title="llmfix check", title_justify="left", show_edge=False)
     table.add_column("")
-    for name, _ in columns:
-        table.add_column(name, justify="right")
-    tallies = [t for _, t in columns]
-    table.add_row("items", *(f"{t.items:,}" for t in tallies))
+    table.add_column("items", justify="right")
+    table.add_column("share", justify="right")
+    table.add_row("checked", f"{total.items:,}", "")
     for status, label in _STATUS_ROWS:
-        if status in ("llm_repaired", "error") and not any(t.status[status] for t in tallies):
+        count = total.status[status]
+        if status in ("llm_repaired", "error") and not count:
             continue
-        table.add_row(label, *(_count_pct(t.status[status], t) for t in tallies))
-    table.add_row("parse success", *(_pct(t.rate(t.parsed)) for t in tallies), end_section=False)
-    table.add_row("schema-valid", *(_pct(t.rate(t.valid)) for t in tallies))
-    table.add_row(
-        "repairs per item",
-        *(f"{t.repairs_total / t.items:.2f}" if t.items else "-" for t in tallies),
-    )
-    if any(t.attempts for t in tallies):
-        table.add_row("LLM attempts", *(f"{t.attempts:,}" for t in tallies))
-    table.add_row("failed", *(f"{t.failed:,}" for t in tallies))
-    if any(t.baselined for t in tallies):
-        table.add_row("known (baseline)", *(f"{t.baselined:,}" for t in tallies))
+        table.add_row(label, f"{count:,}", _pct(total.rate(count)))
+    table.add_row("parsed", f"{total.parsed:,}", _pct(total.rate(total.parsed)))
+    table.add_row("schema-valid", f"{total.valid:,}", _pct(total.rate(total.valid)))
+    per_item = f"{total.repairs_total / total.items:.2f} per item" if total.items else ""
+    table.add_row("repairs", f"{total.repairs_total:,}", per_item)
+    if total.attempts:
+        table.add_row("LLM attempts", f"{total.attempts:,}", "")
+    table.add_row("failed", f"{total.failed:,}", _pct(total.rate(total.failed)))
+    if total.baselined:
+        table.add_row("known (baseline)", f"{total.baselined:,}", "")
+    return table
+
+
+def group_table(summary: BatchSummary, title: str) -> Table:
+    """One row per ``--group-by`` value, to compare models or prompts side by side."""
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left", show_edge=False)
+    for header in ("group", "items", "valid", "extracted", "repaired", "invalid", "unparseable"):
+        table.add_column(header, justify="left" if header == "group" else "right")
+    for header in ("parsed", "schema-valid", "repairs/item", "failed"):
+        table.add_column(header, justify="right")
+    for name, tally in sorted((summary.groups or {}).items()):
+        status = tally.status
+        table.add_row(
+            name,
+            f"{tally.items:,}",
+            *(f"{status[s]:,}" for s in ("valid", "extracted")),
+            f"{status['repaired'] + status['llm_repaired']:,}",
+            f"{status['invalid']:,}",
+            f"{status['unparseable'] + status['error']:,}",
+            _pct(tally.rate(tally.parsed)),
+            _pct(tally.rate(tally.valid)),
+            f"{tally.repairs_total / tally.items:.2f}" if tally.items else "-",
+            f"{tally.failed:,}",
+        )
     return table
 
 
@@ -156,10 +180,6 @@ def _breakdown(title: str, header: tuple[str, str], counts: Any) -> Table:
         rest = sum(n for _, n in ranked[TOP:])
         table.add_row(f"… {len(ranked) - TOP} more", f"{rest:,}")
     return table
-
-
-def _count_pct(count: int, tally: Tally) -> str:
-    return f"{count:,} ({_pct(tally.rate(count))})" if count else "0"
 
 
 def _pct(rate: float) -> str:

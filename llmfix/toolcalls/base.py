@@ -114,7 +114,9 @@ class Scan:
             self._lines = LineIndex(self.text)
         return self._lines
 
-    def find(self, pattern: re.Pattern[str], pos: int, limit: int | None = None) -> re.Match[str] | None:
+    def find(
+        self, pattern: re.Pattern[str], pos: int, limit: int | None = None
+    ) -> re.Match[str] | None:
         """The first match of ``pattern`` at or after ``pos`` (ending by ``limit``).
 
         Searches move forward through the text, so the last answer per pattern is kept:
@@ -122,7 +124,11 @@ class Scan:
         same stretch again (this keeps repeated searches for a closing marker linear).
         """
         cached = self._cache.get(pattern)
-        if cached is not None and cached[0] <= pos and (cached[1] is None or cached[1].start() >= pos):
+        if (
+            cached is not None
+            and cached[0] <= pos
+            and (cached[1] is None or cached[1].start() >= pos)
+        ):
             found = cached[1]
         else:
             found = pattern.search(self.text, pos)
@@ -200,7 +206,9 @@ class JsonValue:
 _SEPARATORS = re.compile(r"[\s;,]*")
 
 
-def json_values(scan: Scan, start: int, end: int, *, many: bool = True) -> tuple[list[JsonValue], int]:
+def json_values(
+    scan: Scan, start: int, end: int, *, many: bool = True
+) -> tuple[list[JsonValue], int]:
     """JSON values from ``start``, separated by whitespace, ``;`` or ``,``; and where reading stopped.
 
     Strict JSON first (``raw_decode``); a value that is not strict JSON is delimited by the
@@ -228,14 +236,18 @@ def json_values(scan: Scan, start: int, end: int, *, many: bool = True) -> tuple
             if parsed is None:
                 break
             value, notes, truncated = parsed
-            out.append(JsonValue(value, start + pos, start + value_end, closed and not truncated, notes))
+            out.append(
+                JsonValue(value, start + pos, start + value_end, closed and not truncated, notes)
+            )
         pos = value_end
         if not many:
             break
     return out, start + pos
 
 
-def lenient_json(scan: Scan, start: int, end: int) -> tuple[Any, tuple[Diagnostic, ...], bool] | None:
+def lenient_json(
+    scan: Scan, start: int, end: int
+) -> tuple[Any, tuple[Diagnostic, ...], bool] | None:
     """Parse ``text[start:end]`` with the parse stage: (value, diagnostics, truncated)."""
     from llmfix.parse import parse_json
 
@@ -252,7 +264,9 @@ def _relocate(scan: Scan, d: Diagnostic, offset: int) -> Diagnostic:
     return replace(d, span=span, position=scan.lines.position(span.start), pointer=None)
 
 
-def decode_json_text(scan: Scan, raw: str, start: int, end: int) -> tuple[Any, list[Diagnostic], bool]:
+def decode_json_text(
+    scan: Scan, raw: str, start: int, end: int
+) -> tuple[Any, list[Diagnostic], bool]:
     """A JSON text held in a string (OpenAI ``arguments``): (value, notes, complete).
 
     An empty string is ``{}``. What no repair can read stays the raw string.
@@ -400,6 +414,7 @@ def json_type(value: Any) -> str:
 
 
 _BOOLEANS = {"true": True, "false": False}
+_INTEGER = re.compile(r"[-+]?\d{1,50}")
 
 
 def typed_value(raw: str, schema: Any, *, as_string: bool | None = None) -> tuple[Any, bool]:
@@ -436,7 +451,12 @@ def typed_value(raw: str, schema: Any, *, as_string: bool | None = None) -> tupl
     value = _read_untyped(stripped)
     if value is _NO_VALUE:
         return raw, False
-    if isinstance(value, float) and value.is_integer() and "integer" in types and "number" not in types:
+    if (
+        isinstance(value, float)
+        and value.is_integer()
+        and "integer" in types
+        and "number" not in types
+    ):
         return int(value), False
     return value, False
 
@@ -493,8 +513,12 @@ class ArgumentsBuilder:
     guessed: list[str] = field(default_factory=list)
     notes: list[Diagnostic] = field(default_factory=list)
 
-    def add(self, key: str, raw: str, start: int, end: int, *, as_string: bool | None = None) -> None:
-        value, guessed = typed_value(raw, self.scan.parameter_schema(self.tool, key), as_string=as_string)
+    def add(
+        self, key: str, raw: str, start: int, end: int, *, as_string: bool | None = None
+    ) -> None:
+        value, guessed = typed_value(
+            raw, self.scan.parameter_schema(self.tool, key), as_string=as_string
+        )
         if key in self.values:
             self.notes.append(
                 self.scan.note(
@@ -641,7 +665,11 @@ def calls_from_values(
     calls: list[Call] = []
     notes: list[Diagnostic] = []
     for jv in values:
-        items = convert(jv.value) if convert else (jv.value if isinstance(jv.value, list) else [jv.value])
+        items = (
+            convert(jv.value)
+            if convert
+            else (jv.value if isinstance(jv.value, list) else [jv.value])
+        )
         complete = bounded or jv.closed
         for item in items:
             shape = call_shape(item, require_arguments=require_arguments)

@@ -83,7 +83,9 @@ def read_apertus(scan: Scan, m: re.Match[str], close: re.Pattern[str]) -> Hit:
     calls, notes = calls_from_values(
         scan, values, "apertus", bounded=found is not None, convert=_apertus_calls
     )
-    hit = Hit("apertus", m.start(), found.end() if found else (stop if values else m.end()), calls, notes)
+    hit = Hit(
+        "apertus", m.start(), found.end() if found else (stop if values else m.end()), calls, notes
+    )
     if not values:
         _no_json(scan, hit, "apertus")
     return hit
@@ -247,7 +249,9 @@ def read_deepseek(scan: Scan, m: re.Match[str]) -> Hit:
         from llmfix.toolcalls.xml_formats import parse_invokes
 
         hit.family = "step3"
-        hit.calls, hit.notes = parse_invokes(scan, m.end(), limit, "step3", bounded=calls_end is not None)
+        hit.calls, hit.notes = parse_invokes(
+            scan, m.end(), limit, "step3", bounded=calls_end is not None
+        )
         return hit
     pos = m.start()
     while True:
@@ -324,7 +328,11 @@ def read_harmony(scan: Scan, m: re.Match[str]) -> Hit | None:
     recipient = _RECIPIENT.search(m.group()) or _RECIPIENT.search(header.group(2))
     end_marker = scan.find(_HARMONY_END, message.end())
     body_end = end_marker.start() if end_marker else len(text)
-    consumed = end_marker.end() if end_marker and end_marker.group() in ("<|end|>", "<|call|>", "<|return|>") else body_end
+    consumed = (
+        end_marker.end()
+        if end_marker and end_marker.group() in ("<|end|>", "<|call|>", "<|return|>")
+        else body_end
+    )
     if channel == "analysis":
         hit = Hit("harmony", m.start(), consumed)
         hit.reasoning.append(_span(message.end(), body_end))

@@ -235,9 +235,7 @@ def _open_after(head: str) -> list[str]:
 # --------------------------------------------------------------------- marker readers
 
 
-def read_python_block(
-    scan: Scan, m: re.Match[str], close: re.Pattern[str], family: str
-) -> Hit:
+def read_python_block(scan: Scan, m: re.Match[str], close: re.Pattern[str], family: str) -> Hit:
     """``<marker>[calls]<close>`` (``llama4``, ``lfm2``)."""
     found = scan.find(close, m.end())
     end = found.start() if found else len(scan.text)
@@ -320,7 +318,11 @@ class _GemmaReader:
                 self.truncated = True
                 return out, self.end
             key = text[pos:colon].strip()
-            if key.startswith(self.quote) and key.endswith(self.quote) and len(key) > 2 * len(self.quote):
+            if (
+                key.startswith(self.quote)
+                and key.endswith(self.quote)
+                and len(key) > 2 * len(self.quote)
+            ):
                 key = key[len(self.quote) : -len(self.quote)]
             try:
                 out[key], pos = self.value(colon + 1, depth + 1)

@@ -96,7 +96,9 @@ def parse_invokes(
         builder = ArgumentsBuilder(scan, name)
         _parameters(scan, builder, prefix, m.end(), body_end, dsml="DSML" in prefix)
         arguments, call_notes = builder.finish(m.start(), call_end)
-        call = Call(name, arguments, m.start(), call_end, fmt, complete=close is not None or bounded)
+        call = Call(
+            name, arguments, m.start(), call_end, fmt, complete=close is not None or bounded
+        )
         call.notes.extend(call_notes)
         calls.append(call)
     return calls, notes
@@ -133,7 +135,9 @@ def _parameters(
         if flag is not None:
             as_string = flag.group(1).lower() == "true"
         raw = text[p.end() : value_end]
-        builder.add(key, raw if dsml else trim_newline(raw), p.start(), value_end, as_string=as_string)
+        builder.add(
+            key, raw if dsml else trim_newline(raw), p.start(), value_end, as_string=as_string
+        )
 
 
 def _malformed(scan: Scan, fmt: str, what: str, start: int, end: int) -> Diagnostic:
@@ -166,9 +170,7 @@ def read_invoke(scan: Scan, m: re.Match[str]) -> Hit:
     return Hit("anthropic-xml", m.start(), end, calls[:1], notes)
 
 
-def read_wrapped_invokes(
-    scan: Scan, m: re.Match[str], close: re.Pattern[str], family: str
-) -> Hit:
+def read_wrapped_invokes(scan: Scan, m: re.Match[str], close: re.Pattern[str], family: str) -> Hit:
     """``<wrapper><invoke …>…</invoke></wrapper>`` (DSML, MiniMax-M2)."""
     found = scan.find(close, m.end())
     end = found.start() if found else len(scan.text)
@@ -206,15 +208,21 @@ def read_tool_call(scan: Scan, m: re.Match[str]) -> Hit:
     return hit
 
 
-def tool_call_body(scan: Scan, start: int, body_start: int, end: int, closed: bool) -> tuple[Hit, str]:
+def tool_call_body(
+    scan: Scan, start: int, body_start: int, end: int, closed: bool
+) -> tuple[Hit, str]:
     text = scan.text
     s, e = strip_span(text, body_start, end)
     if s < e and text[s] in "{[":
         values, stop = json_values(scan, s, e)
         calls, notes = calls_from_values(scan, values, "hermes", bounded=closed)
-        hit = Hit("hermes", start, end if closed else (stop if values else body_start), calls, notes)
+        hit = Hit(
+            "hermes", start, end if closed else (stop if values else body_start), calls, notes
+        )
         if not values:
-            hit.notes.append(_malformed(scan, "hermes", "<tool_call> does not hold a JSON call", start, end))
+            hit.notes.append(
+                _malformed(scan, "hermes", "<tool_call> does not hold a JSON call", start, end)
+            )
         return hit, "hermes"
     if text.startswith("<function=", s):
         calls, notes = parse_qwen_functions(scan, s, e, closed)
@@ -229,7 +237,9 @@ def tool_call_body(scan: Scan, start: int, body_start: int, end: int, closed: bo
     return Hit(fmt, start, end, [call]), fmt
 
 
-def _glm_call(scan: Scan, name: str, start: int, pos: int, end: int, closed: bool, fmt: str) -> Call:
+def _glm_call(
+    scan: Scan, name: str, start: int, pos: int, end: int, closed: bool, fmt: str
+) -> Call:
     text = scan.text
     builder = ArgumentsBuilder(scan, name)
     complete = closed
@@ -239,7 +249,9 @@ def _glm_call(scan: Scan, name: str, start: int, pos: int, end: int, closed: boo
             break
         stop = _ARG_VALUE_END.search(text, key.end(), end)
         value_end = stop.start() if stop else end
-        builder.add(key.group(1).strip(), unwrap_cdata(text[key.end() : value_end]), key.start(), value_end)
+        builder.add(
+            key.group(1).strip(), unwrap_cdata(text[key.end() : value_end]), key.start(), value_end
+        )
         if stop is None:
             break
         pos = stop.end()
@@ -249,7 +261,9 @@ def _glm_call(scan: Scan, name: str, start: int, pos: int, end: int, closed: boo
     return call
 
 
-def parse_qwen_functions(scan: Scan, start: int, end: int, bounded: bool) -> tuple[list[Call], list[Diagnostic]]:
+def parse_qwen_functions(
+    scan: Scan, start: int, end: int, bounded: bool
+) -> tuple[list[Call], list[Diagnostic]]:
     """``<function=NAME><parameter=k>\\nv\\n</parameter></function>`` (several allowed)."""
     text = scan.text
     calls: list[Call] = []
@@ -260,14 +274,26 @@ def parse_qwen_functions(scan: Scan, start: int, end: int, bounded: bool) -> tup
         if f is None:
             stray = text.find("<function=", pos, end)
             if stray != -1:
-                notes.append(_malformed(scan, "qwen3-xml", "a <function= tag that is never closed by '>'", stray, end))
+                notes.append(
+                    _malformed(
+                        scan,
+                        "qwen3-xml",
+                        "a <function= tag that is never closed by '>'",
+                        stray,
+                        end,
+                    )
+                )
             break
         close = scan.find(_FUNCTION_CLOSE, f.end(), end)
         body_end = close.start() if close else end
         call_end = close.end() if close else end
         name = f.group(1).strip()
         if NAME_RE.fullmatch(name) is None:
-            notes.append(_malformed(scan, "qwen3-xml", f"an invalid function name {name!r}", f.start(), call_end))
+            notes.append(
+                _malformed(
+                    scan, "qwen3-xml", f"an invalid function name {name!r}", f.start(), call_end
+                )
+            )
             pos = call_end
             continue
         builder = ArgumentsBuilder(scan, name)
@@ -279,9 +305,13 @@ def parse_qwen_functions(scan: Scan, start: int, end: int, bounded: bool) -> tup
             stop = _QWEN_PARAM_END.search(text, p.end(), body_end)
             value_end = stop.start() if stop else body_end
             p_pos = stop.end() if stop and stop.group().startswith("</parameter") else value_end
-            builder.add(p.group(1).strip(), trim_newline(text[p.end() : value_end]), p.start(), value_end)
+            builder.add(
+                p.group(1).strip(), trim_newline(text[p.end() : value_end]), p.start(), value_end
+            )
         arguments, call_notes = builder.finish(f.start(), call_end)
-        call = Call(name, arguments, f.start(), call_end, "qwen3-xml", complete=close is not None or bounded)
+        call = Call(
+            name, arguments, f.start(), call_end, "qwen3-xml", complete=close is not None or bounded
+        )
         call.notes.extend(call_notes)
         calls.append(call)
         pos = call_end
@@ -329,7 +359,9 @@ def read_tool_calls(scan: Scan, m: re.Match[str]) -> Hit:
     calls, notes = calls_from_values(scan, values, "jamba", bounded=close is not None)
     hit = Hit("jamba", m.start(), hit_end if close else (stop if values else m.end()), calls, notes)
     if not values:
-        hit.notes.append(_malformed(scan, "jamba", "<tool_calls> holds no JSON call", m.start(), hit.end))
+        hit.notes.append(
+            _malformed(scan, "jamba", "<tool_calls> holds no JSON call", m.start(), hit.end)
+        )
     return hit
 
 
@@ -349,7 +381,9 @@ def read_minicpm(scan: Scan, m: re.Match[str]) -> Hit:
     hit = Hit("minicpm5", m.start(), end)
     head = _MINICPM_NAME.match(text, m.end(), body_end)
     if head is None or NAME_RE.fullmatch(head.group(1)) is None:
-        hit.notes.append(_malformed(scan, "minicpm5", "a <function> without a valid name", m.start(), end))
+        hit.notes.append(
+            _malformed(scan, "minicpm5", "a <function> without a valid name", m.start(), end)
+        )
         return hit
     name = head.group(1)
     builder = ArgumentsBuilder(scan, name)

@@ -1,0 +1,25 @@
+"""Tool calls: find them in any model's raw output, and check them against a tool registry.
+
+>>> from llmfix.toolcalls import extract_tool_calls
+>>> extract_tool_calls('<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>').calls[0].name
+'f'
+
+:func:`extract_tool_calls` finds the calls (every format in :data:`FORMATS`, detected without
+a hint); :func:`check_tool_calls` checks them against a :class:`~llmfix.tools.ToolRegistry`
+and returns a :class:`~llmfix.model.Result` whose value is the list of calls.
+"""
+
+from __future__ import annotations
+
+from llmfix.toolcalls.base import ToolCall, ToolCallExtraction
+from llmfix.toolcalls.check import EMITS, check_tool_calls
+from llmfix.toolcalls.detect import FORMATS, extract_tool_calls
+
+__all__ = [
+    "EMITS",
+    "FORMATS",
+    "ToolCall",
+    "ToolCallExtraction",
+    "check_tool_calls",
+    "extract_tool_calls",
+]

@@ -1,0 +1,278 @@
+"""Batch execution: order, pool vs in-process, limits, gates, baseline, the summary."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import llmfix.batch as batch
+from llmfix.batch import (
+    Baseline,
+    BatchLimits,
+    BatchSummary,
+    Outcome,
+    Profile,
+    check_text,
+    judge,
+    pointer_pattern,
+    run_items,
+)
+from llmfix.inputs import Item, input_error
+from llmfix.model import Risk
+from llmfix.schemas import schema_from_value
+from llmfix.validate import SchemaValidator
+
+PERSON = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+    "required": ["name", "age"],
+}
+TEXTS = [
+    '{"name": "Ada", "age": 36}',  # valid
+    'Sure:\n```json\n{"name": "Bo", "age": 2}\n```',  # extracted
+    "{'name': 'Cy', 'age': '7',}",  # repaired
+    '{"name": "Di"}',  # invalid
+    "I cannot help with that.",  # unparseable
+]
+
+
+def validator(schema: Any = PERSON) -> SchemaValidator:
+    return SchemaValidator(schema_from_value(schema))
+
+
+def item(text: str, index: int = 0, **fields: Any) -> Item:
+    defaults: dict[str, Any] = {"id": f"f.txt:{index}", "source": "f.txt", "line": index + 1}
+    defaults.update(fields)
+    return Item(text=text, kind="text", **defaults)
+
+
+def items(n: int) -> list[Item]:
+    return [item(TEXTS[i % len(TEXTS)], i) for i in range(n)]
+
+
+@pytest.fixture
+def profiles() -> dict[str, Profile]:
+    return {"": Profile(validator())}
+
+
+def statuses(outcomes: Any) -> list[tuple[str, str]]:
+    return [(o.item.id, o.status) for o in outcomes]
+
+
+def test_statuses_in_input_order(profiles: dict[str, Profile]) -> None:
+    outcomes = list(run_items(items(5), profiles, BatchLimits(jobs=1)))
+    assert [o.status for o in outcomes] == [
+        "valid",
+        "extracted",
+        "repaired",
+        "invalid",
+        "unparseable",
+    ]
+
+
+def test_the_pool_gives_the_same_results_in_the_same_order(profiles: dict[str, Profile]) -> None:
+    serial = statuses(run_items(items(60), profiles, BatchLimits(jobs=1)))
+    pooled = statuses(run_items(items(60), profiles, BatchLimits(jobs=2, serial_budget=0.0)))
+    assert pooled == serial
+
+
+def test_small_runs_never_start_a_pool(
+    profiles: dict[str, Profile], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_pool(*args: Any) -> None:
+        raise AssertionError("a pool was started")
+
+    monkeypatch.setattr(batch, "_Pool", no_pool)
+    assert len(list(run_items(items(20), profiles, BatchLimits(jobs=2)))) == 20
+
+
+def test_a_bounded_window_still_checks_everything(profiles: dict[str, Profile]) -> None:
+    limits = BatchLimits(jobs=2, serial_budget=0.0, window=1)
+    assert len(list(run_items(items(40), profiles, limits))) == 40
+
+
+def test_an_item_over_the_size_limit_is_not_checked(profiles: dict[str, Profile]) -> None:
+    [outcome] = run_items([item("x" * 100)], profiles, BatchLimits(max_item_size=10))
+    assert outcome.error is not None
+    assert outcome.error.code == "batch.too_large"
+
+
+def test_an_item_over_the_time_limit_is_stopped(
+    profiles: dict[str, Profile], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def slow(*args: Any) -> Any:
+        time.sleep(5)
+
+    monkeypatch.setattr(batch, "check_text", slow)
+    [outcome] = run_items([item("{}")], profiles, BatchLimits(jobs=1, item_timeout=0.05))
+    assert outcome.error is not None
+    assert outcome.error.code == "batch.timeout"
+
+
+def test_a_crash_inside_the_pipeline_is_the_items_error(
+    profiles: dict[str, Profile], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def crash(*args: Any) -> Any:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(batch, "check_text", crash)
+    [outcome] = run_items([item("{}")], profiles, BatchLimits(jobs=1))
+    assert outcome.error is not None
+    assert (outcome.error.code, "boom" in outcome.error.message) == ("batch.crash", True)
+
+
+def test_an_input_error_item_passes_through(profiles: dict[str, Profile]) -> None:
+    bad = item("", error=input_error("input.bad_record", "not JSON"))
+    [outcome] = run_items([bad], profiles)
+    assert (outcome.status, outcome.error) == ("error", bad.error)
+
+
+def test_tool_calls_are_checked_against_their_tool() -> None:
+    profile = Profile(validator(), tools={"lookup": validator({"required": ["id"]})})
+    result = check_text('{"name": "x"}', profile, tool="lookup")
+    assert [d.code for d in result.errors] == ["schema.required"]
+
+
+def test_an_unknown_tool_is_an_error_with_a_suggestion() -> None:
+    profile = Profile(tools={"lookup_order": validator(True)})
+    result = check_text("{}", profile, tool="lookup_ordr")
+    [error] = result.errors
+    assert (error.code, error.hint) == ("tools.unknown_name", 'did you mean "lookup_order"?')
+
+
+def test_tool_calls_without_a_registry_are_only_parsed() -> None:
+    result = check_text('{"x": 1}', Profile(validator()), tool="anything")
+    assert result.status.value == "valid"
+
+
+# ---------------------------------------------------------------------- gates
+
+
+def outcome_of(text: str, index: int = 0) -> Outcome:
+    [outcome] = run_items([item(text, index)], {"": Profile(validator())})
+    return outcome
+
+
+@pytest.mark.parametrize(
+    ("text", "fail_on", "fails"),
+    [
+        (TEXTS[2], "invalid", False),
+        (TEXTS[2], "repaired", True),
+        (TEXTS[1], "repaired", False),
+        (TEXTS[1], "extracted", True),
+        (TEXTS[3], "invalid", True),
+    ],
+)
+def test_fail_on(text: str, fail_on: Any, fails: bool) -> None:
+    assert judge(outcome_of(text), fail_on).failed is fails
+
+
+def test_max_risk_fails_a_guess() -> None:
+    truncated = outcome_of('{"name": "Ada", "age": 3')
+    assert judge(truncated, "invalid", Risk.SAFE).failed
+
+
+def test_an_error_item_always_fails() -> None:
+    error = input_error("input.bad_record", "x")
+    bad = Outcome(item("", error=error), None, error)
+    assert judge(bad).failures == ("not checked (input.bad_record)",)
+
+
+def report_of(*outcomes: Outcome) -> dict[str, Any]:
+    from llmfix.reporters.base import item_record
+
+    return {"version": "1", "items": [item_record(judge(o)) for o in outcomes]}
+
+
+def test_a_baselined_failure_does_not_fail() -> None:
+    invalid = outcome_of(TEXTS[3])
+    baseline = Baseline.from_report(report_of(invalid))
+    checked = judge(invalid, baseline=baseline)
+    assert (checked.failures != (), checked.baselined, checked.failed) == (True, True, False)
+
+
+def test_a_new_error_on_a_baselined_item_fails() -> None:
+    baseline = Baseline.from_report(report_of(outcome_of('{"name": "Di"}')))
+    worse = outcome_of('{"name": "Di", "age": "old"}')
+    assert judge(worse, baseline=baseline).failed
+
+
+def test_a_failure_of_another_item_is_not_covered() -> None:
+    baseline = Baseline.from_report(report_of(outcome_of(TEXTS[3], 0)))
+    assert judge(outcome_of(TEXTS[3], 1), baseline=baseline).failed
+
+
+# -------------------------------------------------------------------- summary
+
+
+def test_summary_counts_statuses_rates_and_repairs(profiles: dict[str, Profile]) -> None:
+    summary = BatchSummary()
+    for outcome in run_items(items(5), profiles):
+        summary.add(judge(outcome))
+    data = summary.to_dict()
+    assert (data["items"], data["parse_rate"], data["valid_rate"], data["failed"]) == (
+        5,
+        0.8,
+        0.6,
+        2,
+    )
+
+
+def test_summary_tallies_repairs_per_rule_by_item(profiles: dict[str, Profile]) -> None:
+    summary = BatchSummary()
+    for outcome in run_items([item(TEXTS[2])], profiles):
+        summary.add(judge(outcome))
+    assert summary.to_dict()["items_by_repair"]["parse.single_quotes"] == 1
+
+
+def test_summary_tallies_errors_by_code_and_pointer(profiles: dict[str, Profile]) -> None:
+    summary = BatchSummary()
+    for outcome in run_items(
+        [item('[{"a": 1}, {"a": 2}]')],
+        {"": Profile(validator({"items": {"properties": {"a": {"minimum": 10}}}}))},
+    ):
+        summary.add(judge(outcome))
+    assert summary.to_dict()["errors"] == [
+        {"code": "schema.minimum", "pointer": "/*/a", "count": 2}
+    ]
+
+
+def test_group_by_tallies_each_group(profiles: dict[str, Profile]) -> None:
+    summary = BatchSummary(groups={})
+    group_items = [item(TEXTS[0], 0, group="m1"), item(TEXTS[3], 1, group="m2"), item(TEXTS[3], 2)]
+    for outcome in run_items(group_items, profiles):
+        summary.add(judge(outcome))
+    groups = summary.to_dict()["groups"]
+    assert {k: v["failed"] for k, v in groups.items()} == {"(none)": 1, "m1": 0, "m2": 1}
+
+
+@pytest.mark.parametrize(
+    ("pointer", "pattern"),
+    [("/items/3/name", "/items/*/name"), ("/0", "/*"), ("/a10b", "/a10b"), ("", "")],
+)
+def test_pointer_pattern(pointer: str, pattern: str) -> None:
+    assert pointer_pattern(pointer) == pattern
+
+
+def test_a_dead_worker_is_an_item_error_and_the_run_goes_on(
+    profiles: dict[str, Profile], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import os
+
+    real = batch.check_text
+
+    def dies_on_crash(text: str, profile: Profile, tool: str | None = None) -> Any:
+        if text == "CRASH" and os.getpid() != parent:
+            os._exit(3)
+        return real(text, profile, tool)
+
+    parent = os.getpid()
+    monkeypatch.setattr(batch, "check_text", dies_on_crash)
+    run = [item("{}", 0), item("CRASH", 1), *(item("{}", i) for i in range(2, 6))]
+    limits = BatchLimits(jobs=2, serial_budget=0.0)
+    outcomes = list(run_items(run, profiles, limits))
+    codes = [o.error.code if o.error else o.status for o in outcomes]
+    assert (len(codes), codes[1]) == (6, "batch.worker_crashed")

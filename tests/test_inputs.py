@@ -1,0 +1,314 @@
+"""Inputs: files and directories to items, every record format, ids and positions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from llmfix.errors import ConfigError, InputError
+from llmfix.inputs import (
+    Item,
+    ReadOptions,
+    discover_files,
+    field_tokens,
+    fixed_record,
+    glob_match,
+    items_from_file,
+    items_from_text,
+    resolve_field,
+)
+from llmfix.model import Position
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples" / "transcripts"
+
+
+def items_of(path: Path, **options: Any) -> list[Item]:
+    return list(items_from_file(str(path), ReadOptions(**options)))
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# ---------------------------------------------------------------------- discovery
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    for name in (
+        "b.txt",
+        "a.json",
+        "sub/c.jsonl",
+        "sub/deep/d.md",
+        ".git/x.txt",
+        "sub/.cache/y.txt",
+    ):
+        write(tmp_path / name, "{}")
+    return tmp_path
+
+
+def test_directory_walk_is_sorted_recursive_and_skips_dot_directories(tree: Path) -> None:
+    found = [Path(p).relative_to(tree).as_posix() for p in discover_files([str(tree)])]
+    assert found == ["a.json", "b.txt", "sub/c.jsonl", "sub/deep/d.md"]
+
+
+@pytest.mark.parametrize(
+    ("include", "exclude", "expected"),
+    [
+        (["*.jsonl"], [], ["sub/c.jsonl"]),
+        (["sub/**"], [], ["sub/c.jsonl", "sub/deep/d.md"]),
+        ([], ["*.md", "a.*"], ["b.txt", "sub/c.jsonl"]),
+        (["**/*.md"], [], ["sub/deep/d.md"]),
+    ],
+)
+def test_include_and_exclude_globs_filter_the_walk(
+    tree: Path, include: list[str], exclude: list[str], expected: list[str]
+) -> None:
+    found = discover_files([str(tree)], include, exclude)
+    assert [Path(p).relative_to(tree).as_posix() for p in found] == expected
+
+
+def test_an_explicit_file_is_checked_whatever_the_globs(tree: Path) -> None:
+    path = str(tree / "b.txt")
+    assert list(discover_files([path], include=["*.json"])) == [path]
+
+
+def test_a_missing_path_is_an_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such file"):
+        list(discover_files([str(tmp_path / "nope")]))
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "matches"),
+    [
+        ("*.txt", "a/b/c.txt", True),
+        ("a/*.txt", "a/b/c.txt", False),
+        ("a/**/c.txt", "a/b/c.txt", True),
+        ("a/**/c.txt", "a/c.txt", True),
+        ("evals/goals/*.jsonl", "evals/goals/run1.jsonl", True),
+        ("file?.md", "file1.md", True),
+        ("[ab].txt", "c.txt", False),
+    ],
+)
+def test_glob_match(pattern: str, path: str, matches: bool) -> None:
+    assert glob_match(pattern, path) is matches
+
+
+# ----------------------------------------------------------------------- raw text
+
+
+def test_a_raw_answer_is_one_item_whose_text_is_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path / "answer.md", "Sure:\n```json\n{}\n```\n")
+    [item] = items_of(path)
+    assert (item.id, item.kind, item.origin, item.whole_file) == (
+        str(path),
+        "text",
+        Position(1, 1),
+        True,
+    )
+
+
+def test_invalid_utf8_is_a_warning_on_the_item(tmp_path: Path) -> None:
+    path = tmp_path / "a.txt"
+    path.write_bytes(b'{"a": "\xff"}')
+    [item] = items_of(path)
+    assert [d.code for d in item.diagnostics] == ["input.invalid_utf8"]
+
+
+def test_an_unreadable_file_is_an_error_item(tmp_path: Path) -> None:
+    path = tmp_path / "bin.txt"
+    path.write_bytes(b"\x00" * 100)
+    [item] = items_of(path)
+    assert item.error is not None
+    assert item.error.code == "input.unreadable"
+
+
+# --------------------------------------------------------------------------- .json
+
+
+def test_a_plain_json_document_is_checked_whole(tmp_path: Path) -> None:
+    path = write(tmp_path / "fixture.json", '{"name": "Ada"}')
+    [item] = items_of(path)
+    assert (item.id, item.kind, item.text, item.origin) == (
+        str(path),
+        "document",
+        '{"name": "Ada"}',
+        Position(1, 1),
+    )
+
+
+def test_a_broken_json_file_is_a_document_to_repair(tmp_path: Path) -> None:
+    path = write(tmp_path / "fixture.json", '{"name": "Ada",}')
+    [item] = items_of(path)
+    assert (item.kind, item.text, item.error) == ("document", '{"name": "Ada",}', None)
+
+
+def test_openai_chat_completion_gives_content_and_tool_call_items() -> None:
+    items = items_of(SAMPLES / "openai" / "chat_completion_tools.json")
+    assert [(i.id.rsplit(":", 3)[-3:], i.kind, i.tool) for i in items] == [
+        (["1", "0", "t0"], "tool-call", "issue_refund"),
+        (["1", "0", "t1"], "tool-call", "escalate_ticket"),
+    ]
+
+
+def test_tool_call_arguments_are_the_text_as_the_model_wrote_them() -> None:
+    items = items_of(SAMPLES / "openai" / "chat_completion_tools.json")
+    assert items[0].text.startswith("{'order_id': 'ORD-104233'")
+
+
+def test_responses_api_output_text_is_an_item() -> None:
+    [item] = items_of(SAMPLES / "openai" / "responses_api.json")
+    assert (item.kind, item.target) == ("response", ("output", 0, "content", 0, "text"))
+
+
+def test_anthropic_message_gives_text_and_tool_use_items() -> None:
+    items = items_of(SAMPLES / "anthropic" / "message.json")
+    assert [(i.kind, i.tool) for i in items] == [
+        ("anthropic-message", None),
+        ("tool-call", "lookup_order"),
+    ]
+
+
+def test_anthropic_tool_use_input_is_serialised_as_json() -> None:
+    items = items_of(SAMPLES / "anthropic" / "message.json")
+    assert json.loads(items[1].text) == {"order_id": "127730", "include_items": True}
+
+
+def test_transcript_json_checks_the_last_assistant_turn() -> None:
+    [item] = items_of(SAMPLES / "chats" / "session_s-0142.json")
+    assert item.id.endswith(":1:1")
+    assert '"category": "returns"' in item.text
+
+
+# -------------------------------------------------------------------------- JSONL
+
+
+def test_openai_batch_output_gives_one_item_per_request() -> None:
+    items = items_of(SAMPLES / "openai" / "batch_output.jsonl")
+    lines = [i.line for i in items]
+    assert lines == sorted(lines)
+    assert len(set(lines)) == 9
+
+
+def test_openai_batch_ids_name_line_and_choice() -> None:
+    items = items_of(SAMPLES / "openai" / "batch_output.jsonl")
+    assert items[0].id == f"{SAMPLES / 'openai' / 'batch_output.jsonl'}:1:0"
+
+
+def test_openai_batch_tool_call_item_is_labelled_with_the_tool() -> None:
+    items = items_of(SAMPLES / "openai" / "batch_output.jsonl")
+    [call] = [i for i in items if i.kind == "tool-call"]
+    assert (call.line, call.tool, call.id.endswith(":5:0:t0")) == (5, "lookup_order", True)
+
+
+@pytest.mark.parametrize(
+    ("path", "line"),
+    [(("openai", "batch_output.jsonl"), 6), (("anthropic", "batch_results.jsonl"), 3)],
+)
+def test_failed_batch_requests_are_error_items(path: tuple[str, str], line: int) -> None:
+    items = items_of(SAMPLES.joinpath(*path))
+    [failed] = [i for i in items if i.line == line]
+    assert failed.error is not None
+    assert failed.error.code == "input.batch_error"
+
+
+def test_anthropic_batch_results_message_text_is_an_item() -> None:
+    items = items_of(SAMPLES / "anthropic" / "batch_results.jsonl")
+    assert items[0].kind == "anthropic-message"
+    assert '"category": "account"' in items[0].text
+
+
+def test_a_bad_jsonl_line_is_an_error_item_and_reading_goes_on(tmp_path: Path) -> None:
+    path = write(tmp_path / "log.jsonl", '{"a": 1}\n{not json\n\n{"b": 2}\n')
+    items = items_of(path)
+    assert [(i.line, i.error.code if i.error else None) for i in items] == [
+        (1, None),
+        (2, "input.bad_record"),
+        (4, None),
+    ]
+
+
+def test_an_unknown_record_is_checked_whole_at_its_line(tmp_path: Path) -> None:
+    path = write(tmp_path / "out.jsonl", '{"a": 1}\n{"b": 2}\n')
+    items = items_of(path)
+    assert [(i.id, i.text, i.origin) for i in items][1] == (
+        f"{path}:2",
+        '{"b": 2}',
+        Position(2, 1),
+    )
+
+
+@pytest.mark.parametrize("messages", ["last", "all"])
+def test_messages_option_picks_transcript_turns(messages: str) -> None:
+    path = SAMPLES / "chats" / "support_sessions.jsonl"
+    items = [i for i in items_of(path, messages=messages) if i.line == 2]
+    expected = [":2:4"] if messages == "last" else [":2:2", ":2:4"]
+    assert [i.id[len(str(path)) :] for i in items] == expected
+
+
+@pytest.mark.parametrize("field", ["/output/text", "output.text"])
+def test_field_names_the_text_by_pointer_or_dotted_path(tmp_path: Path, field: str) -> None:
+    path = write(tmp_path / "eval.jsonl", json.dumps({"output": {"text": "{'a': 1}"}}) + "\n")
+    [item] = items_of(path, field=field)
+    assert (item.text, item.target) == ("{'a': 1}", ("output", "text"))
+
+
+def test_a_missing_field_is_an_error_item(tmp_path: Path) -> None:
+    path = write(tmp_path / "eval.jsonl", '{"answer": "x"}\n')
+    [item] = items_of(path, field="output")
+    assert item.error is not None
+    assert item.error.code == "input.missing_field"
+
+
+def test_a_field_holding_json_is_serialised(tmp_path: Path) -> None:
+    path = write(tmp_path / "eval.jsonl", '{"output": {"a": [1]}}\n')
+    [item] = items_of(path, field="output")
+    assert (item.text, item.target_kind) == ('{"a": [1]}', "value")
+
+
+def test_group_by_reads_the_record_then_the_batch_body() -> None:
+    items = items_of(SAMPLES / "openai" / "batch_output.jsonl", group_by="model")
+    assert items[0].group == "gpt-4o-2024-08-06"
+
+
+def test_stdin_text_is_sniffed_as_json_lines() -> None:
+    items = list(items_from_text('{"a": 1}\n{"b": 2}\n', "<stdin>", ReadOptions()))
+    assert [i.id for i in items] == ["<stdin>:1", "<stdin>:2"]
+
+
+def test_stdin_prose_is_one_text_item() -> None:
+    [item] = items_from_text("Sure! {'a': 1}", "<stdin>", ReadOptions())
+    assert (item.id, item.kind) == ("<stdin>", "text")
+
+
+# --------------------------------------------------------------------- fields, fixes
+
+
+@pytest.mark.parametrize(
+    ("spec", "tokens"),
+    [("/a/0/b~1c", ("a", 0, "b/c")), ("a.0.b", ("a", 0, "b")), ("output", ("output",))],
+)
+def test_field_tokens(spec: str, tokens: tuple[Any, ...]) -> None:
+    assert field_tokens(spec) == tokens
+
+
+def test_an_empty_field_is_a_config_error() -> None:
+    with pytest.raises(ConfigError):
+        field_tokens("  ")
+
+
+def test_a_digit_key_still_resolves_in_an_object() -> None:
+    assert resolve_field({"a": {"0": "x"}}, field_tokens("a.0")) == "x"
+
+
+def test_fixed_record_puts_the_repaired_json_back_as_a_string() -> None:
+    record = json.loads((SAMPLES / "openai" / "batch_output.jsonl").read_text().splitlines()[2])
+    [item] = items_from_text(json.dumps(record), "x.json", ReadOptions(), "json")
+    fixed = fixed_record(item.record, [(item, {"ok": True})])
+    content = fixed["response"]["body"]["choices"][0]["message"]["content"]
+    assert json.loads(content) == {"ok": True}
