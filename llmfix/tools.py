@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 # A name close enough to be suggested, and close enough (and unique) to be renamed to.
 SUGGEST_CUTOFF = 0.6
 RENAME_CUTOFF = 0.8
+RENAME_MARGIN = 0.1  # a second name this close to the best makes a rename ambiguous
 
 _SEPARATORS = re.compile(r"[\s_.\-/:]+")
 
@@ -176,12 +177,14 @@ class ToolRegistry:
         return NameMatch(scored[0][1], Risk.GUESS, scored[0][0])
 
     def rename_target(self, name: str) -> NameMatch | None:
-        """A registered name ``name`` can be renamed to: a safe match, or a unique close one."""
+        """A registered name ``name`` can be renamed to: a safe match, or a close one with no
+        rival within :data:`RENAME_MARGIN` of it."""
         match = self.match(name, cutoff=RENAME_CUTOFF)
         if match is None or match.risk is not Risk.GUESS:
             return match
-        close = [n for ratio, n in self._scores(name) if ratio >= RENAME_CUTOFF]
-        return match if len(close) == 1 else None
+        # Unique: no other registered name is nearly as close.
+        rivals = [n for ratio, n in self._scores(name) if ratio >= match.ratio - RENAME_MARGIN]
+        return match if len(rivals) == 1 else None
 
     def _scores(self, name: str) -> list[tuple[float, str]]:
         matcher = difflib.SequenceMatcher(b=name.casefold())

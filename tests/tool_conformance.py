@@ -165,7 +165,8 @@ def _judge_complete(case: Case, got: Answer) -> str:
         if mine["name"] != want["name"]:
             return f"call {i}: name {mine['name']!r}, expected {want['name']!r}"
         if not same_json(mine["arguments"], want["arguments"]):
-            return f"call {i}: arguments {_dump(mine['arguments'])}, expected {_dump(want['arguments'])}"
+            mine_args, want_args = _dump(mine["arguments"]), _dump(want["arguments"])
+            return f"call {i}: arguments {mine_args}, expected {want_args}"
     return ""
 
 
@@ -196,7 +197,11 @@ def _check_assertion(assertion: dict[str, Any], got: Answer) -> str:
             return ""
         value = got.content
         if op == "==" and isinstance(want, str) and isinstance(value, str):
-            return "" if value.strip() == want.strip() else f"content == {_dump(want)[:60]}: got {_dump(value)[:60]}"
+            return (
+                ""
+                if value.strip() == want.strip()
+                else f"content == {_dump(want)[:60]}: got {_dump(value)[:60]}"
+            )
         if op in ("contains", "not_contains") and value is None:
             value = ""
     elif head == "tool_calls":
@@ -220,7 +225,9 @@ def _path(path: list[Any]) -> str:
 
 def _call_path(calls: list[dict[str, Any]], path: list[Any]) -> Any:
     if not path:
-        return [{"function": {"name": c["name"], "arguments": _dump(c["arguments"])}} for c in calls]
+        return [
+            {"function": {"name": c["name"], "arguments": _dump(c["arguments"])}} for c in calls
+        ]
     if path == ["len"]:
         return len(calls)
     index = path[0]
@@ -330,7 +337,9 @@ def render_markdown(rates: dict[str, dict[str, Cell]]) -> str:
     for family in order:
         cols = rates[family]
         name = "**all**" if family == "*" else family
-        cells = [_rate(cols.get(c)) for c in ("complete", "partial", "complete_hint", "partial_hint")]
+        cells = [
+            _rate(cols.get(c)) for c in ("complete", "partial", "complete_hint", "partial_hint")
+        ]
         if family == "*":
             cells = [f"**{c}**" for c in cells]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")

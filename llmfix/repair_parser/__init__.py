@@ -176,9 +176,9 @@ def _top_value(
         raise ParseFailure("no JSON value")
     if len(values) == 1:
         return values[0]
-    kept = [(v, span) for v, span in zip(values, spans) if not _is_empty(v)]
+    kept = [(v, span) for v, span in zip(values, spans, strict=True) if not _is_empty(v)]
     if kept and len(kept) < len(values):
-        for v, span in zip(values, spans):
+        for v, span in zip(values, spans, strict=True):
             if _is_empty(v):
                 repairs.append(
                     ("parse.trailing_text", span[0], span[1], "guess", "empty extra value removed")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from json.decoder import scanstring as _scanstring
+from collections.abc import Callable
 from typing import Any, Final
 
 from llmfix.repair_parser import _text as T
@@ -49,6 +49,10 @@ S_COLON: Final = 5  # object: colon after a key
 S_OBJ_VALUE: Final = 6  # object: value after a colon
 S_OBJ_AFTER: Final = 7  # object: comma or closer
 
+_KEYED = frozenset((K_OBJ, K_IMPL))
+_AFTER_STATES = frozenset((S_AFTER, S_OBJ_AFTER))
+_NEXT_STATES = frozenset((S_VALUE_NEXT, S_KEY_NEXT))
+_VALUE_MISSING = frozenset((S_OBJ_VALUE, S_COLON))
 _CLOSER = {K_ARR: "]", K_OBJ: "}", K_SET: "}", K_PAREN: ")", K_IMPL: ""}
 _VALUE_START = frozenset("{[(-0123456789" + T.QUOTE_CHARS)
 _NUMBER_START = frozenset("-0123456789.")
@@ -70,19 +74,26 @@ class _Document(str):
 
     __slots__ = ()
 
-    def count(self, *args: Any) -> int:  # type: ignore[override]
+    def count(self, *args: Any) -> int:
         return 0
 
-    def rfind(self, *args: Any) -> int:  # type: ignore[override]
+    def rfind(self, *args: Any) -> int:
         return -1
 
 
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 _AFTER_NUMBER = frozenset(",}] \t\n\r")
+_NEXT_ENTRY = frozenset("}]{[" + T.QUOTE_CHARS)
+_SIMPLE_KEY = re.compile(r"([A-Za-z_$][\w$]*)[ \t]*:")
 _SINGLE_QUOTED = re.compile(r"'([^'\\\x00-\x1f]*)'")
-_scan_once = _DECODER.scan_once
+# The C scanners behind json.loads (typeshed does not list them).
+_scan_once: Callable[[str, int], tuple[Any, int]]
+_scan_once = _DECODER.scan_once  # type: ignore[attr-defined]
+_scanstring: Callable[[str, int, bool], tuple[str, int]]
+_scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 # Failed C-decoder attempts may re-read at most this many times the input in total.
 _WASTE_FACTOR = 4
+_MAX_SKIP = 32
 
 
 class Parser(StringScanner):
@@ -105,8 +116,13 @@ class Parser(StringScanner):
         self.top_close_pos = -1
         # Valid sub-values are decoded by the C decoder; a failed attempt costs the text
         # it read, and once that exceeds a multiple of the input the attempts stop.
-        self.waste_budget = _WASTE_FACTOR * (end - start) + 1024
+        self.waste_budget = _WASTE_FACTOR * (end - start + 256)
         self.document: _Document | None = None
+        self.fast_streak = 0  # consecutive failed attempts
+        self.fast_skip = 0  # attempts to skip before the next one
+        self.fenced_quotes: list[tuple[int, str]] = []  # (depth, quote) of "```json {...}```"
+        # last search for a closing fence, per quote: (searched from, found at)
+        self.fence_close: dict[str, tuple[int, int]] = {}
 
     # -- driver ------------------------------------------------------------------------
 
@@ -137,7 +153,7 @@ class Parser(StringScanner):
                 break
             frame = stack[-1]
             state = frame[F_STATE]
-            if state == S_AFTER or state == S_OBJ_AFTER:
+            if state in _AFTER_STATES:
                 if c == ",":
                     frame[F_COMMA] = pos
                     frame[F_STATE] = S_VALUE_NEXT if state == S_AFTER else S_KEY_NEXT
@@ -169,7 +185,7 @@ class Parser(StringScanner):
                     found = None
                 if found is not None:
                     value, stop, j = found
-                    if kind == K_OBJ or kind == K_IMPL:
+                    if kind in _KEYED:
                         frame[F_CONT][frame[F_KEY]] = value
                         after = S_OBJ_AFTER
                     else:
@@ -185,26 +201,29 @@ class Parser(StringScanner):
                         frame[F_STATE] = after
                         pos = j
                     continue
-            elif (c in "-0123456789") and kind != K_TOP and (
-                state == S_OBJ_VALUE or state <= S_VALUE_NEXT
+            elif (
+                (c in "-0123456789")
+                and kind != K_TOP
+                and (state == S_OBJ_VALUE or state <= S_VALUE_NEXT)
             ):
                 m = number_match(text, pos, end)
                 if m is not None:
                     stop = m.end()
                     if stop < end and text[stop] in _AFTER_NUMBER:
+                        number: int | float | None
                         if m.group(1) is None and m.group(2) is None:
                             token = m.group()
-                            value = int(token) if len(token) <= T.MAX_INT_DIGITS else None
+                            number = int(token) if len(token) <= T.MAX_INT_DIGITS else None
                         else:
-                            value = float(m.group())
-                            if value - value != 0:  # inf
-                                value = None
-                        if value is not None:
-                            if kind == K_OBJ or kind == K_IMPL:
-                                frame[F_CONT][frame[F_KEY]] = value
+                            number = float(m.group())
+                            if number - number != 0:  # inf
+                                number = None
+                        if number is not None:
+                            if kind in _KEYED:
+                                frame[F_CONT][frame[F_KEY]] = number
                                 frame[F_STATE] = S_OBJ_AFTER
                             else:
-                                frame[F_CONT].append(value)
+                                frame[F_CONT].append(number)
                                 frame[F_STATE] = S_AFTER
                             self.last_start = pos
                             self.last_end = stop
@@ -251,13 +270,20 @@ class Parser(StringScanner):
         if c == ",":
             if ctx == C_OBJ:
                 k = T.WS.match(text, j + 1, end).end()  # type: ignore[union-attr]
-                if k >= end or text[k] != '"' or "{" in value or "[" in value:
+                if k >= end or "{" in value or "[" in value:
+                    return None
+                if text[k] not in _NEXT_ENTRY and not T.KEY_AHEAD.match(
+                    text, k, min(end, k + T.LOOKAHEAD)
+                ):
                     return None
         elif c == "}" or c == "]":
             if ctx == C_KEY or "{" in value or "[" in value or "(" in value:
                 return None
         elif c == ":":
             if ctx != C_KEY:
+                return None
+        elif c in "0123456789":
+            if ctx == C_KEY or "{" in value or "[" in value:
                 return None
         else:
             return None
@@ -307,7 +333,7 @@ class Parser(StringScanner):
                     return pos
                 stop = T.FENCE.match(text, pos, end).end()  # type: ignore[union-attr]
                 if record:
-                    self._fence(pos, stop)
+                    stop = self._fence(pos, stop)
                 pos = stop
                 continue
             if c in T.SPECIAL_WS_CHARS:
@@ -321,9 +347,14 @@ class Parser(StringScanner):
             return pos
         return pos
 
-    def _fence(self, pos: int, stop: int) -> None:
+    def _fence(self, pos: int, stop: int) -> int:
         start = pos
         stack = self.stack
+        pending = self.fenced_quotes
+        if pending and pending[-1][0] == len(stack) and self.text.startswith(pending[-1][1], stop):
+            # "```json {...}```": the closing quote of a fence written inside a string
+            pending.pop()
+            stop += 1
         if len(stack) == 2:
             frame = stack[1]
             opener = frame[F_OPEN]
@@ -340,6 +371,7 @@ class Parser(StringScanner):
                 self.dropped_closer = closer
                 start = opener
         self._repair("parse.fence", start, stop, LOSSLESS, "markdown fence removed")
+        return stop
 
     def _peek(self, pos: int) -> int:
         if pos < self.end and self.text[pos] in T.TRIVIA_START:
@@ -361,7 +393,7 @@ class Parser(StringScanner):
     def _emit(self, value: Any, start: int, stop: int) -> None:
         frame = self.stack[-1]
         kind = frame[F_KIND]
-        if kind == K_OBJ or kind == K_IMPL:
+        if kind in _KEYED:
             frame[F_CONT][frame[F_KEY]] = value
             frame[F_STATE] = S_OBJ_AFTER
         else:
@@ -388,12 +420,17 @@ class Parser(StringScanner):
         kind = frame[F_KIND]
         self.open_counts[_CLOSER[kind] or "}"] -= 1
         state = frame[F_STATE]
-        if state == S_VALUE_NEXT or state == S_KEY_NEXT:
+        if state in _NEXT_STATES and frame[F_COMMA] >= 0:
             comma = frame[F_COMMA]
             self._repair("parse.trailing_comma", comma, comma + 1, LOSSLESS, "trailing comma")
-        elif state == S_OBJ_VALUE or state == S_COLON:
+        elif state in _VALUE_MISSING:
             self._set_missing(frame, close_start, "missing value read as null")
         value = frame[F_CONT]
+        if kind == K_ARR and frame[F_EXTRA] is not None:
+            frame[F_EXTRA].extend(value)
+            stack[-1][F_STATE] = S_OBJ_AFTER
+            self.last_end = close_stop
+            return
         if kind == K_PAREN:
             value = self._paren_value(frame, close_start, close_stop)
         if len(stack) == 1:
@@ -411,7 +448,7 @@ class Parser(StringScanner):
             if len(items) == 1:
                 return items[0]
             return items if items else None
-        if frame[F_COMMA] >= 0 or not items:
+        if frame[F_COMMA] >= 0 or len(items) != 1:
             self._repair(
                 "parse.python_literal", open_pos, open_pos + 1, SAFE, "tuple read as an array"
             )
@@ -485,11 +522,7 @@ class Parser(StringScanner):
         if c in "}])":
             return self._close(c, pos)
         if c == ",":
-            if state == S_VALUE_FIRST:
-                self._repair("parse.leading_comma", pos, pos + 1, LOSSLESS, "leading comma")
-            else:
-                self._repair("parse.trailing_comma", pos, pos + 1, LOSSLESS, "extra comma")
-            return pos + 1
+            return self._extra_commas(pos, state == S_VALUE_FIRST)
         if c in ".\u2026":
             stop = self._ellipsis(pos)
             if stop > pos:
@@ -497,6 +530,15 @@ class Parser(StringScanner):
         if kind == K_TOP:
             return self._top_value(frame, state, c, pos)
         return self._value(c, pos, C_ARR)
+
+    def _extra_commas(self, pos: int, first: bool) -> int:
+        """Commas where a value should be (a run of them is one repair)."""
+        stop = T.COMMA_RUN.match(self.text, pos, self.end).end()  # type: ignore[union-attr]
+        if first:
+            self._repair("parse.leading_comma", pos, stop, LOSSLESS, "leading comma")
+        else:
+            self._repair("parse.trailing_comma", pos, stop, LOSSLESS, "extra comma")
+        return stop
 
     def _ellipsis(self, pos: int) -> int:
         """Skip ``...`` (and a comma after it); ``pos`` when there is none."""
@@ -562,11 +604,20 @@ class Parser(StringScanner):
         if c in "}])":
             return self._close(c, pos)
         if c == ",":
-            if state == S_KEY_FIRST:
-                self._repair("parse.leading_comma", pos, pos + 1, LOSSLESS, "leading comma")
-            else:
-                self._repair("parse.trailing_comma", pos, pos + 1, LOSSLESS, "extra comma")
-            return pos + 1
+            return self._extra_commas(pos, state == S_KEY_FIRST)
+        if c == "[" and state == S_KEY_NEXT and frame[F_KIND] == K_OBJ:
+            previous = frame[F_CONT].get(frame[F_KEY]) if frame[F_CONT] else None
+            if type(previous) is list and self.last_end > 0 and text[self.last_end - 1] == "]":
+                # {"a": [1], [2]}: the array went on after an early ']'
+                self._repair(
+                    "parse.redundant_closer",
+                    self.last_end - 1,
+                    pos + 1,
+                    GUESS,
+                    "array split in two, joined",
+                )
+                self._push(K_ARR, [], S_VALUE_FIRST, pos, extra=previous)
+                return pos + 1
         if c == "{" or c == "[":
             # [{"a": 1, {"b": 2}]: the object ended without its '}'
             if state == S_KEY_NEXT:
@@ -587,6 +638,15 @@ class Parser(StringScanner):
                 self._repair("parse.stray_text", pos, pos + 1, GUESS, "colon without a key removed")
                 return pos + 1
             raise ParseFailure("object key expected", pos)
+        simple = _SIMPLE_KEY.match(text, pos, end)
+        if simple is not None:
+            # key: the common unquoted key, with its colon
+            stop = simple.end(1)
+            self.repairs.append(("parse.unquoted_key", pos, stop, SAFE, "unquoted key"))
+            frame[F_KEY] = simple.group(1)
+            frame[F_STATE] = S_OBJ_VALUE
+            self.last_end = stop
+            return simple.end()
         return self._bare_key(frame, pos)
 
     def _bare_key(self, frame: list[Any], pos: int) -> int:
@@ -651,7 +711,7 @@ class Parser(StringScanner):
             stop = self._ellipsis(pos)
             if stop > pos:
                 return stop
-        if kind == K_OBJ or kind == K_IMPL:
+        if kind in _KEYED:
             return self._object_missing_comma(frame, c, pos)
         if kind == K_TOP:
             if self._starts_value(c, pos):
@@ -806,6 +866,10 @@ class Parser(StringScanner):
         """Decode a strictly valid container at ``pos`` with the C decoder; -1 if not."""
         if self.waste_budget <= 0:
             return -1
+        if self.fast_skip > 0:
+            # recent attempts failed: try again only every so often
+            self.fast_skip -= 1
+            return -1
         doc = self.document
         if doc is None:
             doc = self.document = _Document(self.text)
@@ -813,9 +877,11 @@ class Parser(StringScanner):
             value, stop = _scan_once(doc, pos)
         except json.JSONDecodeError as err:
             self.waste_budget -= err.pos - pos + 1
+            self._fast_failed()
             return -1
         except StopIteration as err:
             self.waste_budget -= err.value - pos + 1
+            self._fast_failed()
             return -1
         except (_Constant, ValueError, RecursionError):
             self.waste_budget = 0
@@ -823,6 +889,7 @@ class Parser(StringScanner):
         if stop > self.end:
             self.waste_budget -= stop - pos
             return -1
+        self.fast_streak = 0
         if len(self.stack) == 1:
             self.top_close_pos = stop - 1
         room = self.max_depth - (len(self.stack) - 1)
@@ -833,6 +900,11 @@ class Parser(StringScanner):
             )
         self._emit(value, pos, stop)
         return stop
+
+    def _fast_failed(self) -> None:
+        self.fast_streak += 1
+        if self.fast_streak > 2:
+            self.fast_skip = min(_MAX_SKIP, 1 << (self.fast_streak - 2))
 
     def _value(self, c: str, pos: int, ctx: int) -> int:
         """Parse the value starting at ``pos`` (or open its container)."""
@@ -849,6 +921,10 @@ class Parser(StringScanner):
             self._push(K_ARR, [], S_VALUE_FIRST, pos)
             return pos + 1
         if c in T.QUOTE_CHARS:
+            if self.text.startswith("```", pos + 1):
+                inside = self._fence_in_string(pos)
+                if inside > pos:
+                    return inside
             return self._string_value(pos, ctx)
         if c in _NUMBER_START:
             return self._number(pos, ctx)
@@ -865,6 +941,28 @@ class Parser(StringScanner):
             self._repair("parse.invalid_escape", pos, pos + 1, SAFE, "backslash before a quote")
             return pos + 1
         return self._word_value(pos, ctx)
+
+    def _fence_in_string(self, pos: int) -> int:
+        """``"```json {...}```"``: a fenced value written as a string; where it starts."""
+        text = self.text
+        end = self.end
+        fence = T.FENCE.match(text, pos + 1, end)
+        if fence is None:
+            return pos
+        start = T.WS.match(text, fence.end(), end).end()  # type: ignore[union-attr]
+        if start >= end or text[start] not in "{[":
+            return pos
+        closing = "```" + text[pos]
+        searched_from, found = self.fence_close.get(closing, (end, -1))
+        if not (searched_from <= start and (found < 0 or start <= found)):
+            # the answer for the previous string holds until that closing fence
+            found = text.find(closing, start, end)
+            self.fence_close[closing] = (start, found)
+        if found < 0:
+            return pos
+        self._repair("parse.fence", pos, fence.end(), LOSSLESS, "markdown fence removed")
+        self.fenced_quotes.append((len(self.stack), text[pos]))
+        return start
 
     def _word_value(self, pos: int, ctx: int) -> int:
         text = self.text
@@ -1083,7 +1181,7 @@ class Parser(StringScanner):
                 )
             self._emit(value, pos, stop)
             return stop
-        value_text, value_stop, resume = self._unquoted(pos, C_ARR if ctx == C_TOP else ctx)
+        value_text, _, resume = self._unquoted(pos, C_ARR if ctx == C_TOP else ctx)
         if resume == pos:
             self._repair("parse.stray_text", pos, pos + 1, GUESS, f"stray {text[pos]!r} removed")
             return pos + 1

@@ -11,10 +11,15 @@ content between the quotes is decoded once. Every lookahead in here is either bo
 
 from __future__ import annotations
 
-from json.decoder import scanstring as _scanstring
+import json.decoder
+from collections.abc import Callable
 from typing import Any, Final
 
 from llmfix.repair_parser import _text as T
+
+# The C string scanner behind json.loads (typeshed does not list it).
+_scanstring: Callable[[str, int, bool], tuple[str, int]]
+_scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 
 # Decisions about a quote.
 END: Final = -1
@@ -434,7 +439,9 @@ class StringScanner:
 
     # -- content -----------------------------------------------------------------------
 
-    def _finish(self, s: int, cstart: int, cend: int, resume: int, ctx: int, how: str) -> Any:
+    def _finish(
+        self, s: int, cstart: int, cend: int, resume: int, ctx: int, how: str
+    ) -> tuple[Any, int]:
         text = self.text
         q = text[s]
         closed = how == "quote" or how == "doubled"

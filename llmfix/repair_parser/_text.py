@@ -93,6 +93,8 @@ UNCLOSED_QUOTE = re.compile(r"""["'](?:[^"'\\\n]|\\.)*""")
 # A quoted string followed by another quoted string: a key whose colon is missing.
 QUOTED_PAIR_AHEAD = re.compile("(?:" + _DQ + "|" + _SQ + r")[ \t]*[\"']")
 
+COMMA_RUN = re.compile(r",(?:[ \t\n\r]*,)*")
+
 # Numbers.
 NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 # Characters that, right after a number, make it part of a longer token.
@@ -125,8 +127,23 @@ KEYWORDS: dict[str, tuple[object, str]] = {
 WORD = re.compile(r"[A-Za-z_$][\w$]*")
 CALL = re.compile(r"([A-Za-z_$][\w$.]*)[ \t]*\(")
 MONGO_NAMES = frozenset(
-    "ObjectId NumberLong NumberInt NumberDecimal NumberDouble ISODate Date Timestamp BinData "
-    "UUID MinKey MaxKey DBRef RegExp HexData".split()
+    [
+        "ObjectId",
+        "NumberLong",
+        "NumberInt",
+        "NumberDecimal",
+        "NumberDouble",
+        "ISODate",
+        "Date",
+        "Timestamp",
+        "BinData",
+        "UUID",
+        "MinKey",
+        "MaxKey",
+        "DBRef",
+        "RegExp",
+        "HexData",
+    ]
 )
 ELLIPSIS = re.compile(r"\.\.\.|\u2026")
 REGEX_LITERAL = re.compile(r"/(?:[^/\\\n\r]|\\.)+/[A-Za-z]*")

@@ -209,40 +209,46 @@ _SEPARATORS = re.compile(r"[\s;,]*")
 def json_values(
     scan: Scan, start: int, end: int, *, many: bool = True
 ) -> tuple[list[JsonValue], int]:
-    """JSON values from ``start``, separated by whitespace, ``;`` or ``,``; and where reading stopped.
+    """JSON values from ``start`` (separated by whitespace, ``;`` or ``,``) and where reading
+    stopped.
 
     Strict JSON first (``raw_decode``); a value that is not strict JSON is delimited by the
     extract stage's balanced scan and repaired by the parse stage, its diagnostics moved to
-    the raw text. Reading stops at the first character that cannot begin an object or array.
+    the raw text. Reading stops at the first character that cannot begin an object or array,
+    and after a value that cannot be read at all (which is skipped: ``stop`` is past it).
     """
     from llmfix.extract import _scan_value
 
     text = scan.text
-    region = text[start:end]
     out: list[JsonValue] = []
-    pos = 0
-    n = len(region)
-    while pos < n:
-        m = _SEPARATORS.match(region, pos)
+    pos = start
+    while pos < end:
+        m = _SEPARATORS.match(text, pos, end)
         pos = m.end() if m else pos
-        if pos >= n or region[pos] not in "{[":
+        if pos >= end or text[pos] not in "{[":
             break
-        try:
-            value, value_end = _decoder.raw_decode(region, pos)
-            out.append(JsonValue(value, start + pos, start + value_end, True))
-        except (ValueError, RecursionError):
-            value_end, closed = _scan_value(region, pos, n)
-            parsed = lenient_json(scan, start + pos, start + value_end)
+        value, value_end = _raw_decode(text, pos)
+        if 0 <= value_end <= end:
+            out.append(JsonValue(value, pos, value_end, True))
+        else:
+            value_end, closed = _scan_value(text, pos, end)
+            parsed = lenient_json(scan, pos, value_end)
             if parsed is None:
-                break
+                return out, value_end
             value, notes, truncated = parsed
-            out.append(
-                JsonValue(value, start + pos, start + value_end, closed and not truncated, notes)
-            )
+            out.append(JsonValue(value, pos, value_end, closed and not truncated, notes))
         pos = value_end
         if not many:
             break
-    return out, start + pos
+    return out, pos
+
+
+def _raw_decode(text: str, pos: int) -> tuple[Any, int]:
+    """A strict JSON value at ``pos`` and where it ends (``-1`` when there is none)."""
+    try:
+        return _decoder.raw_decode(text, pos)
+    except (ValueError, RecursionError):
+        return None, -1
 
 
 def lenient_json(
@@ -287,10 +293,11 @@ def decode_json_text(
             "the arguments string is not JSON and could not be repaired",
             start,
             end,
+            pointer="",
         )
         return raw, [note], True
     notes = [
-        replace(d, span=Span(start, end), position=scan.lines.position(start), pointer=None)
+        replace(d, span=Span(start, end), position=scan.lines.position(start), pointer="")
         for d in outcome.diagnostics
     ]
     truncated = any(d.code == "parse.truncated" for d in outcome.diagnostics)
@@ -338,13 +345,13 @@ def _literal(node: ast.AST) -> Any:
         return [_literal(e) for e in node.elts]
     if isinstance(node, ast.Dict):
         out: dict[str, Any] = {}
-        for key, value in zip(node.keys, node.values, strict=True):
-            if key is None:
+        for key_node, value_node in zip(node.keys, node.values, strict=True):
+            if key_node is None:
                 raise _NotLiteral
-            k = _literal(key)
-            if isinstance(k, bool) or not isinstance(k, (str, int, float)):
+            key = _literal(key_node)
+            if isinstance(key, bool) or not isinstance(key, (str, int, float)):
                 raise _NotLiteral
-            out[str(k)] = _literal(value)
+            out[str(key)] = _literal(value_node)
         return out
     if isinstance(node, ast.Name) and node.id in _LITERAL_NAMES:
         return _LITERAL_NAMES[node.id]
@@ -548,6 +555,7 @@ class ArgumentsBuilder:
                     end,
                     risk=Risk.SAFE,
                     rule="xml_scalar",
+                    pointer="",
                     data={"arguments": list(self.guessed)},
                 )
             )
@@ -584,6 +592,7 @@ def unwrap_arguments(
         end,
         risk=Risk.SAFE,
         rule="unwrap_arguments",
+        pointer="",
     )
     return inner, note
 

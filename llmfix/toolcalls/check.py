@@ -122,7 +122,12 @@ def emit_calls(calls: list[dict[str, Any]], emit: str) -> list[dict[str, Any]]:
         ]
     if emit == "anthropic":
         return [
-            {"type": "tool_use", "id": c["id"] or f"toolu_{i}", "name": c["name"], "input": c["arguments"]}
+            {
+                "type": "tool_use",
+                "id": c["id"] or f"toolu_{i}",
+                "name": c["name"],
+                "input": c["arguments"],
+            }
             for i, c in enumerate(calls)
         ]
     return calls
@@ -203,7 +208,12 @@ class _Checker:
                 None,
             )
         status = self.status(extraction, entries)
-        return Result(status=status, value=entries, diagnostics=tuple(self.diagnostics), patch=tuple(self.patch))
+        return Result(
+            status=status,
+            value=entries,
+            diagnostics=tuple(self.diagnostics),
+            patch=tuple(self.patch),
+        )
 
     def select(self, calls: tuple[ToolCall, ...]) -> list[ToolCall]:
         outside = sum(not c.in_reasoning for c in calls)
@@ -256,7 +266,9 @@ class _Checker:
     def check_call(self, index: int, call: ToolCall) -> dict[str, Any]:
         base = f"/{index}"
         for d in call.diagnostics:
-            pointer = base + "/arguments" + (d.pointer or "")
+            # Notes about the arguments carry a pointer into them; the others are about the
+            # call as written (its JSON repaired, say).
+            pointer = base if d.pointer is None else base + "/arguments" + d.pointer
             self.diagnostics.append(replace(d, pointer=pointer))
         entry: dict[str, Any] = {"id": call.id, "name": call.name, "arguments": call.arguments}
         if self.registry is None:
@@ -352,7 +364,10 @@ class _Checker:
             )
             if outcome.patch:
                 arguments = outcome.value
-                self.patch.extend(replace(op, path=prefix + op.path, from_=_prefixed(prefix, op.from_)) for op in outcome.patch)
+                self.patch.extend(
+                    replace(op, path=prefix + op.path, from_=_prefixed(prefix, op.from_))
+                    for op in outcome.patch
+                )
                 errors = validator.errors(arguments)
             for d in outcome.diagnostics:
                 self.diagnostics.append(
@@ -368,8 +383,11 @@ class _Checker:
         for error in errors:
             code = error.code
             data = dict(error.data or {})
+            message = f"{name}(): {error.message}"
             if code == "schema.required":
                 code = "tools.missing_argument"
+                if not error.pointer and "property" in data:
+                    message = f"{name}(): missing required argument {data['property']!r}"
             if code == "schema.additional_properties" and error.pointer:
                 reported.add(error.pointer.rsplit("/", 1)[-1])
             self.diagnostics.append(
@@ -380,7 +398,7 @@ class _Checker:
                     pointer=prefix + (error.pointer or ""),
                     span=call.span,
                     position=self.lines.position(call.span.start),
-                    message=f"{name}(): {error.message}",
+                    message=message,
                     data=data or None,
                 )
             )
@@ -398,7 +416,11 @@ class _Checker:
         tool = registry.get(name)
         assert tool is not None
         schema = tool.parameters
-        if not isinstance(schema, dict) or "properties" not in schema or "patternProperties" in schema:
+        if (
+            not isinstance(schema, dict)
+            or "properties" not in schema
+            or "patternProperties" in schema
+        ):
             return
         declared = tool.properties
         for key in arguments:
@@ -482,7 +504,9 @@ class _Checker:
                 Severity.WARNING,
                 f"the answer mentions {word!r}, which looks like a tool but is not registered",
                 span,
-                hint=f"did you mean {closest!r}?" if closest else "the model may believe it has this tool",
+                hint=f"did you mean {closest!r}?"
+                if closest
+                else "the model may believe it has this tool",
                 data={"name": word},
             )
 

@@ -113,7 +113,7 @@ HANDLERS: tuple[Handler, ...] = (
     Handler(("anthropic-xml", "olmo3"), r"<(?:[\w-]+:)?function_calls\s*>", xf.read_function_calls),
     Handler(
         ("anthropic-xml", "deepseek-dsml", "step3"),
-        r"<(?:(?:[\w-]+:)?|[|｜]DSML[|｜])invoke\s[^<>]*?name\s*=",
+        r"<(?:(?:[\w-]+:)?|[|｜]DSML[|｜])invoke\s[^<>]{0,500}?name\s*=",
         xf.read_invoke,
     ),
     Handler(("jamba", "hunyuan"), r"<tool_calls\s*>", xf.read_tool_calls),
@@ -300,7 +300,7 @@ class _Gate:
                     "tools.format_conflict",
                     Severity.WARNING,
                     f"calls in {winner} and also {len(bare_calls)} bare {first.format} call(s); "
-                    f"used {winner}: a model-specific envelope beats bare text that reads as a call",
+                    f"used {winner}: a model-specific envelope beats bare text read as a call",
                     first.start,
                     first.end,
                     data={
@@ -460,12 +460,12 @@ class _Gate:
 
     def content(self, consumed: list[Span], reasoning: list[Span]) -> str:
         text = self.scan.text
-        pieces = []
-        for start, end in _outside(len(text), consumed + reasoning, text):
-            piece = _END_TOKENS.sub("", text[start:end]).strip()
-            if piece:
-                pieces.append(piece)
-        return "\n".join(pieces)
+        pieces = [
+            _END_TOKENS.sub("", text[start:end]).strip()
+            for start, end in _outside(len(text), consumed + reasoning, text)
+        ]
+        joined = _EMPTY_FENCE.sub("", "\n".join(p for p in pieces if p))
+        return _BLANK_LINES.sub("\n\n", joined).strip()
 
     def reasoning_text(self, reasoning: list[Span]) -> str:
         text = self.scan.text
@@ -477,6 +477,9 @@ class _Gate:
         return "\n".join(pieces)
 
 
+_BLANK_LINES = re.compile(r"\n\s*\n")
+# A code fence left empty once the calls inside it are taken out.
+_EMPTY_FENCE = re.compile(r"(?m)^[ \t]*(`{3,}|~{3,})[^\n`]*\n\s*\1[ \t]*$")
 _REASONING_TAGS = re.compile(r"</?(?:thinking|think|reasoning|scratchpad)(?:\s[^<>]*)?>", re.I)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from llmfix.model import Severity
+from llmfix.model import Severity, Span
 from llmfix.toolcalls.base import (
     NAME_RE,
     Call,
@@ -43,7 +43,7 @@ def read_tagged_json(
     end = found.start() if found else len(text)
     values, stop = json_values(scan, m.end() - from_marker_end, end, many=many)
     calls, notes = calls_from_values(scan, values, family, bounded=found is not None)
-    hit_end = found.end() if found else (stop if values else m.end())
+    hit_end = found.end() if found else max(stop, m.end())
     hit = Hit(family, m.start(), hit_end, calls, notes)
     if not values:
         _no_json(scan, hit, family)
@@ -83,9 +83,7 @@ def read_apertus(scan: Scan, m: re.Match[str], close: re.Pattern[str]) -> Hit:
     calls, notes = calls_from_values(
         scan, values, "apertus", bounded=found is not None, convert=_apertus_calls
     )
-    hit = Hit(
-        "apertus", m.start(), found.end() if found else (stop if values else m.end()), calls, notes
-    )
+    hit = Hit("apertus", m.start(), found.end() if found else max(stop, m.end()), calls, notes)
     if not values:
         _no_json(scan, hit, "apertus")
     return hit
@@ -111,7 +109,9 @@ def read_mistral(scan: Scan, m: re.Match[str]) -> Hit:
     if pos < limit and text[pos] in "[{":
         values, stop = json_values(scan, pos, limit)
         hit.calls, hit.notes = calls_from_values(scan, values, "mistral", bounded=False)
-        hit.end = stop if values else m.end()
+        hit.end = max(stop, m.end())
+        if not values:
+            _no_json(scan, hit, "mistral")
         return hit
     name = NAME_RE.match(text, pos, limit)
     if name is not None:
@@ -157,6 +157,8 @@ def read_mistral(scan: Scan, m: re.Match[str]) -> Hit:
             if calls:
                 hit.calls, hit.notes, hit.end = calls, notes, stop
                 return hit
+            start = max(stop, opener.end())
+            continue
         start = opener.end()
     _no_json(scan, hit, "mistral")
     return hit
@@ -234,7 +236,6 @@ _DS_CALLS_END = re.compile(r"<[|｜]tool[▁_]calls[▁_]end[|｜]>")
 _DS_CALL_BEGIN = re.compile(r"<[|｜]tool[▁_]call[▁_]begin[|｜]>")
 _DS_CALL_END = re.compile(r"<[|｜]tool[▁_]call[▁_]end[|｜]>")
 _DS_SEP = re.compile(r"<[|｜]tool[▁_]sep[|｜]>")
-_DS_FENCE = re.compile(r"\s*```[\w-]*\s*\n?(.*?)\n?\s*(?:```\s*)?\Z", re.S)
 _STEPTML = re.compile(r"<steptml:invoke\b")
 
 
@@ -278,9 +279,7 @@ def read_deepseek(scan: Scan, m: re.Match[str]) -> Hit:
         if NAME_RE.fullmatch(name) is None:
             hit.notes.append(_malformed(scan, "deepseek-v3", begin.start(), pos))
             continue
-        fence = _DS_FENCE.match(text, args_start, body_end)
-        json_start = fence.start(1) if fence and "```" in text[args_start:body_end] else args_start
-        json_end = fence.end(1) if fence and "```" in text[args_start:body_end] else body_end
+        json_start, json_end = _unfence(text, args_start, body_end)
         values, _ = json_values(scan, json_start, json_end, many=False)
         call = Call(name, {}, begin.start(), pos, "deepseek-v3", complete=call_end is not None)
         if values:
@@ -291,6 +290,18 @@ def read_deepseek(scan: Scan, m: re.Match[str]) -> Hit:
             call.notes.append(_not_json_arguments(scan, begin.start(), pos))
         hit.calls.append(call)
     return hit
+
+
+def _unfence(text: str, start: int, end: int) -> tuple[int, int]:
+    """The inside of a Markdown code fence around ``[start, end)`` (or the range itself)."""
+    start, end = strip_span(text, start, end)
+    if not text.startswith("```", start):
+        return start, end
+    newline = text.find("\n", start, end)
+    inner_start = newline + 1 if newline != -1 else start + 3
+    if end - inner_start >= 3 and text.startswith("```", end - 3):
+        end -= 3
+    return inner_start, max(inner_start, end)
 
 
 def _malformed(scan: Scan, family: str, start: int, end: int) -> Any:
@@ -312,7 +323,8 @@ _RECIPIENT = re.compile(r"to=([^\s<]+)")
 
 
 def read_harmony(scan: Scan, m: re.Match[str]) -> Hit | None:
-    """gpt-oss: ``<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}<|call|>``.
+    """gpt-oss: ``<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}``
+    then ``<|call|>``.
 
     The ``analysis`` channel is reasoning; ``final`` (and commentary without a recipient)
     is answer text.
@@ -335,7 +347,7 @@ def read_harmony(scan: Scan, m: re.Match[str]) -> Hit | None:
     )
     if channel == "analysis":
         hit = Hit("harmony", m.start(), consumed)
-        hit.reasoning.append(_span(message.end(), body_end))
+        hit.reasoning.append(Span(message.end(), body_end))
         return hit
     if recipient is None or recipient.group(1) in ("assistant", "user"):
         # Answer text: only the header tokens are consumed.
@@ -356,12 +368,6 @@ def read_harmony(scan: Scan, m: re.Match[str]) -> Hit | None:
     return hit
 
 
-def _span(start: int, end: int) -> Any:
-    from llmfix.model import Span
-
-    return Span(start, end)
-
-
 # ------------------------------------------------------------------------- Llama 3 python_tag
 
 
@@ -375,6 +381,10 @@ def read_python_tag(scan: Scan, m: re.Match[str], close: re.Pattern[str]) -> Hit
     if values:
         calls, notes = calls_from_values(scan, values, "llama3", bounded=found is not None)
         return Hit("llama3", m.start(), found.end() if found else stop, calls, notes)
+    if stop > m.end():
+        hit = Hit("llama3", m.start(), stop)
+        _no_json(scan, hit, "llama3")
+        return hit
     from llmfix.toolcalls.pythonic import parse_pythonic
 
     calls, notes = parse_pythonic(scan, m.end(), end, "llama3", bounded=found is not None)

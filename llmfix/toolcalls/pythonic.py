@@ -7,7 +7,8 @@
 - ``olmo3`` — calls one per line inside ``<function_calls>…</function_calls>`` (read by the
   XML module, which hands the body here).
 - ``gemma4`` — ``<|tool_call>call:NAME{key:<|"|>text<|"|>,n:42}<tool_call|>``.
-- ``functiongemma`` — ``<start_function_call>call:NAME{key:<escape>text<escape>}<end_function_call>``.
+- ``functiongemma`` — ``<start_function_call>call:NAME{key:<escape>text<escape>}`` then
+  ``<end_function_call>``.
 
 Argument values are Python literals (``True``/``None`` and JSON's ``true``/``null`` alike);
 a positional argument has no name to go by and is reported. A call cut off at the end of
@@ -123,10 +124,7 @@ def _call_nodes(source: str) -> list[ast.Call] | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         body = None
     if body is not None:
-        if isinstance(body, (ast.List, ast.Tuple)):
-            items = list(body.elts)
-        else:
-            items = [body]
+        items = list(body.elts) if isinstance(body, (ast.List, ast.Tuple)) else [body]
         if items and all(isinstance(i, ast.Call) for i in items):
             return [i for i in items if isinstance(i, ast.Call)]
         return None

@@ -47,7 +47,7 @@ def read_document(scan: Scan, value: Any, start: int, end: int, *, bare: bool) -
         if doc is not None:
             return doc
     elif isinstance(value, list) and value:
-        doc = reader.list(value)
+        doc = reader.array(value)
         if doc is not None:
             return doc
     if not bare:
@@ -90,9 +90,9 @@ class _Reader:
                     )
                 return doc
         if isinstance(value.get("output"), list) and value.get("object") in ("response", None):
-            doc = self.responses(value["output"])
-            if doc is not None:
-                return doc
+            found = self.responses(value["output"])
+            if found is not None:
+                return found
         if value.get("type") == "message" and isinstance(value.get("content"), list):
             return self.anthropic(value["content"])
         if isinstance(value.get("content"), list) and any(
@@ -107,7 +107,7 @@ class _Reader:
             return self.envelope(value["toolCalls"], "tool-calls-json")
         return None
 
-    def list(self, value: list[Any]) -> Document | None:
+    def array(self, value: list[Any]) -> Document | None:
         if _openai_items(value):
             return self.openai_message({"tool_calls": value})
         if all(isinstance(b, dict) and isinstance(b.get("type"), str) for b in value) and any(

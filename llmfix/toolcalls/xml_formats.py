@@ -155,7 +155,9 @@ def read_function_calls(scan: Scan, m: re.Match[str]) -> Hit:
     end = close.start() if close else len(text)
     hit_end = close.end() if close else end
     if _HAS_INVOKE.search(text, m.end(), end):
-        calls, notes = parse_invokes(scan, m.end(), end, "anthropic-xml", bounded=False)
+        calls, notes = parse_invokes(
+            scan, m.end(), end, "anthropic-xml", bounded=close is not None
+        )
         return Hit("anthropic-xml", m.start(), hit_end, calls, notes)
     from llmfix.toolcalls.pythonic import parse_pythonic
 
@@ -184,14 +186,14 @@ _TOOL_CALL_EDGE = {
     "": re.compile(r"</?tool_call\s*>"),
     "seed:": re.compile(r"</?seed:tool_call\s*>"),
 }
-_FUNCTION_OPEN = re.compile(r"<function=([^>\n]*)>")
+_FUNCTION_OPEN = re.compile(r"<function=([^>\n]{0,200})>")
 _FUNCTION_CLOSE = re.compile(r"</function\s*>")
-_QWEN_PARAM = re.compile(r"<parameter=([^>\n]*)>")
+_QWEN_PARAM = re.compile(r"<parameter=([^>\n]{0,200})>")
 _QWEN_PARAM_END = re.compile(r"</parameter\s*>|<parameter=|</function\s*>")
-_ARG_KEY = re.compile(r"<arg_key>(.*?)</arg_key>\s*<arg_value>", re.S)
+_ARG_KEY = re.compile(r"<arg_key>([^<]{0,200})</arg_key>\s*<arg_value>")
 _ARG_VALUE_END = re.compile(r"</arg_value>")
 _TOOL_SEP = re.compile(r"<tool_sep>")
-_GLM_HEAD = re.compile(r"\s*([^\s<]+)\s*(?:<tool_sep>\s*)?")
+_GLM_HEAD = re.compile(r"\s*([^\s<]{1,200})\s*(?:<tool_sep>\s*)?")
 
 
 def read_tool_call(scan: Scan, m: re.Match[str]) -> Hit:
@@ -216,9 +218,7 @@ def tool_call_body(
     if s < e and text[s] in "{[":
         values, stop = json_values(scan, s, e)
         calls, notes = calls_from_values(scan, values, "hermes", bounded=closed)
-        hit = Hit(
-            "hermes", start, end if closed else (stop if values else body_start), calls, notes
-        )
+        hit = Hit("hermes", start, end if closed else max(stop, body_start), calls, notes)
         if not values:
             hit.notes.append(
                 _malformed(scan, "hermes", "<tool_call> does not hold a JSON call", start, end)
@@ -357,7 +357,7 @@ def read_tool_calls(scan: Scan, m: re.Match[str]) -> Hit:
         return hit
     values, stop = json_values(scan, s, e)
     calls, notes = calls_from_values(scan, values, "jamba", bounded=close is not None)
-    hit = Hit("jamba", m.start(), hit_end if close else (stop if values else m.end()), calls, notes)
+    hit = Hit("jamba", m.start(), hit_end if close else max(stop, m.end()), calls, notes)
     if not values:
         hit.notes.append(
             _malformed(scan, "jamba", "<tool_calls> holds no JSON call", m.start(), hit.end)
@@ -369,7 +369,7 @@ def read_tool_calls(scan: Scan, m: re.Match[str]) -> Hit:
 
 _MINICPM_PARAM = re.compile(r"<param(?:[\sĠ]*name\s*=\s*\"([^\"]*)\")?[\sĠ]*>")
 _MINICPM_PARAM_END = re.compile(r"</param\s*>")
-_MINICPM_NAME = re.compile(r"\"([^\"]*)\"\s*>")
+_MINICPM_NAME = re.compile(r"\"([^\"]{0,200})\"\s*>")
 
 
 def read_minicpm(scan: Scan, m: re.Match[str]) -> Hit:
@@ -491,12 +491,15 @@ def _tree_value(element: _Element, schema: Any) -> Any:
         return [_tree_value(c, item_schema) for c in element.children]
     props = schema.get("properties") if isinstance(schema, dict) else None
     out: dict[str, Any] = {}
+    repeated: set[str] = set()
     for child in element.children:
         sub = props.get(child.tag) if isinstance(props, dict) else None
         value = _tree_value(child, sub)
-        if child.tag in out:
-            existing = out[child.tag]
-            out[child.tag] = [*existing, value] if isinstance(existing, list) else [existing, value]
+        if child.tag in repeated:
+            out[child.tag].append(value)
+        elif child.tag in out:
+            out[child.tag] = [out[child.tag], value]
+            repeated.add(child.tag)
         else:
             out[child.tag] = value
     return out

@@ -1,0 +1,261 @@
+"""The lenient parser: values, exact repair offsets, limits, and round trips."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from unittest import mock
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from llmfix.model import Risk
+from llmfix.repair_parser import CODES, ParserResult, _machine, repair_parse
+
+
+def spans(result: ParserResult, code: str) -> list[tuple[int, int]]:
+    return [(r.start, r.end) for r in result.repairs if r.code == code]
+
+
+# -- every code, at its exact offsets -------------------------------------------------
+
+OFFSETS = [
+    # (input, code, [(start, end), ...])
+    ("[1, 2,]", "parse.trailing_comma", [(5, 6)]),
+    ("[,1]", "parse.leading_comma", [(1, 2)]),
+    ("{'a': 1}", "parse.single_quotes", [(1, 4)]),
+    ("{\u201ca\u201d: 1}", "parse.smart_quotes", [(1, 4)]),
+    ("{a: 1}", "parse.unquoted_key", [(1, 2)]),
+    ('{"a": hello world}', "parse.unquoted_string", [(6, 17)]),
+    ("[True, None]", "parse.python_literal", [(1, 5), (7, 11)]),
+    ("[undefined, NaN]", "parse.js_literal", [(1, 10), (12, 15)]),
+    ("[1 /* c */]", "parse.comment", [(3, 10)]),
+    ("[1 // c\n]", "parse.comment", [(3, 7)]),
+    ("[1, 2", "parse.truncated", [(5, 5)]),
+    ('{"a": "b', "parse.truncated", [(6, 8), (8, 8)]),
+    ('"He said "hi" ok"', "parse.unescaped_quote", [(9, 10), (12, 13)]),
+    ('["a\nb"]', "parse.unescaped_control", [(3, 4)]),
+    ("[1 2]", "parse.missing_comma", [(2, 2)]),
+    ('{"a" 1}', "parse.missing_colon", [(4, 4)]),
+    ('{"a": }', "parse.missing_value", [(6, 6)]),
+    ("[1]]", "parse.redundant_closer", [(3, 4)]),
+    ("[007]", "parse.leading_zero", [(1, 4)]),
+    ("[1.5.3]", "parse.invalid_number", [(1, 6)]),
+    ("[1, ...]", "parse.ellipsis", [(4, 7)]),
+    ('["a" + "b"]', "parse.string_concat", [(5, 6)]),
+    ('{"a": 1} thanks!', "parse.trailing_text", [(9, 16)]),
+    ('"\\q"', "parse.invalid_escape", [(1, 3)]),
+    ('cb({"a": 1});', "parse.jsonp", [(0, 3), (11, 12), (12, 13)]),
+    ('{"_id": ObjectId("x")}', "parse.mongo_wrapper", [(8, 17), (20, 21)]),
+    ("[/ab+c/]", "parse.regex_literal", [(1, 7)]),
+    ("1\n2", "parse.ndjson", [(0, 3)]),
+    ("```json\n[1]\n```", "parse.fence", [(0, 7), (12, 15)]),
+    ('\\"hi\\"', "parse.escaped_document", [(0, 6)]),
+    ("[\u00a01]", "parse.special_whitespace", [(1, 2)]),
+    ('Sure: {"a": 1}', "parse.leading_text", [(0, 6)]),
+    ('{"a": 1 x}', "parse.stray_text", [(8, 9)]),
+    ('{"a": [1}', "parse.missing_closer", [(8, 8)]),
+    ('["k": 1]', "parse.missing_opener", [(1, 1)]),
+    ('{"a": "b, "c": 1}', "parse.missing_quote", [(8, 8)]),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "expected"), OFFSETS, ids=[c[1] + ":" + c[0] for c in OFFSETS]
+)
+def test_repair_offsets(text: str, code: str, expected: list[tuple[int, int]]) -> None:
+    assert spans(repair_parse(text), code) == expected
+
+
+def test_every_code_is_exercised_above() -> None:
+    assert {code for _, code, _ in OFFSETS} == set(CODES)
+
+
+def test_escaped_document_offsets_point_into_the_original() -> None:
+    text = '{\\"a\\": 1,}'
+    result = repair_parse(text)
+    assert [text[s:e] for s, e in spans(result, "parse.trailing_comma")] == [","]
+
+
+def test_repairs_come_in_text_order() -> None:
+    result = repair_parse("```json\n{'a': 1, b: True,}\n```")
+    starts = [(r.start, r.end) for r in result.repairs]
+    assert starts == sorted(starts)
+
+
+# -- risk tiers ---------------------------------------------------------------------
+
+RISKS = [
+    ("[1,]", "parse.trailing_comma", Risk.LOSSLESS),
+    ("[1 /* c */]", "parse.comment", Risk.LOSSLESS),
+    ("{'a': 1}", "parse.single_quotes", Risk.SAFE),
+    ("[1, 2", "parse.truncated", Risk.SAFE),
+    ('["abc', "parse.truncated", Risk.GUESS),
+    ("[1 2]", "parse.missing_comma", Risk.GUESS),
+]
+
+
+@pytest.mark.parametrize(("text", "code", "risk"), RISKS)
+def test_risk_tier(text: str, code: str, risk: Risk) -> None:
+    assert max(r.risk.rank for r in repair_parse(text).repairs if r.code == code) == risk.rank
+
+
+# -- values ---------------------------------------------------------------------------
+
+VALUES: list[tuple[str, Any]] = [
+    ('{"a": [1, {}\n], "b": 2,}', {"a": [1, {}], "b": 2}),
+    ("{'name': 'Ada', 'ok': True, 'x': None}", {"name": "Ada", "ok": True, "x": None}),
+    ("{name: Ada Lovelace, age: 36}", {"name": "Ada Lovelace", "age": 36}),
+    ('{"a": 1, "b": [1, 2', {"a": 1, "b": [1, 2]}),
+    ('{"text": "The TV is 24" wide"}', {"text": 'The TV is 24" wide'}),
+    ('{"a": "b,"c": "d"}', {"a": "b", "c": "d"}),
+    ('["hello, world]', ["hello", "world"]),
+    ('{"a": "(5\'3")", "b": 1}', {"a": "(5'3\")", "b": 1}),
+    ("[1, 2, ...]", [1, 2]),
+    ('"a" + "b"', "ab"),
+    ("true", True),
+    ("null", None),
+    ("2e", 2.0),
+    ("-", 0),
+    ("0.0.1", "0.0.1"),
+    ("[0789]", ["0789"]),
+    ('{"n": 1_000}', {"n": 1000}),
+    ("{'a', 'b'}", ["a", "b"]),
+    ("(1, 2)", [1, 2]),
+    ('["k": "v"]', [{"k": "v"}]),
+    ('{"a": 1}, "b": 2}', {"a": 1, "b": 2}),
+    ('{"a": 1}\n{"b": 2}', [{"a": 1}, {"b": 2}]),
+    ('{"a": 1}, {}', {"a": 1}),
+    ('Here you go:\n```json\n{"a": 1}\n```\nAnything else?', {"a": 1}),
+    ('```json\n{"a": 1}\n```\n```json\n[2]\n```', [{"a": 1}, [2]]),
+    ("[```json\n[1]\n```]", [1]),
+    ('{"a": "\\u00e9\\ud83d\\ude00"}', {"a": "é\U0001f600"}),
+    ('{"path": "C:\\Users\\me"}', {"path": "C:\\Users\\me"}),
+    ('{"a": "x",\n  "b": "line one\nline two\n"\n}', {"a": "x", "b": "line one\nline two"}),
+    ('{"k": ""v""}', {"k": "v"}),
+    ("[1, [2, {'a': [3,", [1, [2, {"a": [3]}]]),
+    ('{"x": "a, {"k": 1}, "y": 2}', {"x": 'a, {"k": 1}', "y": 2}),
+]
+
+
+@pytest.mark.parametrize(("text", "value"), VALUES, ids=[v[0][:40] for v in VALUES])
+def test_value(text: str, value: Any) -> None:
+    result = repair_parse(text)
+    assert result.ok
+    assert json.dumps(result.value, sort_keys=True) == json.dumps(value, sort_keys=True)
+
+
+NOT_JSON = [
+    "",
+    "   ",
+    "hello world",
+    "abc",
+    "Sure, I can help with that.",
+    "/",
+    '"',
+    "// only a comment",
+]
+
+
+@pytest.mark.parametrize("text", NOT_JSON)
+def test_no_json_value(text: str) -> None:
+    result = repair_parse(text)
+    assert (result.ok, result.error and result.error.startswith("no JSON value")) == (False, True)
+
+
+UNREPAIRABLE = ['{"a" ]', "{:2}", '"\\u26"', '"abc\x00"', '{"a"}']
+
+
+@pytest.mark.parametrize("text", UNREPAIRABLE)
+def test_unrepairable(text: str) -> None:
+    result = repair_parse(text)
+    assert (result.ok, result.value, result.repairs, result.limit) == (False, None, (), None)
+
+
+def test_null_is_a_value() -> None:
+    result = repair_parse("null")
+    assert (result.ok, result.value, result.repairs) == (True, None, ())
+
+
+def test_empty_object_before_a_line_break_is_kept() -> None:
+    result = repair_parse('{"a": [1, {}\n], "b": 2,}')
+    assert result.value == {"a": [1, {}], "b": 2}
+
+
+# -- limits ---------------------------------------------------------------------------
+
+
+def test_depth_limit_stops_deep_nesting() -> None:
+    result = repair_parse("[" * 100_000)
+    assert (result.ok, result.limit) == (False, "depth")
+
+
+def test_depth_limit_applies_to_valid_nesting() -> None:
+    text = "[" * 50 + "]" * 50
+    assert repair_parse(text, max_depth=20).limit == "depth"
+
+
+def test_depth_limit_allows_nesting_up_to_it() -> None:
+    text = "[" * 20 + "]" * 20
+    assert repair_parse(text, max_depth=20).ok
+
+
+def test_deep_broken_nesting_has_no_recursion_error() -> None:
+    text = '{"a": ' * 5000 + "1," + "}" * 5000
+    assert repair_parse(text, max_depth=10_000).ok
+
+
+def test_size_limit() -> None:
+    result = repair_parse("[1, 2, 3]", max_size=5)
+    assert (result.ok, result.limit) == (False, "size")
+
+
+# -- round trips ----------------------------------------------------------------------
+
+_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text()
+)
+_VALUES = st.recursive(
+    _SCALARS, lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner), max_leaves=25
+)
+_HYPOTHESIS = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+@_HYPOTHESIS
+@given(_VALUES, st.sampled_from([None, 0, 2]), st.booleans())
+def test_valid_json_is_read_exactly(value: Any, indent: int | None, ascii_only: bool) -> None:
+    text = json.dumps(value, indent=indent, ensure_ascii=ascii_only)
+    result = repair_parse(text)
+    assert (result.ok, result.repairs) == (True, ())
+    assert json.dumps(result.value) == json.dumps(json.loads(text))
+
+
+@_HYPOTHESIS
+@given(_VALUES, st.sampled_from([None, 2]))
+def test_valid_json_is_read_exactly_without_the_c_decoder(value: Any, indent: int | None) -> None:
+    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    with mock.patch.object(_machine, "_WASTE_FACTOR", 0):
+        result = repair_parse(text)
+    assert (result.ok, result.repairs) == (True, ())
+    assert json.dumps(result.value) == json.dumps(json.loads(text))
+
+
+BROKEN = [text for text, _ in VALUES] + [
+    "{'a': 'it''s'}",
+    '[{"i":1{"i":2}]',
+    '{"a": "x" "b": 2}',
+    "callback_1({'a': [1, 2,]});",
+    '{\n  "k": "v" // note\n}',
+]
+
+
+@pytest.mark.parametrize("text", BROKEN, ids=[t[:40] for t in BROKEN])
+def test_repaired_output_is_stable(text: str) -> None:
+    first = repair_parse(text)
+    again = repair_parse(json.dumps(first.value))
+    assert (again.ok, again.repairs, again.value) == (True, (), first.value)

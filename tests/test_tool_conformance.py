@@ -1,0 +1,50 @@
+"""Tool-call conformance floors: no pass rate (per vLLM parser family, complete and partial
+cases, no format hint) may drop below its floor in tests/tool_conformance_floors.json.
+
+Raise the floors when llmfix gets better (`python -m tests.tool_conformance --json` prints the
+current rates; `--failures` lists what fails and why).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.tool_conformance import FLOORS, Outcome, load_differences, run_all, table
+
+Rates = dict[str, dict[str, tuple[int, int]]]
+
+
+@pytest.fixture(scope="module")
+def outcomes() -> list[Outcome]:
+    return run_all()
+
+
+@pytest.fixture(scope="module")
+def rates(outcomes: list[Outcome]) -> Rates:
+    return table(outcomes)
+
+
+FLOOR_ITEMS = sorted(
+    (family, column, floor)
+    for family, columns in json.loads(FLOORS.read_text()).items()
+    for column, floor in columns.items()
+)
+
+
+@pytest.mark.parametrize(("family", "column", "floor"), FLOOR_ITEMS)
+def test_rate_at_or_above_floor(rates: Rates, family: str, column: str, floor: float) -> None:
+    passed, total = rates[family][column]
+    assert passed / total >= floor, f"{family}/{column}: {passed}/{total} < floor {floor:.3f}"
+
+
+def test_every_failure_has_a_recorded_reason(outcomes: list[Outcome]) -> None:
+    reasons = load_differences()
+    unexplained = [o.case.id for o in outcomes if not o.passed and o.case.id not in reasons]
+    assert unexplained == []
+
+
+def test_no_recorded_reason_for_a_passing_case(outcomes: list[Outcome]) -> None:
+    failing = {o.case.id for o in outcomes if not o.passed}
+    assert sorted(set(load_differences()) - failing) == []
