@@ -48,7 +48,7 @@ STAGE = "batch"
 
 # Below this much serial work (seconds) a run stays in one process; measured in
 # bench/bench_batch.py (see bench/README.md, "Batch").
-SERIAL_BUDGET = 0.25
+SERIAL_BUDGET = 0.5
 # Work per chunk sent to a worker: large enough that IPC is noise, small enough to balance.
 CHUNK_SECONDS = 0.05
 MAX_CHUNK = 256

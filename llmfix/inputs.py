@@ -406,6 +406,13 @@ def _decoded_lines(handle: IO[bytes], encoding: str | None) -> Iterator[tuple[in
             yield number, raw.decode(codec, "replace").rstrip("\r\n")
 
 
+def items_from_lines(
+    lines: Iterable[tuple[int, str]], name: str, options: ReadOptions
+) -> Iterator[Item]:
+    """Items from ``(line number, line)`` pairs of JSON Lines, read lazily (a stream)."""
+    return _jsonl_lines(lines, name, options)
+
+
 def _jsonl_lines(
     lines: Iterable[tuple[int, str]], name: str, options: ReadOptions
 ) -> Iterator[Item]:

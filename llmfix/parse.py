@@ -311,11 +311,8 @@ def _alarm(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def _find_set_async_exc() -> Callable[[int, type[BaseException] | None], int] | None:
-    """CPython's ``PyThreadState_SetAsyncExc`` (``None`` on other interpreters).
-
-    Given ``None`` it withdraws a pending exception (ctypes passes NULL).
-    """
+def _find_set_async_exc() -> Callable[[int, type[BaseException]], int] | None:
+    """CPython's ``PyThreadState_SetAsyncExc`` (``None`` on other interpreters)."""
     try:
         import ctypes
 
@@ -323,9 +320,8 @@ def _find_set_async_exc() -> Callable[[int, type[BaseException] | None], int] | 
     except (ImportError, AttributeError):
         return None
 
-    def set_async_exc(thread_id: int, exception: type[BaseException] | None) -> int:
-        target = ctypes.py_object(exception) if exception is not None else None
-        return int(function(ctypes.c_ulong(thread_id), target))
+    def set_async_exc(thread_id: int, exception: type[BaseException]) -> int:
+        return int(function(ctypes.c_ulong(thread_id), ctypes.py_object(exception)))
 
     return set_async_exc
 
@@ -335,12 +331,15 @@ _SET_ASYNC_EXC = _find_set_async_exc()
 
 @contextmanager
 def _thread_timer(
-    seconds: float, set_async_exc: Callable[[int, type[BaseException] | None], int]
+    seconds: float, set_async_exc: Callable[[int, type[BaseException]], int]
 ) -> Iterator[None]:
     """Raise :class:`_BudgetExceeded` in this thread from a timer thread after ``seconds``.
 
-    The exception arrives at the next bytecode boundary of this thread. A lock makes
-    sure it is either raised inside the block or withdrawn before the block is left.
+    The exception arrives at a bytecode boundary of this thread. A lock settles whether
+    the timer fired before the block ended; if it did and the exception has not arrived
+    yet, we wait for it here rather than let it surface in the caller. (A pending
+    exception is never withdrawn: in CPython 3.11 withdrawing one leaves the interpreter's
+    eval breaker set for good, which stalls traced threads.)
     """
     thread_id = threading.get_ident()
     lock = threading.Lock()
@@ -358,11 +357,27 @@ def _thread_timer(
     try:
         yield
     finally:
+        in_flight = isinstance(sys.exc_info()[1], _BudgetExceeded)
         with lock:
             state["done"] = True
-            if state["fired"]:
-                set_async_exc(thread_id, None)  # withdraw it if it is still pending
+            fired = state["fired"]
         timer.cancel()
+        if fired and not in_flight:
+            _receive_interrupt()
+
+
+def _receive_interrupt() -> None:
+    """Let a pending :class:`_BudgetExceeded` arrive now, and drop it."""
+    give_up = time.monotonic() + 0.5  # in case something else consumed it
+    try:
+        while time.monotonic() < give_up:
+            _tick()
+    except _BudgetExceeded:
+        pass
+
+
+def _tick() -> None:
+    """A Python call: the interpreter checks for pending exceptions when it enters one."""
 
 
 @contextmanager

@@ -318,3 +318,41 @@ def test_installed_cli_checks_a_tree_of_thousands_of_files(tmp_path: Path) -> No
         750,
         True,
     )
+
+
+# ---------------------------------------------------------------- repair --jsonl
+
+
+def test_repair_jsonl_writes_one_result_per_record(cli: Any) -> None:
+    records = [{"output": "{'a': 1,}"}, {"output": "no json here"}, {"other": 1}]
+    text = "".join(json.dumps(r) + "\n" for r in records) + "{broken\n"
+    result = cli("repair", "--jsonl", "--field", "output", input=text)
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(r["line"], r["status"], r["value"]) for r in lines] == [
+        (1, "repaired", {"a": 1}),
+        (2, "unparseable", None),
+        (3, "error", None),
+        (4, "error", None),
+    ]
+
+
+def test_repair_jsonl_exits_1_when_a_record_fails(cli: Any) -> None:
+    result = cli("repair", "--jsonl", "--field", "output", input='{"output": "nothing"}\n')
+    assert result.exit_code == 1
+
+
+def test_repair_jsonl_flushes_each_result_as_its_record_arrives() -> None:
+    proc = subprocess.Popen(
+        [*llmfix(), "repair", "--jsonl", "--field", "output"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    proc.stdin.write(json.dumps({"output": '{"a": [1, 2'}) + "\n")
+    proc.stdin.flush()
+    first = json.loads(proc.stdout.readline())  # arrives while stdin is still open
+    proc.stdin.close()
+    proc.wait(timeout=30)
+    assert (first["status"], first["value"]) == ("repaired", {"a": [1, 2]})

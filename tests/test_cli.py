@@ -271,3 +271,75 @@ def test_writing_to_a_special_file_does_not_replace_it(tmp_path: Path) -> None:
 
     write_atomic(fifo_free_target, "x")
     assert fifo_free_target.is_char_device()
+
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                "required": ["city"],
+            },
+        },
+    }
+]
+
+
+@pytest.fixture
+def tools_file(tmp_path: Path) -> Path:
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(TOOLS))
+    return path
+
+
+def test_tools_calls_are_checked_and_repaired(cli: Any, tools_file: Path) -> None:
+    text = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": "3",}}\n</tool_call>'
+    result = cli("repair", "--tools", str(tools_file), "--compact", input=text)
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout) == [
+        {"id": None, "name": "get_weather", "arguments": {"city": "Paris", "days": 3}}
+    ]
+
+
+def test_tools_unknown_tool_fails(cli: Any, tools_file: Path) -> None:
+    text = '<tool_call>{"name": "check_network_status", "arguments": {}}</tool_call>'
+    result = cli("repair", "--tools", str(tools_file), input=text)
+    assert result.exit_code == 1
+    assert "tools.unknown_name" in result.stderr
+
+
+def test_tools_emit_anthropic(cli: Any, tools_file: Path) -> None:
+    text = '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'
+    result = cli(
+        "repair", "--tools", str(tools_file), "--emit", "anthropic", "--compact", input=text
+    )
+    assert result.exit_code == 0, result.stderr
+    block = json.loads(result.stdout)[0]
+    assert (block["type"], block["name"], block["input"]) == (
+        "tool_use",
+        "get_weather",
+        {"city": "Oslo"},
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--emit", "openai"], "need --tools"),
+        (["--tool-format", "no-such-format"], "no-such-format"),
+    ],
+)
+def test_tool_flag_errors(cli: Any, args: list[str], message: str) -> None:
+    result = cli("repair", *args, input="{}")
+    assert result.exit_code == 2
+    assert message in result.stderr
+
+
+def test_schema_and_tools_together_is_a_usage_error(
+    cli: Any, tools_file: Path, person_schema: Path
+) -> None:
+    result = cli("repair", "--tools", str(tools_file), "--schema", str(person_schema), input="{}")
+    assert result.exit_code == 2

@@ -24,6 +24,7 @@ OFFSETS = [
     # (input, code, [(start, end), ...])
     ("[1, 2,]", "parse.trailing_comma", [(5, 6)]),
     ("[,1]", "parse.leading_comma", [(1, 2)]),
+    ("[1,, ,2]", "parse.trailing_comma", [(3, 6)]),
     ("{'a': 1}", "parse.single_quotes", [(1, 4)]),
     ("{\u201ca\u201d: 1}", "parse.smart_quotes", [(1, 4)]),
     ("{a: 1}", "parse.unquoted_key", [(1, 2)]),
@@ -136,6 +137,13 @@ VALUES: list[tuple[str, Any]] = [
     ('{"k": ""v""}', {"k": "v"}),
     ("[1, [2, {'a': [3,", [1, [2, {"a": [3]}]]),
     ('{"x": "a, {"k": 1}, "y": 2}', {"x": 'a, {"k": 1}', "y": 2}),
+    ('{{"a": 1}}', {"a": 1}),
+    ("[{{]", [{}, {}]),
+    ("(1 2)", [1, 2]),
+    ("[+1]", [1]),
+    ('{"a": [1], [2]}', {"a": [1, 2]}),
+    ('{"a": "```json {"b": 1}```"}', {"a": {"b": 1}}),
+    ('{"a": "[1, 2"] more", "b": 1}', {"a": '[1, 2"] more', "b": 1}),
 ]
 
 
@@ -204,6 +212,11 @@ def test_depth_limit_allows_nesting_up_to_it() -> None:
 def test_deep_broken_nesting_has_no_recursion_error() -> None:
     text = '{"a": ' * 5000 + "1," + "}" * 5000
     assert repair_parse(text, max_depth=10_000).ok
+
+
+def test_a_run_of_braces_is_one_repair() -> None:
+    result = repair_parse("{" * 100_000)
+    assert (result.ok, result.value, len(result.repairs)) == (True, {}, 2)
 
 
 def test_size_limit() -> None:

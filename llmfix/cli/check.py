@@ -448,3 +448,59 @@ def _fixed_value(checked: Checked) -> Any:
     if result is None or not result.ok or result.status.value == "valid":
         return _UNCHANGED
     return result.value
+
+
+def repair_stream(
+    lines: Iterator[str],
+    out: TextIO,
+    *,
+    options: Any,
+    validator: SchemaValidator | None,
+    field: str | None,
+    fail_on: Any = "invalid",
+    max_risk: Any = None,
+) -> ExitCode:
+    """`llmfix repair --jsonl`: one JSON result per input record, written and flushed at once.
+
+    Each record is read as `check` reads a JSONL line (``--field`` names the text; API
+    responses and transcripts are recognised); every item of it gives one output line:
+    ``{"line", "id", "status", "value", "risk", "failures", "diagnostics"}``. A line that is
+    not JSON gives a line with status ``error``. Exit code 1 when any item fails the gates.
+    """
+    import json
+
+    from llmfix.batch import Outcome, Profile, check_text, judge
+    from llmfix.inputs import ReadOptions, field_tokens, items_from_lines
+
+    if field is not None:
+        field_tokens(field)
+    profile = Profile(validator=validator, options=options)
+    failed = False
+    numbered = ((n, line.rstrip("\r\n")) for n, line in enumerate(lines, start=1))
+    for item in items_from_lines(numbered, "<stdin>", ReadOptions(field=field)):
+        if item.error is not None:
+            outcome = Outcome(item, None, item.error)
+        else:
+            try:
+                outcome = Outcome(item, check_text(item.text, profile, item.tool))
+            except LlmfixError as exc:
+                from llmfix.batch import STAGE
+                from llmfix.model import Diagnostic, Severity
+
+                error = Diagnostic("batch.crash", Severity.ERROR, STAGE, str(exc))
+                outcome = Outcome(item, None, error)
+        checked = judge(outcome, fail_on, max_risk)
+        failed = failed or checked.failed
+        result = outcome.result
+        record = {
+            "line": item.line,
+            "id": item.id.replace("<stdin>:", "", 1),
+            "status": outcome.status,
+            "value": result.value if result is not None else None,
+            "risk": result.risk.value if result is not None and result.risk else None,
+            "failures": list(checked.failures),
+            "diagnostics": [d.to_dict() for d in outcome.diagnostics],
+        }
+        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        out.flush()
+    return ExitCode.FAILED if failed else ExitCode.OK

@@ -17,6 +17,7 @@ from llmfix.model import ExitCode, Result
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from llmfix.tools import ToolRegistry
     from llmfix.validate import SchemaValidator
 
 
@@ -29,6 +30,18 @@ def _load_validator(schema: str | None) -> SchemaValidator | None:
     return SchemaValidator(load_schema(schema))
 
 
+@dataclass(frozen=True)
+class _ToolRun:
+    """How to read tool calls, when --tools or --tool-format is given."""
+
+    registry: ToolRegistry | None
+    fmt: str | None
+    salvage: bool
+    expect_sequence: list[str] | None
+    strict: bool
+    emit: str
+
+
 @dataclass
 class _RepairRun:
     """Everything `repair` needs per input, built once from the flags."""
@@ -39,13 +52,32 @@ class _RepairRun:
     max_risk: Any
     indent: int | None
     verbosity: int
+    tools: _ToolRun | None = None
 
 
 def _repair_one(run: _RepairRun, name: str, text: str) -> tuple[Result, list[str]]:
     from llmfix.gate import gate_failures
-    from llmfix.pipeline import repair_text
 
-    result = repair_text(text, options=run.options, validator=run.validator)
+    if run.tools is not None:
+        from llmfix.toolcalls import check_tool_calls
+
+        tools = run.tools
+        result = check_tool_calls(
+            text,
+            tools.registry,
+            fmt=tools.fmt,
+            salvage=tools.salvage,
+            max_risk=run.options.max_risk,
+            expect_sequence=tools.expect_sequence,
+            strict=tools.strict,
+            emit=tools.emit,
+            schema_repair=run.options.schema_repair,
+            disabled_rules=run.options.disabled_rules,
+        )
+    else:
+        from llmfix.pipeline import repair_text
+
+        result = repair_text(text, options=run.options, validator=run.validator)
     return result, gate_failures(result, run.fail_on, run.max_risk)
 
 
@@ -141,6 +173,32 @@ def repair(
         Optional[str],  # noqa: UP045
         typer.Option("--encoding", help="Decode inputs with this encoding (default: UTF-8)."),
     ] = None,
+    tools: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--tools",
+            help="Read tool calls and check them against these tools (OpenAI or Anthropic "
+            "tools list, MCP tools/list result; JSON or YAML).",
+        ),
+    ] = None,
+    tool_format: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--tool-format", help="Force one tool-call format (default: detect)."),
+    ] = None,
+    salvage: Annotated[
+        bool, typer.Option("--salvage", help="Repair a tool call cut off by truncation (a guess).")
+    ] = False,
+    expect_sequence: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--expect-sequence", help="Tool names the calls must follow, e.g. a,b,c."),
+    ] = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Tool-call warnings fail the result too.")
+    ] = False,
+    emit: Annotated[
+        str,
+        typer.Option("--emit", help="Tool-call output shape: canonical|openai|anthropic."),
+    ] = "canonical",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print errors only.")] = False,
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Print info diagnostics and hints too.")
@@ -168,6 +226,14 @@ def repair(
             None if compact else indent,
             -1 if quiet else int(verbose),
         )
+        if tools is not None or tool_format is not None:
+            if schema is not None:
+                raise ConfigError(
+                    "--schema and --tools don't go together: tools carry their schemas"
+                )
+            run.tools = _build_tool_run(tools, tool_format, salvage, expect_sequence, strict, emit)
+        elif salvage or expect_sequence or strict or emit != "canonical":
+            raise ConfigError("--salvage, --expect-sequence, --strict and --emit need --tools")
         _check_outputs(sources, output, in_place, backup)
         code = _repair_all(run, sources, output, in_place, backup, report, patch, explain, encoding)
     except LlmfixError as exc:
@@ -218,12 +284,35 @@ def _build_run(
     return _RepairRun(options, _load_validator(schema), fail_on, risk, indent, verbosity)
 
 
+def _build_tool_run(
+    tools: str | None,
+    tool_format: str | None,
+    salvage: bool,
+    expect_sequence: str | None,
+    strict: bool,
+    emit: str,
+) -> _ToolRun:
+    from llmfix.toolcalls import EMITS
+    from llmfix.toolcalls.detect import check_format
+    from llmfix.tools import ToolRegistry
+
+    if tool_format is not None:
+        check_format(tool_format)
+    if emit not in EMITS:
+        raise ConfigError(f"--emit must be one of {', '.join(EMITS)}, not {emit!r}")
+    sequence = None
+    if expect_sequence is not None:
+        sequence = [name.strip() for name in expect_sequence.split(",") if name.strip()]
+    registry = ToolRegistry.load(tools) if tools is not None else None
+    return _ToolRun(registry, tool_format, salvage, sequence, strict, emit)
+
+
 def _disabled_rules(disable: list[str], only: str | None) -> frozenset[str]:
     if not disable and only is None:
         return frozenset()
     from llmfix.schema_repair import RULES
 
-    known = set(RULES)
+    known = set(RULES) | {"tool_name"}  # tool_name: renaming an unknown tool (--tools)
     wanted = [r.strip() for r in only.split(",") if r.strip()] if only is not None else []
     for rule in [*disable, *wanted]:
         if rule not in known:

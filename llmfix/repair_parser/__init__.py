@@ -53,7 +53,7 @@ CODES: dict[str, str] = {
     "parse.missing_comma": "a comma added between two items",
     "parse.missing_colon": "a colon added between a key and its value",
     "parse.missing_value": "a key without a value, read as null",
-    "parse.redundant_closer": "a closing bracket with nothing to close, removed",
+    "parse.redundant_closer": "a bracket with nothing to match, removed ('}}', '{{')",
     "parse.leading_zero": "a number with leading zeros, kept as a string",
     "parse.invalid_number": "a malformed number, completed or kept as a string",
     "parse.ellipsis": "an ellipsis (...) standing for omitted items, removed",
@@ -140,10 +140,12 @@ def _position(raw: tuple[str, int, int, str, str]) -> tuple[int, int]:
     return raw[1], raw[2]
 
 
-def _parse_document(text: str, max_depth: int) -> tuple[Any, list[tuple[str, int, int, str, str]]]:
+def _parse_document(
+    text: str, max_depth: int, unescaped: bool = False
+) -> tuple[Any, list[tuple[str, int, int, str, str]]]:
     end = len(text)
     first = T.WS.match(text, 0, end).end()  # type: ignore[union-attr]
-    if _is_escaped_document(text, first):
+    if not unescaped and _is_escaped_document(text, first):
         return _parse_escaped(text, max_depth)
     repairs: list[tuple[str, int, int, str, str]] = []
     # a closing fence glued to the end of the value: {"a": "b}```
@@ -285,7 +287,7 @@ def _parse_escaped(text: str, max_depth: int) -> tuple[Any, list[tuple[str, int,
             return old_starts[i]
         return old_starts[i] + 1 + (offset - new_starts[i])
 
-    value, raw = _parse_document(plain, max_depth)
+    value, raw = _parse_document(plain, max_depth, unescaped=True)
     mapped = [(code, old(a), old(b), risk, msg) for code, a, b, risk, msg in raw]
     return value, [
         ("parse.escaped_document", 0, len(text), "safe", "escaped document unescaped"),

@@ -50,6 +50,7 @@ S_OBJ_VALUE: Final = 6  # object: value after a colon
 S_OBJ_AFTER: Final = 7  # object: comma or closer
 
 _KEYED = frozenset((K_OBJ, K_IMPL))
+_ARRAY_LIKE = frozenset((K_ARR, K_SET, K_PAREN))
 _AFTER_STATES = frozenset((S_AFTER, S_OBJ_AFTER))
 _NEXT_STATES = frozenset((S_VALUE_NEXT, S_KEY_NEXT))
 _VALUE_MISSING = frozenset((S_OBJ_VALUE, S_COLON))
@@ -618,6 +619,17 @@ class Parser(StringScanner):
                 )
                 self._push(K_ARR, [], S_VALUE_FIRST, pos, extra=previous)
                 return pos + 1
+        if (
+            c == "{"
+            and state == S_KEY_FIRST
+            and frame[F_KIND] == K_OBJ
+            and not frame[F_CONT]
+            and self.stack[-2][F_KIND] not in _ARRAY_LIKE
+        ):
+            # {{"a": 1}}: a doubled brace (a run of them is one repair)
+            stop = T.BRACE_RUN.match(text, pos, end).end()  # type: ignore[union-attr]
+            self._repair("parse.redundant_closer", pos, stop, GUESS, "extra '{' removed")
+            return stop
         if c == "{" or c == "[":
             # [{"a": 1, {"b": 2}]: the object ended without its '}'
             if state == S_KEY_NEXT:
@@ -928,6 +940,9 @@ class Parser(StringScanner):
             return self._string_value(pos, ctx)
         if c in _NUMBER_START:
             return self._number(pos, ctx)
+        if c == "+" and pos + 1 < self.end and self.text[pos + 1] in "0123456789.":
+            self._repair("parse.invalid_number", pos, pos + 1, SAFE, "leading '+' removed")
+            return self._number(pos + 1, ctx)
         if c == "(":
             self._push(K_PAREN, [], S_VALUE_FIRST, pos)
             return pos + 1

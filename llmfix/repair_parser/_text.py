@@ -94,6 +94,7 @@ UNCLOSED_QUOTE = re.compile(r"""["'](?:[^"'\\\n]|\\.)*""")
 QUOTED_PAIR_AHEAD = re.compile("(?:" + _DQ + "|" + _SQ + r")[ \t]*[\"']")
 
 COMMA_RUN = re.compile(r",(?:[ \t\n\r]*,)*")
+BRACE_RUN = re.compile(r"\{(?:[ \t\n\r]*\{)*")
 
 # Numbers.
 NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")

@@ -49,12 +49,15 @@ class TextReporter(Reporter):
             from rich.console import Console
 
             color = self.options.color
+            terminal = out.isatty()
             console = Console(
                 file=out,
                 highlight=False,
                 soft_wrap=True,
                 force_terminal=color or None,
                 no_color=not color,
+                # Not a terminal (a file, a CI log): tables as wide as they need.
+                width=None if terminal else 200,
             )
         self.console = console
 
@@ -146,9 +149,10 @@ def group_table(summary: BatchSummary, title: str) -> Table:
     from rich.table import Table
 
     table = Table(title=title, title_justify="left", show_edge=False)
-    for header in ("group", "items", "valid", "extracted", "repaired", "invalid", "unparseable"):
-        table.add_column(header, justify="left" if header == "group" else "right")
-    for header in ("parsed", "schema-valid", "repairs/item", "failed"):
+    table.add_column("group", overflow="fold")
+    for header in ("items", "valid", "extr.", "repd.", "inval.", "unpars.", "parsed", "schema"):
+        table.add_column(header, justify="right")
+    for header in ("rep/item", "failed"):
         table.add_column(header, justify="right")
     for name, tally in sorted((summary.groups or {}).items()):
         status = tally.status

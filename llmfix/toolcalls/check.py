@@ -51,8 +51,9 @@ from llmfix.model import (
     Status,
     Timings,
 )
-from llmfix.toolcalls.base import STAGE, ToolCall, ToolCallExtraction, escape_pointer
+from llmfix.toolcalls.base import STAGE, ToolCall, ToolCallExtraction
 from llmfix.toolcalls.detect import extract_tool_calls
+from llmfix.toolcalls.values import escape_pointer
 
 if TYPE_CHECKING:
     from llmfix.tools import ToolRegistry

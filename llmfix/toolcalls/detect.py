@@ -9,8 +9,9 @@
    with the most complete calls wins (then the one found first) and
    ``tools.format_conflict`` says which lost and why.
 3. **Bare**: only when no envelope held a call — the answer as a pythonic list, or JSON
-   objects (whole, fenced or in prose) that read as calls; with a registry, only objects
-   naming a registered (or nearly registered) tool count.
+   objects (fenced or in prose) that read as calls; with a registry, only objects naming a
+   registered (or nearly registered) tool count. (A whole answer that is one call object is
+   a call whatever it names: that is step 1.)
 
 Calls inside reasoning blocks are found and marked ``in_reasoning``; what to do with them
 is the check's decision. The text outside calls and reasoning is the answer's content.
@@ -21,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -32,6 +33,7 @@ from llmfix.toolcalls import json_formats as jf
 from llmfix.toolcalls import pythonic as py
 from llmfix.toolcalls import xml_formats as xf
 from llmfix.toolcalls.base import Call, Hit, Scan, ToolCall, ToolCallExtraction
+from llmfix.toolcalls.structured import Document as StructuredDocument
 from llmfix.toolcalls.structured import read_document
 
 if TYPE_CHECKING:
@@ -252,7 +254,7 @@ def extract_tool_calls(
 def _whole_document(scan: Scan, document: Document, fmt: str | None) -> ToolCallExtraction | None:
     text = scan.text
     start, end = _strip(text, 0, len(text))
-    if start == end or text[start] not in "{[" or document.reasoning:
+    if start == end or text[start] not in "{[":
         return None
     try:
         value = json.loads(text[start:end])
@@ -261,9 +263,10 @@ def _whole_document(scan: Scan, document: Document, fmt: str | None) -> ToolCall
     doc = read_document(scan, value, start, end, bare=True)
     if doc is None or (fmt is not None and doc.format != fmt):
         return ToolCallExtraction((), "", "", (), None, structured=True)
-    if doc.format == "json" and scan.registry is not None:
-        doc.calls, ignored = _vet_bare(scan, doc.calls)
-        doc.notes.extend(ignored)
+    if not doc.calls and doc.content and doc.format != "json" and fmt is None:
+        nested = _calls_in_content(scan, doc, start, end)
+        if nested is not None:
+            return nested
     calls = tuple(_freeze(c, document) for c in doc.calls)
     return ToolCallExtraction(
         calls,
@@ -273,6 +276,43 @@ def _whole_document(scan: Scan, document: Document, fmt: str | None) -> ToolCall
         doc.format if calls else None,
         structured=doc.format != "json",
         markers=bool(calls),
+    )
+
+
+def _calls_in_content(
+    scan: Scan, doc: StructuredDocument, start: int, end: int
+) -> ToolCallExtraction | None:
+    """An API response whose message text holds raw tool-call syntax (a server that did not
+    parse the model's calls): the calls in that text, located at the whole document."""
+    inner = extract_tool_calls("\n".join(doc.content), registry=scan.registry)
+    if not inner.calls:
+        return None
+    span = Span(start, end)
+    position = scan.lines.position(start)
+    calls = tuple(
+        replace(
+            c,
+            span=span,
+            diagnostics=tuple(replace(d, span=span, position=position) for d in c.diagnostics),
+        )
+        for c in inner.calls
+    )
+    note = scan.note(
+        "tools.calls_in_content",
+        Severity.INFO,
+        f"the {doc.format} message text holds {inner.format} tool calls (the server did not "
+        "parse them); read them from the text",
+        start,
+        end,
+    )
+    notes = [
+        *doc.notes,
+        note,
+        *(replace(d, span=span, position=position) for d in inner.diagnostics),
+    ]
+    reasoning = "\n".join([*doc.reasoning, inner.reasoning]).strip()
+    return ToolCallExtraction(
+        calls, inner.content, reasoning, tuple(notes), inner.format, markers=True
     )
 
 
@@ -326,7 +366,7 @@ class _Gate:
             tuple(self.notes),
             frozen[0].format if frozen else None,
             structured=False,
-            markers=bool(hits) or bool(frozen),
+            markers=bool(frozen) or any(h.calls or h.notes for _, h in hits),
         )
 
     # -- tier 2: envelopes ---------------------------------------------------------------

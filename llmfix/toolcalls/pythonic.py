@@ -22,15 +22,8 @@ import re
 from typing import Any
 
 from llmfix.model import Diagnostic, Severity
-from llmfix.toolcalls.base import (
-    NAME_RE,
-    Call,
-    Hit,
-    Scan,
-    literal_value,
-    strip_span,
-    typed_value,
-)
+from llmfix.toolcalls.base import NAME_RE, Call, Hit, Scan, strip_span
+from llmfix.toolcalls.values import literal_value, typed_value
 
 _PYTHONIC_START = re.compile(r"\[\s*[A-Za-z_][\w.]*\s*\(")
 

@@ -18,7 +18,7 @@
 - ``minimax-m3`` — ``]<]minimax[>[``-delimited nested tags, read into nested JSON.
 
 Values are typed by the registry's schema for that argument (see
-:func:`~llmfix.toolcalls.base.typed_value`); a format's own newline around values is dropped.
+:func:`~llmfix.toolcalls.values.typed_value`); a format's own newline around values is dropped.
 """
 
 from __future__ import annotations
@@ -29,14 +29,16 @@ from typing import Any
 from llmfix.model import Diagnostic, Severity
 from llmfix.toolcalls.base import (
     NAME_RE,
-    ArgumentsBuilder,
     Call,
     Hit,
     Scan,
     calls_from_values,
     json_values,
-    schema_types,
     strip_span,
+)
+from llmfix.toolcalls.values import (
+    ArgumentsBuilder,
+    schema_types,
     trim_newline,
     typed_value,
     unwrap_cdata,
@@ -155,9 +157,7 @@ def read_function_calls(scan: Scan, m: re.Match[str]) -> Hit:
     end = close.start() if close else len(text)
     hit_end = close.end() if close else end
     if _HAS_INVOKE.search(text, m.end(), end):
-        calls, notes = parse_invokes(
-            scan, m.end(), end, "anthropic-xml", bounded=close is not None
-        )
+        calls, notes = parse_invokes(scan, m.end(), end, "anthropic-xml", bounded=close is not None)
         return Hit("anthropic-xml", m.start(), hit_end, calls, notes)
     from llmfix.toolcalls.pythonic import parse_pythonic
 
@@ -166,10 +166,20 @@ def read_function_calls(scan: Scan, m: re.Match[str]) -> Hit:
 
 
 def read_invoke(scan: Scan, m: re.Match[str]) -> Hit:
-    """A bare ``<invoke>`` (no ``<function_calls>`` around it)."""
-    calls, notes = parse_invokes(scan, m.start(), len(scan.text), "anthropic-xml", bounded=False)
-    end = calls[0].end if calls else m.end()
-    return Hit("anthropic-xml", m.start(), end, calls[:1], notes)
+    """A bare ``<invoke>`` (no ``<function_calls>`` around it): this one invoke only."""
+    opened = _INVOKE_OPEN.match(scan.text, m.start())
+    prefix = opened.group(1) if opened else ""
+    fmt = (
+        "deepseek-dsml"
+        if "DSML" in prefix
+        else "step3"
+        if prefix == "steptml:"
+        else "anthropic-xml"
+    )
+    close = scan.find(_tag(prefix, "invoke_close"), m.end())
+    end = close.end() if close else len(scan.text)
+    calls, notes = parse_invokes(scan, m.start(), end, fmt, bounded=False)
+    return Hit(fmt, m.start(), calls[0].end if calls else m.end(), calls[:1], notes)
 
 
 def read_wrapped_invokes(scan: Scan, m: re.Match[str], close: re.Pattern[str], family: str) -> Hit:
@@ -228,8 +238,12 @@ def tool_call_body(
         calls, notes = parse_qwen_functions(scan, s, e, closed)
         return Hit("qwen3-xml", start, end, calls, notes), "qwen3-xml"
     head = _GLM_HEAD.match(text, s, e) if s < e else None
-    if head is None or NAME_RE.fullmatch(head.group(1)) is None:
-        hit = Hit("hermes", start, end)
+    if (
+        head is None
+        or NAME_RE.fullmatch(head.group(1)) is None
+        or (head.end() < e and text[head.end()] != "<")  # a name followed by prose
+    ):
+        hit = Hit("hermes", start, end if closed else body_start)
         hit.notes.append(_malformed(scan, "tool_call", "<tool_call> holds no call", start, end))
         return hit, "hermes"
     fmt = "hunyuan" if "<tool_sep>" in head.group() else "glm"
