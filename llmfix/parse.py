@@ -14,15 +14,17 @@ Order of attempts:
    explain the change, one ``parse.repaired`` diagnostic says a repair happened anyway.
 
 Guards around the lenient path (all from :class:`~llmfix.config.Limits`): a size cap, a
-nesting pre-scan (json-repair recurses once per level), and a time budget. On the main
-thread the budget is enforced with ``signal.setitimer``: the alarm raises inside the
-parser, which is pure Python, so it stops within a bytecode or two. In other threads a
-timer thread raises the same exception in the parsing thread through CPython's
-``PyThreadState_SetAsyncExc`` (no cost while parsing). Where neither exists (another
-interpreter), a trace hook on Python calls checks the clock every 256 calls, which bounds
-the time but makes json-repair about three times slower. The interrupt is a
-``BaseException`` subclass that json-repair cannot swallow, and it never leaves this
-module.
+nesting pre-scan (json-repair recurses once per level; the recursion limit is raised for
+the levels allowed, and a ``RecursionError`` becomes ``limits.depth``), and a time budget.
+On the main thread the budget is enforced with ``signal.setitimer``: the handler raises
+inside the parser, which is pure Python, so it stops within a few bytecodes. In other
+threads a watcher thread raises the same exception in the parsing thread through CPython's
+``PyThreadState_SetAsyncExc`` (no cost while parsing). Elsewhere (another interpreter) a
+trace hook on Python calls checks the clock every 256 calls, which bounds the time but
+makes json-repair about three times slower. The exception is only raised while parser
+code runs (json-repair or this stage): landing in, say, a gc callback, it would be
+swallowed, so there it is retried a few milliseconds later. It is a ``BaseException``
+subclass that json-repair cannot catch, and it never leaves this module.
 
 json-repair drops an empty ``{}``/``[]``/``""`` array item that is followed by whitespace
 before the next ``,`` or ``]`` (``[1, {}\\n]`` gives ``[1]``); the whitespace (and any
@@ -32,8 +34,11 @@ value.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
 import math
+import os
 import re
 import signal
 import sys
@@ -267,15 +272,39 @@ class _BudgetExceeded(BaseException):
     """Raised inside the lenient parser when the time budget is spent (never escapes)."""
 
 
+# How soon to try again when the budget ran out while other code (a gc callback, say,
+# which would swallow the exception) was running.
+_RETRY = 0.005
+
+
+@functools.cache
+def _interruptible_files() -> tuple[str, ...]:
+    """Source files the budget may interrupt: json-repair's, and this stage's own."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    files = [os.path.join(here, "parse.py"), os.path.join(here, "syntax_scan.py")]
+    spec = importlib.util.find_spec("json_repair")
+    if spec is not None and spec.origin:
+        files.append(os.path.dirname(os.path.abspath(spec.origin)) + os.sep)
+    return tuple(files)
+
+
+def _interruptible(frame: FrameType | None) -> bool:
+    return True
+
+
 @contextmanager
 def _time_budget(seconds: float) -> Iterator[None]:
     """Interrupt the enclosed code with :class:`_BudgetExceeded` after ``seconds``.
 
-    A budget that is not a positive finite number means no budget.
+    The exception is only raised while parser code runs (json-repair or this stage);
+    elsewhere, e.g. in a gc callback that would swallow it, it is retried a moment
+    later. A budget that is not a positive finite number means no budget.
     """
     if not (seconds > 0 and math.isfinite(seconds)):
         yield
-    elif _alarm_available():
+        return
+    _interruptible_files()  # resolve the paths before the clock runs
+    if _alarm_available():
         with _alarm(seconds):
             yield
     elif _SET_ASYNC_EXC is not None:
@@ -294,18 +323,24 @@ def _alarm_available() -> bool:
     )
 
 
-def _raise_budget_exceeded(signum: int, frame: FrameType | None) -> None:
-    raise _BudgetExceeded
-
-
 @contextmanager
 def _alarm(seconds: float) -> Iterator[None]:
-    previous = signal.signal(signal.SIGALRM, _raise_budget_exceeded)
+    active = True
+
+    def on_alarm(signum: int, frame: FrameType | None) -> None:
+        if not active:
+            return
+        if _interruptible(frame):
+            raise _BudgetExceeded
+        signal.setitimer(signal.ITIMER_REAL, _RETRY)
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
     try:
         signal.setitimer(signal.ITIMER_REAL, seconds)
         try:
             yield
         finally:
+            active = False
             signal.setitimer(signal.ITIMER_REAL, 0)
     finally:
         signal.signal(signal.SIGALRM, previous)
@@ -333,36 +368,45 @@ _SET_ASYNC_EXC = _find_set_async_exc()
 def _thread_timer(
     seconds: float, set_async_exc: Callable[[int, type[BaseException]], int]
 ) -> Iterator[None]:
-    """Raise :class:`_BudgetExceeded` in this thread from a timer thread after ``seconds``.
+    """Raise :class:`_BudgetExceeded` in this thread from a watcher thread after ``seconds``.
 
-    The exception arrives at a bytecode boundary of this thread. A lock settles whether
-    the timer fired before the block ended; if it did and the exception has not arrived
-    yet, we wait for it here rather than let it surface in the caller. (A pending
-    exception is never withdrawn: in CPython 3.11 withdrawing one leaves the interpreter's
-    eval breaker set for good, which stalls traced threads.)
+    The exception arrives at a bytecode boundary of this thread; the watcher sends it
+    only while this thread runs parser code. A lock settles whether it was sent before
+    the block ended; if it was and has not arrived yet, we wait for it here rather than
+    let it surface in the caller. (A pending exception is never withdrawn: in CPython
+    3.11 withdrawing one leaves the eval breaker set for good, which stalls traced
+    threads.)
     """
     thread_id = threading.get_ident()
     lock = threading.Lock()
-    state = {"done": False, "fired": False}
+    stop = threading.Event()
+    state = {"done": False, "sent": False}
 
-    def fire() -> None:
-        with lock:
-            if not state["done"]:
-                state["fired"] = True
-                set_async_exc(thread_id, _BudgetExceeded)
+    def watch() -> None:
+        if stop.wait(seconds):
+            return
+        while True:
+            with lock:
+                if state["done"]:
+                    return
+                if _interruptible(sys._current_frames().get(thread_id)):
+                    state["sent"] = True
+                    set_async_exc(thread_id, _BudgetExceeded)
+                    return
+            if stop.wait(_RETRY):
+                return
 
-    timer = threading.Timer(seconds, fire)
-    timer.daemon = True
-    timer.start()
+    watcher = threading.Thread(target=watch, name="llmfix-parse-budget", daemon=True)
+    watcher.start()
     try:
         yield
     finally:
         in_flight = isinstance(sys.exc_info()[1], _BudgetExceeded)
         with lock:
             state["done"] = True
-            fired = state["fired"]
-        timer.cancel()
-        if fired and not in_flight:
+            sent = state["sent"]
+        stop.set()
+        if sent and not in_flight:
             _receive_interrupt()
 
 
@@ -390,7 +434,7 @@ def _call_clock(seconds: float) -> Iterator[None]:
     def tracer(frame: FrameType, event: Any, arg: Any) -> Any:
         nonlocal calls
         calls += 1
-        if not calls & 255 and time.monotonic() > deadline:
+        if not calls & 255 and time.monotonic() > deadline and _interruptible(frame):
             raise _BudgetExceeded
         return previous(frame, event, arg) if previous is not None else None
 

@@ -342,17 +342,15 @@ def test_repair_jsonl_exits_1_when_a_record_fails(cli: Any) -> None:
 
 
 def test_repair_jsonl_flushes_each_result_as_its_record_arrives() -> None:
-    proc = subprocess.Popen(
-        [*llmfix(), "repair", "--jsonl", "--field", "output"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdin is not None
-    assert proc.stdout is not None
-    proc.stdin.write(json.dumps({"output": '{"a": [1, 2'}) + "\n")
-    proc.stdin.flush()
-    first = json.loads(proc.stdout.readline())  # arrives while stdin is still open
-    proc.stdin.close()
-    proc.wait(timeout=30)
+    command = [*llmfix(), "repair", "--jsonl", "--field", "output"]
+    with subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    ) as proc:
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        proc.stdin.write(json.dumps({"output": '{"a": [1, 2'}) + "\n")
+        proc.stdin.flush()
+        first = json.loads(proc.stdout.readline())  # arrives while stdin is still open
+        proc.stdin.close()
+        proc.wait(timeout=30)
     assert (first["status"], first["value"]) == ("repaired", {"a": [1, 2]})

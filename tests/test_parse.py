@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -261,6 +263,34 @@ def test_work_within_the_budget_in_a_thread_is_not_interrupted() -> None:
     outcome, _ = _in_a_thread('{"a": hello}', Limits(time_budget=0.05))
     time.sleep(0.1)  # a withdrawn interrupt must not arrive later
     assert outcome.value == {"a": "hello"}
+
+
+@pytest.fixture
+def busy_gc_callback() -> Iterator[None]:
+    """A gc callback running Python code often: an interrupt landing there is swallowed."""
+
+    def callback(phase: str, info: dict[str, int]) -> None:
+        time.sleep(0.0002)  # an alarm arriving meanwhile is handled in this frame
+
+    threshold = gc.get_threshold()
+    gc.callbacks.append(callback)
+    gc.set_threshold(50, 2, 2)
+    yield
+    gc.set_threshold(*threshold)
+    gc.callbacks.remove(callback)
+
+
+@pytest.mark.usefixtures("busy_gc_callback")
+def test_time_budget_survives_gc_callbacks() -> None:
+    started = time.perf_counter()
+    outcome = parse_json(_SLOW, limits=Limits(time_budget=0.2))
+    assert (_codes(outcome), time.perf_counter() - started < 2) == (["limits.time"], True)
+
+
+@pytest.mark.usefixtures("busy_gc_callback")
+def test_time_budget_survives_gc_callbacks_in_a_thread() -> None:
+    outcome, elapsed = _in_a_thread(_SLOW, Limits(time_budget=0.2))
+    assert (_codes(outcome), elapsed < 3) == (["limits.time"], True)
 
 
 @pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="no interval timers")

@@ -504,3 +504,20 @@ def repair_stream(
         out.write(json.dumps(record, ensure_ascii=False) + "\n")
         out.flush()
     return ExitCode.FAILED if failed else ExitCode.OK
+
+
+def repair_jsonl(run: Any, files: list[str] | None, field: str | None) -> ExitCode:
+    """`llmfix repair --jsonl [--field F]`: stdin, record by record (``run``: repair's options)."""
+    if files and files != ["-"]:
+        raise ConfigError("--jsonl reads records from stdin; pipe the file in")
+    if getattr(run, "tools", None) is not None:
+        raise ConfigError("--jsonl does not take --tools yet; use `llmfix check --tools`")
+    return repair_stream(
+        iter(sys.stdin.readline, ""),
+        sys.stdout,
+        options=run.options,
+        validator=run.validator,
+        field=field,
+        fail_on=run.fail_on,
+        max_risk=run.max_risk,
+    )

@@ -199,6 +199,14 @@ def repair(
         str,
         typer.Option("--emit", help="Tool-call output shape: canonical|openai|anthropic."),
     ] = "canonical",
+    jsonl: Annotated[
+        bool,
+        typer.Option("--jsonl", help="Read JSON Lines from stdin; write one result per record."),
+    ] = False,
+    field: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--field", help="With --jsonl: the text's field (/json/pointer or a.b)."),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print errors only.")] = False,
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Print info diagnostics and hints too.")
@@ -234,6 +242,12 @@ def repair(
             run.tools = _build_tool_run(tools, tool_format, salvage, expect_sequence, strict, emit)
         elif salvage or expect_sequence or strict or emit != "canonical":
             raise ConfigError("--salvage, --expect-sequence, --strict and --emit need --tools")
+        if jsonl or field is not None:
+            from llmfix.cli.check import repair_jsonl
+
+            if not jsonl:
+                raise ConfigError("--field needs --jsonl")
+            raise typer.Exit(int(repair_jsonl(run, files, field)))
         _check_outputs(sources, output, in_place, backup)
         code = _repair_all(run, sources, output, in_place, backup, report, patch, explain, encoding)
     except LlmfixError as exc:

@@ -38,6 +38,8 @@ from llmfix.llm.redact import redact
 from llmfix.llm.retry import RetryPolicy, is_retryable_status, parse_retry_after
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx
 
 Message = Mapping[str, str]  # {"role": "system" | "user" | "assistant", "content": ...}
@@ -157,7 +159,7 @@ class HttpTransport:
         if self._client is None:
             import httpx
 
-            self._client = httpx.Client(headers={"user-agent": USER_AGENT})
+            self._client = httpx.Client(headers={"user-agent": USER_AGENT}, verify=_ssl_context())
         return self._client
 
     def close(self) -> None:
@@ -217,6 +219,19 @@ class HttpTransport:
 
     def _clean(self, message: str) -> str:
         return redact(message, self.secrets)
+
+
+_SSL_CONTEXT: ssl.SSLContext | None = None
+
+
+def _ssl_context() -> ssl.SSLContext:
+    """One TLS context per process: loading the CA bundle costs ~0.1 s each time."""
+    global _SSL_CONTEXT
+    if _SSL_CONTEXT is None:
+        import httpx
+
+        _SSL_CONTEXT = httpx.create_ssl_context()
+    return _SSL_CONTEXT
 
 
 def _json_or_none(text: str) -> Any:
@@ -364,7 +379,9 @@ def _strict_node(node: Any) -> bool:
     if "items" in node:
         children.append(node["items"])
     for key in ("anyOf", "prefixItems"):
-        children.extend(node.get(key, []) if isinstance(node.get(key), list) else [None])
+        if key in node:
+            inner = node[key]
+            children.extend(inner if isinstance(inner, list) else [None])
     for key in ("$defs", "definitions"):
         if key in node:
             defs = node[key]
@@ -418,6 +435,10 @@ def _about_response_format(status: int, text: str) -> bool:
         return False
     lowered = text.lower()
     return any(word in lowered for word in _FORMAT_WORDS)
+
+
+def _never(status: int, text: str) -> bool:
+    return False
 
 
 def _mentions(text: str, *words: str) -> bool:
@@ -497,7 +518,9 @@ class OpenAIProvider(_HttpProvider):
             body: dict[str, Any] = {"model": self.model, "messages": [dict(m) for m in messages]}
             if temperature is not None and not self.adjust.no_temperature:
                 body["temperature"] = temperature
-            tokens_key = "max_completion_tokens" if self.adjust.max_completion_tokens else "max_tokens"
+            tokens_key = (
+                "max_completion_tokens" if self.adjust.max_completion_tokens else "max_tokens"
+            )
             body[tokens_key] = max_tokens
             fmt, wrapped = response_format(mode, schema, name)
             if fmt is not None:
@@ -508,25 +531,25 @@ class OpenAIProvider(_HttpProvider):
                 headers,
                 body,
                 timeout,
-                keep=lambda status, text: can_fall_back and _about_response_format(status, text),
+                keep=_about_response_format if can_fall_back else _never,
             )
             if answer.status < 300:
                 return self._completion(answer, mode, wrapped, url)
             text = answer.text
-            if answer.status == 400 and not self.adjust.max_completion_tokens and _mentions(
-                text, "max_completion_tokens"
+            if (
+                answer.status == 400
+                and not self.adjust.max_completion_tokens
+                and _mentions(text, "max_completion_tokens")
             ):
                 self.adjust.max_completion_tokens = True
                 continue
-            if (
-                answer.status == 400
-                and "temperature" in body
-                and _mentions(text, "temperature")
-            ):
+            if answer.status == 400 and "temperature" in body and _mentions(text, "temperature"):
                 self.adjust.no_temperature = True
                 continue
             if can_fall_back and _about_response_format(answer.status, text):
                 self.adjust.refused_modes.add(mode)
+                if mode == "json_schema_strict" and not _mentions(text, "strict"):
+                    self.adjust.refused_modes.add("json_schema")  # json_schema itself refused
                 continue
             raise self._refused(answer, url)
         raise ProviderRefused(f"{self.name}: {url} refused every way of asking for JSON")
@@ -608,7 +631,11 @@ class AnthropicProvider(_HttpProvider):
             answer = self.transport.post(url, headers, body, timeout)
             if answer.status < 300:
                 return self._completion(answer, name, wrapped and use_tool, url)
-            if answer.status == 400 and "temperature" in body and _mentions(answer.text, "temperature"):
+            if (
+                answer.status == 400
+                and "temperature" in body
+                and _mentions(answer.text, "temperature")
+            ):
                 self.adjust.no_temperature = True
                 continue
             raise self._refused(answer, url)
@@ -631,7 +658,9 @@ class AnthropicProvider(_HttpProvider):
                 break
         else:
             text = "".join(
-                str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+                str(b.get("text", ""))
+                for b in blocks
+                if isinstance(b, dict) and b.get("type") == "text"
             )
         usage = data.get("usage") or {}
         return Completion(

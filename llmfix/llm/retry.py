@@ -13,7 +13,6 @@ never reaches a repair prompt.
 
 from __future__ import annotations
 
-import email.utils
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -37,8 +36,8 @@ class RetryPolicy:
 
     def backoff(self, retry: int, rand: Callable[[], float] = random.random) -> float:
         """Seconds to wait before retry number ``retry`` (0-based), without a server hint."""
-        ceiling = min(self.cap, self.base * (2**retry))
-        return rand() * ceiling
+        ceiling = min(self.cap, self.base * 2.0**retry)
+        return float(rand() * ceiling)
 
     def wait(
         self, retry: int, retry_after: float | None, rand: Callable[[], float] = random.random
@@ -49,7 +48,9 @@ class RetryPolicy:
         return self.backoff(retry, rand)
 
 
-def parse_retry_after(headers: Mapping[str, str], now: Callable[[], float] = time.time) -> float | None:
+def parse_retry_after(
+    headers: Mapping[str, str], now: Callable[[], float] = time.time
+) -> float | None:
     """Seconds a response asks the client to wait (``retry-after-ms`` or ``Retry-After``)."""
     lowered = {k.lower(): v for k, v in headers.items()}
     millis = lowered.get("retry-after-ms")
@@ -66,6 +67,8 @@ def parse_retry_after(headers: Mapping[str, str], now: Callable[[], float] = tim
         return max(0.0, float(value))
     except ValueError:
         pass
+    import email.utils  # an HTTP date: rare, and the module is slow to import
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):

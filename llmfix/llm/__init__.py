@@ -1,0 +1,59 @@
+"""LLM repair: ask a configured model to fix what rules cannot — bounded, recorded, verified.
+
+Off unless configured. Importing this package costs nothing at start-up: httpx is imported
+on the first request. The pieces:
+
+- :class:`LlmConfig` (:mod:`llmfix.llm.config`) — provider, model, base URL, attempts, …;
+- :func:`make_provider` and the providers (:mod:`llmfix.llm.providers`) — OpenAI-compatible
+  chat completions and Anthropic messages, with one retry policy (:mod:`llmfix.llm.retry`);
+- :func:`llm_repair` (:mod:`llmfix.llm.loop`) — the repair loop, returning an
+  :class:`LlmRepairOutcome` with the final :class:`~llmfix.model.Result` and every
+  :class:`Attempt`;
+- :class:`AnswerCache` (:mod:`llmfix.llm.cache`) and :func:`redact`
+  (:mod:`llmfix.llm.redact`).
+"""
+
+from __future__ import annotations
+
+from llmfix.llm.cache import AnswerCache, default_cache_dir
+from llmfix.llm.config import PROVIDERS, STRUCTURED_MODES, LlmConfig
+from llmfix.llm.loop import (
+    OUTPUT_VALIDATION_FAILED,
+    Attempt,
+    CallBudget,
+    LlmRepairOutcome,
+    llm_repair,
+    needs_llm,
+)
+from llmfix.llm.providers import (
+    AnthropicProvider,
+    Completion,
+    OpenAIProvider,
+    Provider,
+    ProviderRefused,
+    ProviderUnavailable,
+    make_provider,
+)
+from llmfix.llm.redact import redact
+
+__all__ = [
+    "OUTPUT_VALIDATION_FAILED",
+    "PROVIDERS",
+    "STRUCTURED_MODES",
+    "AnswerCache",
+    "AnthropicProvider",
+    "Attempt",
+    "CallBudget",
+    "Completion",
+    "LlmConfig",
+    "LlmRepairOutcome",
+    "OpenAIProvider",
+    "Provider",
+    "ProviderRefused",
+    "ProviderUnavailable",
+    "default_cache_dir",
+    "llm_repair",
+    "make_provider",
+    "needs_llm",
+    "redact",
+]

@@ -1,0 +1,571 @@
+"""The LLM repair loop: ask, verify, keep the best, stop — bounded and recorded.
+
+:func:`llm_repair` takes a response the pipeline could not make valid and asks the
+configured model to fix it, at most ``config.max_attempts`` times:
+
+1. The prompt (:mod:`llmfix.llm.prompt`) shows the validation errors of the best value so
+   far, hints for the mistakes seen, the original output (cut) and the schema; from the
+   second attempt on, the previous answer and its errors. When most of the value is valid
+   it asks for the failing properties only (:mod:`llmfix.llm.partial`) and merges them back.
+2. Every answer goes back through the whole pipeline (extract, parse, schema repair,
+   validate) with :func:`llmfix.pipeline.repair_text`. A valid one ends the loop: status
+   ``llm_repaired``, a ``llm.repaired`` diagnostic with risk ``guess``, and the changes
+   from the value before as JSON Patch operations (rule ``llm.repair``).
+3. Otherwise the best candidate so far is kept (fewest errors; a parsed value beats none).
+   After the last failed attempt the result is ``invalid`` (``unparseable`` if no value was
+   ever read), with the remaining field-level errors and ``llm.output_validation_failed``
+   (``data.code`` = ``OUTPUT_VALIDATION_FAILED``).
+
+Transport trouble is not a repair attempt's business: retries happen inside the provider,
+a provider that stays unavailable (or a per-request 400) stops the loop with a warning
+(``llm.provider_unavailable``, ``llm.request_rejected``) and the best value so far, and
+what went wrong is never put into a prompt. A bad key, refused access or an unknown model
+(HTTP 401/403/404) raises :class:`~llmfix.errors.ProviderError`: every response would fail
+the same way.
+
+Each attempt is recorded as an :class:`Attempt` (prompt, raw answer, status, errors,
+duration, tokens), with personal data and keys redacted unless ``config.redact`` is off;
+``config.save_prompts`` also writes each one to a JSON file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from llmfix.config import RepairOptions
+from llmfix.errors import ConfigError, InputError
+from llmfix.llm.cache import AnswerCache, cache_key
+from llmfix.llm.config import LlmConfig
+from llmfix.llm.partial import merge, plan_partial
+from llmfix.llm.prompt import (
+    PartialRequest,
+    PreviousAttempt,
+    build_messages,
+    error_lines,
+    hints_for,
+    render,
+)
+from llmfix.llm.providers import (
+    Completion,
+    Provider,
+    ProviderRefused,
+    ProviderUnavailable,
+    make_provider,
+)
+from llmfix.llm.redact import redact, scrub
+from llmfix.model import Diagnostic, PatchOp, Result, Risk, Severity, Status, Timings
+
+if TYPE_CHECKING:
+    from llmfix.validate import SchemaValidator
+
+STAGE = "llm"
+OUTPUT_VALIDATION_FAILED = "OUTPUT_VALIDATION_FAILED"
+
+# Statuses of a recorded attempt besides the Status values of its answer.
+ATTEMPT_ERROR = "error"  # no answer: the provider failed (message in Attempt.error)
+
+_FATAL_STATUS = frozenset({401, 403, 404})
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One question to the model and what came of it."""
+
+    number: int  # 1-based
+    kind: str  # "whole" or "partial"
+    prompt: str  # the messages, rendered ([system] / [user]); redacted unless told not to
+    answer: str | None  # the raw answer text; None when the provider failed
+    status: str  # the Status of the answer through the pipeline, or "error"
+    errors: tuple[str, ...]  # what was still wrong with the answer ("/pointer: message")
+    duration: float  # seconds, request and verification
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached: bool = False  # answered from the cache: no request, no tokens paid
+    mode: str = ""  # how JSON was asked for (structured mode, "tool", "text")
+    retries: int = 0  # transport retries inside this attempt
+    error: str | None = None  # the provider failure (never shown to the model)
+
+    @property
+    def called(self) -> bool:
+        """Whether this attempt sent a request (a cache hit did not)."""
+        return not self.cached
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "number": self.number,
+            "kind": self.kind,
+            "status": self.status,
+            "prompt": self.prompt,
+            "answer": self.answer,
+            "errors": list(self.errors),
+            "duration": round(self.duration, 6),
+            "tokens": {"input": self.input_tokens, "output": self.output_tokens},
+            "cached": self.cached,
+            "mode": self.mode,
+            "retries": self.retries,
+        }
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+@dataclass(frozen=True)
+class LlmRepairOutcome:
+    """The final result and every attempt that led to it."""
+
+    result: Result
+    attempts: tuple[Attempt, ...] = ()
+    provider: str | None = None
+    model: str | None = None
+
+    @property
+    def calls(self) -> int:
+        """Requests sent to the model (cache hits not counted)."""
+        return sum(1 for a in self.attempts if a.called)
+
+    @property
+    def input_tokens(self) -> int:
+        return sum(a.input_tokens for a in self.attempts if a.called)
+
+    @property
+    def output_tokens(self) -> int:
+        return sum(a.output_tokens for a in self.attempts if a.called)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``llm`` part of a report item."""
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "calls": self.calls,
+            "cached": sum(1 for a in self.attempts if a.cached),
+            "tokens": {"input": self.input_tokens, "output": self.output_tokens},
+            "attempts": [a.to_dict() for a in self.attempts],
+        }
+
+
+class CallBudget:
+    """A cap on model requests shared by every response of a run (``--max-llm-calls``)."""
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
+        self.used = 0
+        self._lock = threading.Lock()
+
+    def take(self) -> bool:
+        """Count one request; ``False`` (and nothing counted) when the budget is spent."""
+        with self._lock:
+            if self.limit is not None and self.used >= self.limit:
+                return False
+            self.used += 1
+            return True
+
+    @property
+    def remaining(self) -> int | None:
+        return None if self.limit is None else max(0, self.limit - self.used)
+
+
+def needs_llm(result: Result) -> bool:
+    """Whether LLM repair has something to do for ``result``."""
+    return result.status in (Status.INVALID, Status.UNPARSEABLE)
+
+
+def llm_repair(
+    text: str,
+    first: Result,
+    *,
+    validator: SchemaValidator | None,
+    config: LlmConfig,
+    provider: Provider | None = None,
+    options: RepairOptions | None = None,
+    budget: CallBudget | None = None,
+    cache: AnswerCache | None = None,
+    name: str | None = None,
+) -> LlmRepairOutcome:
+    """Ask the model to repair ``text`` (whose pipeline result is ``first``), verified.
+
+    ``provider`` defaults to :func:`make_provider` (``config``), closed afterwards; pass
+    one (and a :class:`CallBudget`) when repairing many responses. ``name`` names the
+    response in ``save_prompts`` files. Raises :class:`~llmfix.errors.ConfigError` when no
+    model is configured and :class:`~llmfix.errors.ProviderError` for HTTP 401/403/404.
+    """
+    if not needs_llm(first):
+        return LlmRepairOutcome(first)
+    config.require_model()
+    own_provider = provider is None
+    active = provider if provider is not None else make_provider(config)
+    try:
+        return _Loop(text, first, validator, config, active, options, budget, cache, name).run()
+    finally:
+        if own_provider:
+            active.close()
+
+
+def _rank(result: Result) -> tuple[int, int]:
+    if result.ok:
+        return (0, 0)
+    return (1 if result.status is Status.INVALID else 2, len(result.errors))
+
+
+class _Loop:
+    def __init__(
+        self,
+        text: str,
+        first: Result,
+        validator: SchemaValidator | None,
+        config: LlmConfig,
+        provider: Provider,
+        options: RepairOptions | None,
+        budget: CallBudget | None,
+        cache: AnswerCache | None,
+        name: str | None,
+    ) -> None:
+        self.text = text
+        self.first = first
+        self.validator = validator
+        self.config = config
+        self.provider = provider
+        self.options = replace(options or RepairOptions(), pick="best", partial=False)
+        self.budget = budget if budget is not None else CallBudget(config.max_calls)
+        self.cache = (
+            cache
+            if cache is not None
+            else (AnswerCache(config.cache_dir) if config.cache else None)
+        )
+        self.name = name
+        self.schema = validator.schema if validator is not None else None
+        self.schema_name = validator.spec.name if validator is not None else None
+        try:
+            self.secrets: tuple[str, ...] = tuple(s for s in [config.resolve_api_key()] if s)
+        except ConfigError:
+            self.secrets = ()
+        self.attempts: list[Attempt] = []
+
+    # ---------------------------------------------------------------------- the loop
+
+    def run(self) -> LlmRepairOutcome:
+        started = time.perf_counter()
+        first = self.first
+        hints = hints_for(first.diagnostics, first.candidate.origin if first.candidate else None)
+        best = first
+        previous: PreviousAttempt | None = None
+        stopped: Diagnostic | None = None
+        success: Result | None = None
+        for number in range(1, self.config.max_attempts + 1):
+            partial = None
+            if self.config.partial and best.value is not None:
+                partial = plan_partial(best.value, best.errors, self.schema)
+            messages = build_messages(
+                original=self.text,
+                errors=error_lines(best.errors),
+                schema=self.schema,
+                hints=hints,
+                max_chars=self.config.max_output_chars,
+                previous=previous,
+                partial=partial,
+            )
+            request_schema = partial.schema if partial is not None else self.schema
+            kind = "whole" if partial is None else "partial"
+            prompt = self._record(render(messages))
+            clock = time.perf_counter()
+            completion, stopped = self._ask(messages, request_schema)
+            if completion is None:
+                if stopped is not None and stopped.code != "llm.budget_exhausted":
+                    self.attempts.append(
+                        Attempt(
+                            number=number,
+                            kind=kind,
+                            prompt=prompt,
+                            answer=None,
+                            status=ATTEMPT_ERROR,
+                            errors=(),
+                            duration=time.perf_counter() - clock,
+                            error=stopped.message,
+                        )
+                    )
+                    self._save(self.attempts[-1])
+                break
+            result = self._evaluate(completion.text, partial)
+            errors = error_lines(result.errors)
+            attempt = Attempt(
+                number=number,
+                kind=kind,
+                prompt=prompt,
+                answer=self._record(completion.text),
+                status=result.status.value,
+                errors=tuple(self._record(e) for e in errors),
+                duration=time.perf_counter() - clock,
+                input_tokens=completion.input_tokens,
+                output_tokens=completion.output_tokens,
+                cached=completion.cached,
+                mode=completion.mode,
+                retries=completion.retries,
+            )
+            self.attempts.append(attempt)
+            self._save(attempt)
+            if result.ok:
+                success = result
+                break
+            if _rank(result) < _rank(best):
+                best = result
+            previous = PreviousAttempt(completion.text, tuple(errors))
+        elapsed = time.perf_counter() - started
+        if success is not None:
+            result = self._succeeded(success, elapsed)
+        else:
+            result = self._failed(best, stopped, elapsed)
+        return LlmRepairOutcome(
+            result=result,
+            attempts=tuple(self.attempts),
+            provider=self.provider.name,
+            model=self.provider.model,
+        )
+
+    def _ask(
+        self, messages: list[dict[str, str]], schema: Any
+    ) -> tuple[Completion | None, Diagnostic | None]:
+        """The answer (cached or requested), or the reason there is none."""
+        key = None
+        if self.cache is not None:
+            key = cache_key(
+                provider=self.provider.name,
+                base_url=self.provider.base_url,
+                model=self.provider.model,
+                messages=messages,
+                schema=schema,
+                temperature=self.config.temperature,
+            )
+            hit = self.cache.get(key)
+            if hit is not None:
+                return replace(hit, cached=True), None
+        if not self.budget.take():
+            return None, _diagnostic(
+                "llm.budget_exhausted",
+                Severity.WARNING,
+                f"not sent to the model: the limit of {self.budget.limit} model calls for "
+                "this run is reached",
+                hint="raise --max-llm-calls",
+            )
+        try:
+            completion = self.provider.complete_json(
+                messages,
+                schema,
+                temperature=self.config.temperature,
+                max_tokens=self.config.max_tokens,
+                timeout=self.config.timeout,
+                schema_name=self.schema_name,
+            )
+        except ProviderUnavailable as error:
+            return None, _diagnostic(
+                "llm.provider_unavailable",
+                Severity.WARNING,
+                scrub(str(error), self.secrets),
+                hint="the model could not be reached; the best value so far is kept",
+            )
+        except ProviderRefused as error:
+            if error.status is None or error.status in _FATAL_STATUS:
+                raise
+            return None, _diagnostic(
+                "llm.request_rejected",
+                Severity.WARNING,
+                scrub(str(error), self.secrets),
+                hint="the provider refused this request; the best value so far is kept",
+            )
+        if key is not None and self.cache is not None:
+            self.cache.put(key, completion)
+        return completion, None
+
+    def _evaluate(self, answer: str, partial: PartialRequest | None) -> Result:
+        """The answer through the whole pipeline (merged into the valid part if partial)."""
+        from llmfix.pipeline import repair_text
+
+        if partial is not None:
+            parsed = repair_text(answer, options=self.options)
+            merged = merge(partial, parsed.value) if parsed.value is not None else None
+            if merged is not None:
+                answer = json.dumps(merged, ensure_ascii=False)
+        return repair_text(answer, options=self.options, validator=self.validator)
+
+    # ------------------------------------------------------------------- the result
+
+    def _succeeded(self, answer: Result, elapsed: float) -> Result:
+        first = self.first
+        number = len(self.attempts)
+        diagnostics = [d for d in first.diagnostics if d.severity is not Severity.ERROR]
+        diagnostics.append(
+            _diagnostic(
+                "llm.repaired",
+                Severity.WARNING,
+                f"repaired by {self.provider.name} model {self.provider.model} on attempt "
+                f"{number} of {self.config.max_attempts}",
+                risk=Risk.GUESS,
+                rule="llm.repair",
+                hint="a model rewrote this value: check it before trusting it",
+                data=self._data(),
+            )
+        )
+        return Result(
+            status=Status.LLM_REPAIRED,
+            value=answer.value,
+            diagnostics=tuple(diagnostics),
+            patch=first.patch + tuple(_changes(first.value, answer.value, _had_value(first))),
+            attempts=number,
+            timings=Timings({**first.timings.stages, STAGE: elapsed}),
+            candidate=first.candidate,
+        )
+
+    def _failed(self, best: Result, stopped: Diagnostic | None, elapsed: float) -> Result:
+        first = self.first
+        number = len([a for a in self.attempts if a.answer is not None])
+        from_answer = best is not first
+        errors = list(best.errors)
+        if from_answer:  # spans into an answer mean nothing in the raw input
+            errors = [replace(d, span=None, position=None) for d in errors]
+        diagnostics = [d for d in first.diagnostics if d.severity is not Severity.ERROR]
+        diagnostics += errors
+        if stopped is not None:
+            diagnostics.append(replace(stopped, data=self._data()))
+        if number >= self.config.max_attempts:
+            plural = "attempt" if number == 1 else "attempts"
+            left = len(errors)
+            diagnostics.append(
+                _diagnostic(
+                    "llm.output_validation_failed",
+                    Severity.ERROR,
+                    f"{OUTPUT_VALIDATION_FAILED}: still not valid after {number} model "
+                    f"{plural} ({left} error{'s' if left != 1 else ''} left)",
+                    hint="see the attempts in the report; raise --max-attempts or use a "
+                    "stronger model",
+                    data={"code": OUTPUT_VALIDATION_FAILED, **self._data()},
+                )
+            )
+        patch = first.patch
+        if from_answer:
+            patch += tuple(_changes(first.value, best.value, _had_value(first)))
+        status = Status.UNPARSEABLE if best.status is Status.UNPARSEABLE else Status.INVALID
+        return Result(
+            status=status,
+            value=best.value,
+            diagnostics=tuple(diagnostics),
+            patch=patch,
+            attempts=number,
+            timings=Timings({**first.timings.stages, STAGE: elapsed}),
+            candidate=first.candidate,
+        )
+
+    def _data(self) -> dict[str, Any]:
+        called = [a for a in self.attempts if a.called]
+        return {
+            "provider": self.provider.name,
+            "model": self.provider.model,
+            "attempts": len(self.attempts),
+            "calls": len(called),
+            "input_tokens": sum(a.input_tokens for a in called),
+            "output_tokens": sum(a.output_tokens for a in called),
+        }
+
+    # ------------------------------------------------------------------- recording
+
+    def _record(self, text: str) -> str:
+        text = scrub(text, self.secrets)
+        return redact(text) if self.config.redact else text
+
+    def _save(self, attempt: Attempt) -> None:
+        if not self.config.save_prompts:
+            return
+        from llmfix.writers import write_atomic
+
+        directory = Path(self.config.save_prompts).expanduser()
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise InputError(str(directory), f"cannot create: {error.strerror or error}") from None
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(self.name).name if self.name else "response")
+        digest = hashlib.sha256(self.text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        record = {
+            "source": self.name,
+            "provider": self.provider.name,
+            "model": self.provider.model,
+            **attempt.to_dict(),
+        }
+        path = directory / f"{stem}.{digest}.attempt-{attempt.number}.json"
+        write_atomic(path, json.dumps(record, ensure_ascii=False, indent=2) + "\n")
+
+
+def _diagnostic(
+    code: str,
+    severity: Severity,
+    message: str,
+    *,
+    hint: str | None = None,
+    risk: Risk | None = None,
+    rule: str | None = None,
+    data: dict[str, Any] | None = None,
+) -> Diagnostic:
+    return Diagnostic(
+        code=code,
+        severity=severity,
+        stage=STAGE,
+        message=message,
+        hint=hint,
+        risk=risk,
+        rule=rule,
+        data=data,
+    )
+
+
+def _had_value(result: Result) -> bool:
+    return result.status is not Status.UNPARSEABLE
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def _changes(before: Any, after: Any, had_value: bool) -> list[PatchOp]:
+    """JSON Patch operations (rule ``llm.repair``, risk guess) turning ``before`` into ``after``."""
+    if before is None and not had_value:
+        return [_op("add", "", after, None, after)]
+    return _diff(before, after, "")
+
+
+def _diff(before: Any, after: Any, path: str) -> list[PatchOp]:
+    if _same(before, after):
+        return []
+    if isinstance(before, dict) and isinstance(after, dict):
+        ops = [
+            _op("remove", f"{path}/{_escape(k)}", None, v, None)
+            for k, v in before.items()
+            if k not in after
+        ]
+        for key, value in after.items():
+            child = f"{path}/{_escape(key)}"
+            if key in before:
+                ops += _diff(before[key], value, child)
+            else:
+                ops.append(_op("add", child, value, None, value))
+        return ops
+    return [_op("replace", path, after, before, after)]
+
+
+def _op(op: str, path: str, value: Any, before: Any, after: Any) -> PatchOp:
+    return PatchOp(
+        op=op,
+        path=path,
+        value=value,
+        rule="llm.repair",
+        risk=Risk.GUESS,
+        before=before,
+        after=after,
+        message=f"changed by the model ({op} {path or '/'})",
+    )

@@ -1,0 +1,240 @@
+"""A real HTTP server on 127.0.0.1 that plays a model provider, for the LLM repair tests.
+
+It speaks the two wire formats llmfix uses — OpenAI-style ``POST /v1/chat/completions``
+and Anthropic-style ``POST /v1/messages`` — answering from a script of :class:`Reply`
+objects (status, JSON body, headers, an optional delay) in order, and records every request
+(path, headers, parsed body). Mocks would hide wire bugs; this is the wire.
+
+    with LlmServer() as server:
+        server.enqueue(openai_reply('{"name": "Ada"}'))
+        ... LlmConfig(base_url=server.openai_base, ...) ...
+        assert server.requests[0].body["temperature"] == 0
+
+When the script runs out it answers 500, so a test that asks more than it scripted fails
+visibly. A delayed reply waits on an event that :meth:`LlmServer.stop` sets, so a timed-out
+slow answer never holds the test up.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+OPENAI_PATH = "/v1/chat/completions"
+ANTHROPIC_PATH = "/v1/messages"
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int = 200
+    body: Any = None  # dict/list → JSON; str → sent as is
+    headers: Mapping[str, str] = field(default_factory=dict)
+    delay: float = 0.0  # seconds before answering
+
+
+@dataclass(frozen=True)
+class Recorded:
+    path: str
+    headers: Mapping[str, str]  # lower-case names
+    body: Any  # the JSON body, parsed (None if it was not JSON)
+    raw: str
+
+    def user_prompt(self) -> str:
+        """The text of the user message(s) sent, in either wire format."""
+        messages = self.body.get("messages", []) if isinstance(self.body, dict) else []
+        return "\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
+
+
+def openai_reply(
+    content: str | Any,
+    *,
+    prompt_tokens: int = 11,
+    completion_tokens: int = 7,
+    model: str = "test-model",
+    finish_reason: str = "stop",
+) -> Reply:
+    """A chat completion whose message content is ``content`` (non-strings as JSON)."""
+    text = content if isinstance(content, str) else json.dumps(content)
+    return Reply(
+        body={
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text, "refusal": None},
+                    "finish_reason": finish_reason,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+    )
+
+
+def anthropic_tool_reply(
+    tool_input: Any,
+    *,
+    name: str = "answer",
+    input_tokens: int = 13,
+    output_tokens: int = 5,
+    model: str = "claude-test",
+) -> Reply:
+    """A messages response holding one ``tool_use`` block with ``tool_input``."""
+    return Reply(
+        body={
+            "id": "msg_test",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [
+                {"type": "tool_use", "id": "toolu_test", "name": name, "input": tool_input}
+            ],
+            "stop_reason": "tool_use",
+            "stop_sequence": None,
+            "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+        }
+    )
+
+
+def anthropic_text_reply(text: str) -> Reply:
+    return Reply(
+        body={
+            "id": "msg_test",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-test",
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 3, "output_tokens": 2},
+        }
+    )
+
+
+def error_reply(
+    status: int,
+    message: str,
+    *,
+    style: str = "openai",
+    headers: Mapping[str, str] | None = None,
+    delay: float = 0.0,
+) -> Reply:
+    """An error in the provider's own shape (``style`` ``openai`` or ``anthropic``)."""
+    if style == "anthropic":
+        body: Any = {"type": "error", "error": {"type": "api_error", "message": message}}
+    else:
+        body = {"error": {"message": message, "type": "invalid_request_error", "code": None}}
+    return Reply(status=status, body=body, headers=dict(headers or {}), delay=delay)
+
+
+class LlmServer:
+    """The scripted provider; a context manager that starts and stops it."""
+
+    def __init__(self) -> None:
+        self.requests: list[Recorded] = []
+        self._replies: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> LlmServer:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length).decode("utf-8", "replace")
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    body = None
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                reply = owner._next(Recorded(self.path, headers, body, raw))
+                if reply.delay and owner._stopping.wait(reply.delay):
+                    return
+                payload = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
+                data = payload.encode("utf-8")
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> LlmServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------------ script
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def openai_base(self) -> str:
+        """The base URL in the OpenAI SDK convention (ending in /v1)."""
+        return f"{self.url}/v1"
+
+    @property
+    def anthropic_base(self) -> str:
+        """The base URL in the Anthropic SDK convention (no /v1)."""
+        return self.url
+
+    def enqueue(self, *replies: Reply) -> None:
+        with self._lock:
+            self._replies.extend(replies)
+
+    def _next(self, request: Recorded) -> Reply:
+        with self._lock:
+            self.requests.append(request)
+            if request.path not in (OPENAI_PATH, ANTHROPIC_PATH):
+                return error_reply(404, f"no route {request.path}")
+            if not self._replies:
+                return error_reply(500, "the test scripted no more replies")
+            return self._replies.popleft()
+
+    def bodies(self) -> Iterator[Any]:
+        return (r.body for r in self.requests)

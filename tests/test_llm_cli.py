@@ -1,0 +1,169 @@
+"""`llmfix repair --llm` end to end: the installed CLI in a subprocess against a local server.
+
+Skipped until ``llmfix repair --help`` lists ``--llm`` (the flags are wired in the CLI
+separately from the LLM package).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.llm_server import LlmServer, anthropic_tool_reply, error_reply, openai_reply
+
+FAKE_KEY = "sk-test-FAKEKEY1234567890abcdef"
+PERSON = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+    "required": ["name", "age"],
+    "additionalProperties": False,
+}
+VALID = {"name": "Ada", "age": 36}
+
+
+def llmfix(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "llmfix", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _needs_llm_flags() -> None:
+    shown = llmfix("repair", "--help", env={**os.environ, "COLUMNS": "200"}).stdout
+    if "--llm" not in shown:
+        pytest.skip("`llmfix repair` has no --llm flag yet")
+
+
+@pytest.fixture
+def server() -> Iterator[LlmServer]:
+    with LlmServer() as running:
+        yield running
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    schema = tmp_path / "person.json"
+    schema.write_text(json.dumps(PERSON), encoding="utf-8")
+    answer = tmp_path / "answer.txt"
+    answer.write_text('Here you go:\n```json\n{"name": "Ada"}\n```\n', encoding="utf-8")
+    return {"schema": schema, "answer": answer, "report": tmp_path / "report.json"}
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "OPENAI_API_KEY": FAKE_KEY,
+        "ANTHROPIC_API_KEY": FAKE_KEY,
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    }
+
+
+def repair_llm(
+    files: dict[str, Path],
+    env: dict[str, str],
+    base_url: str,
+    *extra: str,
+    provider: str = "openai",
+) -> subprocess.CompletedProcess[str]:
+    return llmfix(
+        "repair",
+        str(files["answer"]),
+        "--schema",
+        str(files["schema"]),
+        "--llm",
+        "--provider",
+        provider,
+        "--model",
+        "test-model",
+        "--base-url",
+        base_url,
+        "--max-attempts",
+        "2",
+        "--no-cache",
+        "--report",
+        str(files["report"]),
+        *extra,
+        env=env,
+    )
+
+
+def test_invalid_then_valid_prints_the_repaired_json(
+    server: LlmServer, files: dict[str, Path], env: dict[str, str]
+) -> None:
+    server.enqueue(openai_reply('{"name": "Ada", "age": "old"}'), openai_reply(VALID))
+    done = repair_llm(files, env, server.openai_base)
+    assert (done.returncode, json.loads(done.stdout)) == (0, VALID)
+
+
+def test_the_cli_sends_two_requests_for_two_attempts(
+    server: LlmServer, files: dict[str, Path], env: dict[str, str]
+) -> None:
+    server.enqueue(openai_reply('{"name": "Ada", "age": "old"}'), openai_reply(VALID))
+    repair_llm(files, env, server.openai_base)
+    assert len(server.requests) == 2
+
+
+def test_anthropic_from_the_cli(
+    server: LlmServer, files: dict[str, Path], env: dict[str, str]
+) -> None:
+    server.enqueue(anthropic_tool_reply(VALID))
+    done = repair_llm(files, env, server.anthropic_base, provider="anthropic")
+    assert (done.returncode, server.requests[0].body["tool_choice"]["type"]) == (0, "tool")
+
+
+def test_never_valid_exits_1_naming_output_validation_failed(
+    server: LlmServer, files: dict[str, Path], env: dict[str, str]
+) -> None:
+    server.enqueue(*[openai_reply('{"name": "Ada", "age": "old"}')] * 2)
+    done = repair_llm(files, env, server.openai_base)
+    assert (done.returncode, "OUTPUT_VALIDATION_FAILED" in done.stderr) == (1, True)
+
+
+def test_the_report_records_the_attempts(
+    server: LlmServer, files: dict[str, Path], env: dict[str, str]
+) -> None:
+    server.enqueue(openai_reply('{"name": "Ada", "age": "old"}'), openai_reply(VALID))
+    repair_llm(files, env, server.openai_base)
+    report = files["report"].read_text(encoding="utf-8")
+    assert "PREVIOUS ATTEMPT FAILED VALIDATION" in report
+
+
+def test_a_bad_key_exits_2_on_one_line(
+    server: LlmServer, files: dict[str, Path], env: dict[str, str]
+) -> None:
+    server.enqueue(error_reply(401, f"Incorrect API key provided: {FAKE_KEY}"))
+    done = repair_llm(files, env, server.openai_base)
+    assert (done.returncode, done.stderr.strip().count("\n"), FAKE_KEY in done.stderr) == (
+        2,
+        0,
+        False,
+    )
+
+
+def test_llm_without_a_model_says_how_to_configure(files: dict[str, Path], env: Any) -> None:
+    done = llmfix(
+        "repair", str(files["answer"]), "--schema", str(files["schema"]), "--llm", env=env
+    )
+    assert (done.returncode, "--model" in done.stderr) == (2, True)
+
+
+def test_the_key_never_appears_in_output_or_report(
+    server: LlmServer, files: dict[str, Path], env: dict[str, str]
+) -> None:
+    server.enqueue(*[openai_reply('{"name": "Ada", "age": "old"}')] * 2)
+    done = repair_llm(files, env, server.openai_base)
+    seen = done.stdout + done.stderr + files["report"].read_text(encoding="utf-8")
+    assert FAKE_KEY not in seen
