@@ -114,11 +114,13 @@ def _parse_lenient(text: str, limits: Limits) -> ParseOutcome:
             f"input of {len(text):,} characters is over the {limits.max_size:,} character "
             "limit for repair",
         )
+    from json_repair import repair_json  # heavy: imported on first use, outside the clock
+
     try:
         with _time_budget(limits.time_budget):
             if _nesting_exceeds(text, limits.max_depth):
                 return _depth_failure(limits)
-            return _repair(text, limits)
+            return _repair(text, limits, repair_json)
     except _BudgetExceeded:
         return _fail(
             "limits.time",
@@ -128,7 +130,7 @@ def _parse_lenient(text: str, limits: Limits) -> ParseOutcome:
         return _depth_failure(limits)
 
 
-def _repair(text: str, limits: Limits) -> ParseOutcome:
+def _repair(text: str, limits: Limits, repair_json: Callable[..., Any]) -> ParseOutcome:
     found = scan(text)
     if found.max_depth > limits.max_depth:
         return _depth_failure(limits)
@@ -144,7 +146,7 @@ def _repair(text: str, limits: Limits) -> ParseOutcome:
             return ParseOutcome(True, value, False, tuple(diagnostics))
 
     try:
-        value, notes = _run_json_repair(text, found, limits)
+        value, notes = _run_json_repair(repair_json, text, found, limits)
     except RecursionError:
         return _depth_failure(limits)
     except _EngineError as error:
@@ -171,9 +173,9 @@ class _EngineError(Exception):
     """json-repair raised; carries only its message."""
 
 
-def _run_json_repair(text: str, found: SyntaxScan, limits: Limits) -> tuple[Any, list[str]]:
-    from json_repair import repair_json  # heavy import, needed only here
-
+def _run_json_repair(
+    repair_json: Callable[..., Any], text: str, found: SyntaxScan, limits: Limits
+) -> tuple[Any, list[str]]:
     prepared = _close_empty_item_gaps(text, found.empty_item_gaps)
     with _recursion_room(limits.max_depth):
         try:
@@ -289,7 +291,10 @@ def _interruptible_files() -> tuple[str, ...]:
 
 
 def _interruptible(frame: FrameType | None) -> bool:
-    return True
+    if frame is None:
+        return False
+    code = frame.f_code
+    return code.co_filename.startswith(_interruptible_files()) and code not in _BOOKKEEPING
 
 
 @contextmanager
@@ -471,6 +476,13 @@ def _recursion_room(max_depth: int) -> Iterator[None]:
             _recursion_users -= 1
             if _recursion_users == 0:
                 sys.setrecursionlimit(_recursion_saved)
+
+
+# Context managers whose clean-up must not be cut short by the budget.
+_BOOKKEEPING = frozenset(
+    manager.__wrapped__.__code__  # type: ignore[union-attr]
+    for manager in (_time_budget, _alarm, _thread_timer, _call_clock, _recursion_room)
+)
 
 
 def _frame_depth() -> int:

@@ -513,3 +513,10 @@ def test_httpx_is_imported_only_for_a_request() -> None:
     code = "import sys, llmfix, llmfix.llm; print('httpx' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_json_object_mode_asks_for_a_wrapped_array(server: LlmServer) -> None:
+    server.enqueue(openai_reply('{"value": [1]}'))
+    completion = ask(openai_config(server, structured_mode="json_object"), {"type": "array"})
+    assert '{"value": <value>}' in server.requests[0].body["messages"][-1]["content"]
+    assert json.loads(completion.text) == [1]

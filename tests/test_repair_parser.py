@@ -144,6 +144,8 @@ VALUES: list[tuple[str, Any]] = [
     ('{"a": [1], [2]}', {"a": [1, 2]}),
     ('{"a": "```json {"b": 1}```"}', {"a": {"b": 1}}),
     ('{"a": "[1, 2"] more", "b": 1}', {"a": '[1, 2"] more', "b": 1}),
+    ("{'doc': '''two\nlines'''}", {"doc": "two\nlines"}),
+    ('["""""", 1]', ["", 1]),
 ]
 
 
@@ -155,6 +157,7 @@ def test_value(text: str, value: Any) -> None:
 
 
 NOT_JSON = [
+    '"' * 1000,
     "",
     "   ",
     "hello world",

@@ -47,6 +47,9 @@ Message = Mapping[str, str]  # {"role": "system" | "user" | "assistant", "conten
 ANTHROPIC_VERSION = "2023-06-01"
 USER_AGENT = "llmfix"
 WRAP_KEY = "value"
+WRAP_INSTRUCTION = (
+    '\n\nThis API answers with a JSON object: give the corrected value as {"value": <value>}.'
+)
 
 
 class ProviderRefused(ProviderError):
@@ -405,10 +408,10 @@ def response_format(mode: str, schema: Any, name: str) -> tuple[dict[str, Any] |
     """The ``response_format`` for ``mode``, and whether the schema was wrapped."""
     if mode == "none":
         return None, False
-    if mode == "json_object":
+    if schema is None or schema is True:
         return {"type": "json_object"}, False
-    if schema is None:
-        return {"type": "json_object"}, False
+    if mode == "json_object":  # an object is forced: a non-object answer comes wrapped
+        return {"type": "json_object"}, not _is_object_schema(schema)
     shaped, wrapped = object_root(schema)
     if mode == "json_object_schema":
         return {"type": "json_object", "schema": shaped}, wrapped
@@ -515,14 +518,17 @@ class OpenAIProvider(_HttpProvider):
         for _ in range(len(modes) + 4):  # each turn removes one mode or one parameter
             usable = [m for m in modes if m not in self.adjust.refused_modes] or modes[-1:]
             mode = usable[0]
-            body: dict[str, Any] = {"model": self.model, "messages": [dict(m) for m in messages]}
+            fmt, wrapped = response_format(mode, schema, name)
+            sent = [dict(m) for m in messages]
+            if wrapped and sent:
+                sent[-1]["content"] += WRAP_INSTRUCTION
+            body: dict[str, Any] = {"model": self.model, "messages": sent}
             if temperature is not None and not self.adjust.no_temperature:
                 body["temperature"] = temperature
             tokens_key = (
                 "max_completion_tokens" if self.adjust.max_completion_tokens else "max_tokens"
             )
             body[tokens_key] = max_tokens
-            fmt, wrapped = response_format(mode, schema, name)
             if fmt is not None:
                 body["response_format"] = fmt
             can_fall_back = fmt is not None and len(usable) > 1

@@ -214,6 +214,7 @@ def _parse_fenced_blocks(
     spans: list[tuple[int, int]] = []
     pos = start
     failure: ParseFailure | None = None
+    document = None
     while pos < end:
         opening = T.FENCE_ANYWHERE.search(text, pos, end)
         if opening is None:
@@ -229,6 +230,7 @@ def _parse_fenced_blocks(
         closing = T.FENCE_ANYWHERE.search(text, body, end)
         body_end = closing.start() if closing else end
         parser = Parser(text, body, body_end, max_depth)
+        parser.document = document  # one copy of the text for all the blocks
         try:
             found = parser.run()
         except ParseFailure as err:
@@ -241,6 +243,7 @@ def _parse_fenced_blocks(
                 values.append(value)
                 spans.append((body, body_end))
                 repairs.extend(parser.repairs)
+        document = parser.document
         if closing is None:
             break
         repairs.append(

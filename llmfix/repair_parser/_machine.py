@@ -165,7 +165,7 @@ class Parser(StringScanner):
                     pos = self._after_value(frame, c, pos)
                 continue
             kind = frame[F_KIND]
-            if (c == '"' or c == "'") and kind != K_TOP:
+            if (c == '"' or c == "'") and (kind != K_TOP or state == S_VALUE_NEXT):
                 if state == S_OBJ_VALUE:
                     found = quick(pos, C_OBJ)
                 elif state <= S_VALUE_NEXT:
@@ -192,6 +192,8 @@ class Parser(StringScanner):
                     else:
                         frame[F_CONT].append(value)
                         after = S_AFTER
+                        if kind == K_TOP:
+                            self.top_spans.append((pos, stop))
                     self.last_start = pos
                     self.last_end = stop
                     if text[j] == ",":
@@ -246,16 +248,16 @@ class Parser(StringScanner):
         where it ends, where the next delimiter is); ``None`` sends it the long way."""
         text = self.text
         end = self.end
+        if pos + 1 < end and text[pos + 1] == text[pos] and self._doubled_open(pos):
+            return None
         if text[pos] == '"':
-            if pos + 1 < end and text[pos + 1] == '"':
-                return None
             try:
                 value, stop = _scanstring(text, pos + 1, True)
             except ValueError:
                 return None
         else:
             m = _SINGLE_QUOTED.match(text, pos, end)
-            if m is None or m.end() == pos + 2:
+            if m is None:
                 return None
             value = m.group(1)
             stop = m.end()
@@ -937,6 +939,10 @@ class Parser(StringScanner):
                 inside = self._fence_in_string(pos)
                 if inside > pos:
                     return inside
+            if (c == '"' or c == "'") and self.text.startswith(c + c, pos + 1):
+                stop = self._quote_run(c, pos)
+                if stop > pos:
+                    return stop
             return self._string_value(pos, ctx)
         if c in _NUMBER_START:
             return self._number(pos, ctx)
@@ -956,6 +962,32 @@ class Parser(StringScanner):
             self._repair("parse.invalid_escape", pos, pos + 1, SAFE, "backslash before a quote")
             return pos + 1
         return self._word_value(pos, ctx)
+
+    def _quote_run(self, q: str, pos: int) -> int:
+        """Three or more quotes: a Python triple-quoted string, or a run of quotes that
+        stands for nothing. Where parsing resumes, or ``pos`` to read it the usual way."""
+        text = self.text
+        end = self.end
+        stop = T.QUOTE_RUN[q].match(text, pos, end).end()  # type: ignore[union-attr]
+        run = stop - pos
+        after = stop if stop >= end or text[stop] not in " \t" else self._peek(stop)
+        if after >= end or text[after] in ",:]})\n\r":
+            if run == 6:
+                self._repair("parse.python_literal", pos, stop, SAFE, "empty triple-quoted string")
+                self._emit("", pos, stop)
+            else:
+                self._repair("parse.stray_text", pos, stop, GUESS, "run of quotes removed")
+            return stop
+        if run != 3:
+            return pos
+        close = text.find(q * 3, stop, end)
+        if close < 0:
+            return pos
+        # the closing quotes are the last three of their run: """say "hi""""
+        finish = T.QUOTE_RUN[q].match(text, close, end).end()  # type: ignore[union-attr]
+        self._repair("parse.python_literal", pos, finish, SAFE, "triple-quoted string")
+        self._emit(self._decode(stop, finish - 3, q), pos, finish)
+        return finish
 
     def _fence_in_string(self, pos: int) -> int:
         """``"```json {...}```"``: a fenced value written as a string; where it starts."""

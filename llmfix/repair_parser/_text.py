@@ -94,6 +94,7 @@ UNCLOSED_QUOTE = re.compile(r"""["'](?:[^"'\\\n]|\\.)*""")
 QUOTED_PAIR_AHEAD = re.compile("(?:" + _DQ + "|" + _SQ + r")[ \t]*[\"']")
 
 COMMA_RUN = re.compile(r",(?:[ \t\n\r]*,)*")
+QUOTE_RUN = {q: re.compile(q + "+") for q in "\"'"}
 BRACE_RUN = re.compile(r"\{(?:[ \t\n\r]*\{)*")
 
 # Numbers.
