@@ -9,8 +9,8 @@ from llmfix.model import Risk
 
 Pick = Literal["best", "first", "last", "largest", "all"]
 PICKS: tuple[str, ...] = ("best", "first", "last", "largest", "all")
-Engine = Literal["json-repair"]
-ENGINES: tuple[str, ...] = ("json-repair",)
+Engine = Literal["llmfix", "json-repair"]
+ENGINES: tuple[str, ...] = ("llmfix", "json-repair")
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class RepairOptions:
     """Everything that changes what ``llmfix.repair`` does (but not how it is reported)."""
 
     pick: Pick = "best"
-    engine: Engine = "json-repair"
+    engine: Engine = "llmfix"  # the lenient parser: our own, or json-repair
     limits: Limits = field(default_factory=Limits)
     schema_repair: bool = True
     disabled_rules: frozenset[str] = frozenset()

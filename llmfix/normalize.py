@@ -261,6 +261,9 @@ class _Char(dict[int, str]):
 
 
 _NFKC_CHAR = _Char()
+_SPACING_ACCENT = re.compile(
+    "[\u00a8\u00af\u00b4\u00b8\u02d8-\u02dd\u0384\u0385\u1fbd\u1fbf-\u1fc1\u1fcd-\u1fcf\u1fdd-\u1fdf\u1fed\u1fee\u1ffd\u1ffe\u309b\u309c\uffe3]"
+)
 
 
 class _Cleaner:
@@ -409,6 +412,17 @@ class _Cleaner:
         self.anchors.append((self.length, end, True))
 
     def _nfkc(self, start: int, end: int) -> None:
+        # Spacing accents (U+00B4 ´ and kin) decompose to a space plus a combining mark;
+        # models use ´ as a closing quote (`a´), so such characters are kept as they are.
+        text = self.text
+        at = start
+        for m in _SPACING_ACCENT.finditer(text, start, end):
+            self._nfkc_run(at, m.start())
+            self._keep(m.start(), m.end())
+            at = m.end()
+        self._nfkc_run(at, end)
+
+    def _nfkc_run(self, start: int, end: int) -> None:
         if start >= end:
             return
         text = self.text

@@ -5,13 +5,15 @@ Order of attempts:
 1. **Strict.** RFC 8259 JSON through the stdlib decoder (``NaN``/``Infinity`` rejected).
    Valid input never reaches any heuristic, and this path costs one ``json`` decode.
 2. **Scanner fixes.** :mod:`llmfix.syntax_scan` reports each departure from JSON with
-   its span. When every departure has a lossless or safe fix (trailing commas, comments,
-   single quotes, Python literals, closing brackets at the end, …), those fixes are
-   applied and the text is decoded strictly again: the value is exactly what the
-   diagnostics describe, and json-repair's heuristics are not involved.
-3. **json-repair** for everything that needs a judgement (tier ``guess``). Its log has no
-   positions, so the diagnostics are the scanner's; when the scanner found nothing to
-   explain the change, one ``parse.repaired`` diagnostic says a repair happened anyway.
+   its span. When every departure has a mechanical fix (trailing commas, comments,
+   single quotes, Python literals, missing commas/colons, closing brackets at the end,
+   …), those fixes are applied and the text is decoded strictly again: the value is
+   exactly what the diagnostics describe (each with its risk tier), and json-repair's
+   heuristics are not involved.
+3. **json-repair** for the rest: departures that need a judgement (an unquoted string,
+   an unescaped quote, prose around the value). Its log has no positions, so the
+   diagnostics are the scanner's; when the scanner found nothing (or its fixes did not
+   give valid JSON), one ``parse.repaired`` diagnostic says a repair happened anyway.
 
 Guards around the lenient path (all from :class:`~llmfix.config.Limits`): a size cap, a
 nesting pre-scan (json-repair recurses once per level; the recursion limit is raised for
@@ -30,6 +32,10 @@ json-repair drops an empty ``{}``/``[]``/``""`` array item that is followed by w
 before the next ``,`` or ``]`` (``[1, {}\\n]`` gives ``[1]``); the whitespace (and any
 comment) in that position is removed before json-repair sees the text, which changes no
 value.
+
+json-repair answers ``""`` when it finds nothing; that is ``parse.failed`` (not an empty
+string value) unless the text is itself an empty string literal. Pure prose is not read
+as a string.
 """
 
 from __future__ import annotations
@@ -78,7 +84,7 @@ def _reject_constant(name: str) -> Any:
 _strict_decode = json.JSONDecoder(parse_constant=_reject_constant).decode
 _DEFAULT_LIMITS = Limits()
 _NO_DIAGNOSTICS: tuple[Diagnostic, ...] = ()
-_DEFAULT_ENGINE = "json-repair"
+_DEFAULT_ENGINE = "llmfix"
 _new_instance = object.__new__
 
 
@@ -92,7 +98,9 @@ def parse_json(
     try:
         value = _strict_decode(text)
     except (ValueError, RecursionError):
-        return _parse_lenient(text, limits)
+        if engine == "json-repair":
+            return _parse_lenient(text, limits)
+        return _parse_own(text, limits)
     # Built without the frozen dataclass __init__ (four object.__setattr__ calls), whose
     # cost shows against json.loads on 1 KB inputs; the result is an ordinary instance.
     outcome = _new_instance(ParseOutcome)
@@ -104,7 +112,46 @@ def parse_json(
     return outcome
 
 
-# -- the lenient path -------------------------------------------------------------------
+# -- the lenient path: llmfix's own parser ----------------------------------------------
+
+
+def _parse_own(text: str, limits: Limits) -> ParseOutcome:
+    """Repair with :mod:`llmfix.repair_parser` (linear time, exact spans)."""
+    if len(text) > limits.max_size:
+        return _fail(
+            "limits.size",
+            f"input of {len(text):,} characters is over the {limits.max_size:,} character "
+            "limit for repair",
+        )
+    from llmfix.repair_parser import repair_parse
+
+    try:
+        with _time_budget(limits.time_budget):
+            result = repair_parse(text, max_depth=limits.max_depth)
+    except _BudgetExceeded:
+        return _fail("limits.time", f"repair took longer than the {limits.time_budget:g} s budget")
+    lines = LineIndex(text)
+    diagnostics = [
+        Diagnostic(
+            code=r.code,
+            severity=Severity.WARNING,
+            stage=STAGE,
+            message=r.message,
+            span=Span(r.start, r.end),
+            rule=r.code.partition(".")[2],
+            risk=r.risk,
+            position=lines.position(r.start),
+        )
+        for r in result.repairs
+    ]
+    if result.limit == "depth":
+        return _depth_failure(limits)
+    if not result.ok:
+        return _failure_with(diagnostics, "parse.failed", result.error or "no JSON value found")
+    return _recovered(result.value, diagnostics)
+
+
+# -- the lenient path: json-repair ------------------------------------------------------
 
 
 def _parse_lenient(text: str, limits: Limits) -> ParseOutcome:
@@ -143,7 +190,7 @@ def _repair(text: str, limits: Limits, repair_json: Callable[..., Any]) -> Parse
         except ValueError:
             pass  # the scanner missed something: json-repair decides, and we say so
         else:
-            return ParseOutcome(True, value, False, tuple(diagnostics))
+            return _recovered(value, diagnostics)
 
     try:
         value, notes = _run_json_repair(repair_json, text, found, limits)
@@ -164,6 +211,22 @@ def _repair(text: str, limits: Limits, repair_json: Callable[..., Any]) -> Parse
                 rule="repaired",
                 risk=Risk.GUESS,
                 data={"engine": "json-repair", "notes": notes} if notes else None,
+            )
+        )
+    return _recovered(value, diagnostics)
+
+
+def _recovered(value: Any, diagnostics: list[Diagnostic]) -> ParseOutcome:
+    value, replaced = _finite(value)
+    if replaced:
+        diagnostics.append(
+            Diagnostic(
+                code="parse.invalid_number",
+                severity=Severity.WARNING,
+                stage=STAGE,
+                message=f"{replaced} number(s) beyond the float range read as null",
+                rule="invalid_number",
+                risk=Risk.GUESS,
             )
         )
     return ParseOutcome(True, value, False, tuple(diagnostics))
@@ -188,8 +251,6 @@ def _run_json_repair(
             if isinstance(error.__cause__, RecursionError):
                 raise RecursionError from None
             raise _EngineError(f"{type(error).__name__}: {error}") from None
-    if "NaN" in text or "Infinity" in text:
-        value = _finite(value)
     notes = list(dict.fromkeys(str(entry.get("text", "")) for entry in log))[:10]
     return value, notes
 
@@ -206,12 +267,14 @@ def _close_empty_item_gaps(text: str, gaps: tuple[Span, ...]) -> str:
     return "".join(pieces)
 
 
-def _finite(value: Any) -> Any:
-    """``value`` with NaN and infinities (which JSON cannot hold) replaced by ``None``."""
+def _finite(value: Any) -> tuple[Any, int]:
+    """``value`` with NaN and infinities (which JSON cannot hold) replaced by ``None``,
+    and how many were replaced (``1e999`` decodes to infinity)."""
     if isinstance(value, float):
-        return value if math.isfinite(value) else None
+        return (value, 0) if math.isfinite(value) else (None, 1)
     if not isinstance(value, (dict, list)):
-        return value
+        return value, 0
+    replaced = 0
     todo: list[dict[str, Any] | list[Any]] = [value]
     while todo:
         container = todo.pop()
@@ -219,9 +282,10 @@ def _finite(value: Any) -> Any:
         for key, item in pairs:
             if isinstance(item, float) and not math.isfinite(item):
                 container[key] = None  # type: ignore[index]
+                replaced += 1
             elif isinstance(item, (dict, list)):
                 todo.append(item)
-    return value
+    return value, replaced
 
 
 _QUOTE_CHARS = frozenset("\"'\u2018\u2019\u201c\u201d\u201e`\u00b4")

@@ -98,7 +98,10 @@ def _parse_candidate(
 ) -> ParsedCandidate:
     diagnostics: list[Diagnostic] = list(candidate.diagnostics)
     if candidate.synthetic:
-        outcome = clock.run("parse", lambda: parse_json(candidate.text, limits=options.limits))
+        outcome = clock.run(
+            "parse",
+            lambda: parse_json(candidate.text, limits=options.limits, engine=options.engine),
+        )
         # A synthesised payload has no text of its own in the input: point at the envelope.
         diagnostics += [
             replace(d, span=candidate.span, position=lines.position(candidate.span.start))
@@ -107,7 +110,10 @@ def _parse_candidate(
     else:
         payload = clock.run("normalize", lambda: clean_payload(candidate.text))
         diagnostics += _relocate(payload.diagnostics, candidate.span.start, lines)
-        outcome = clock.run("parse", lambda: parse_json(payload.text, limits=options.limits))
+        outcome = clock.run(
+            "parse",
+            lambda: parse_json(payload.text, limits=options.limits, engine=options.engine),
+        )
         if payload.removed or payload.text is not candidate.text:
             mapped = [
                 replace(
@@ -200,12 +206,12 @@ _STATUS_ORDER = list(Status)
 def _reject_prose(parsed: ParsedCandidate) -> ParsedCandidate:
     """A text that does not look like JSON at all is prose, not a JSON string.
 
-    The lenient parser will happily read ``I cannot help with that`` as a string, or
-    ``Use {name} here.`` as a list; when extraction found nothing JSON-like, only an
-    object or array read without guessing counts as recovered.
+    A lenient parser can read ``Use {name} here.`` as a list, or (json-repair) ``I cannot
+    help with that`` as a string; when extraction found nothing JSON-like, only a value
+    read without guessing (``True``, ``.3``, ``‘foo’``) counts as recovered.
     """
     guessed = any(d.stage == "parse" and d.risk is Risk.GUESS for d in parsed.diagnostics)
-    if not parsed.ok or (isinstance(parsed.value, (dict, list)) and not guessed):
+    if not parsed.ok or not guessed:
         return parsed
     failure = Diagnostic(
         code="parse.failed",

@@ -278,15 +278,27 @@ class _Walker:
         self._views: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
         self._patterns: dict[str, re.Pattern[str] | None] = {}
         self._names: dict[int, tuple[dict[str, Any], frozenset[str]]] = {}
+        self._keyword_views: dict[tuple[int, str], tuple[dict[str, Any], dict[str, Any]]] = {}
+        # (id(schema), id(value)) → (schema, value, validity). Values are never mutated, and
+        # holding both objects keeps their ids from being reused, so a hit is exact. The
+        # resolver is left out of the key: a schema object's base URI is fixed by its place.
+        self._validity: dict[tuple[int, int], tuple[Any, Any, bool | None]] = {}
 
     # --- the schema side ---------------------------------------------------------------------
 
     def is_valid(self, value: Any, schema: Any, resolver: Any) -> bool | None:
         """Whether ``value`` fits ``schema``; ``None`` when the schema cannot be evaluated."""
-        if schema is True or not isinstance(schema, (dict, bool)):
-            return True
-        if schema is False:
-            return False
+        if not isinstance(schema, dict):
+            return schema is not False  # true, or not a schema at all
+        key = (id(schema), id(value))
+        hit = self._validity.get(key)
+        if hit is not None and hit[0] is schema and hit[1] is value:
+            return hit[2]
+        result = self._check(value, schema, resolver)
+        self._validity[key] = (schema, value, result)
+        return result
+
+    def _check(self, value: Any, schema: dict[str, Any], resolver: Any) -> bool | None:
         try:
             return bool(self.validator.evolve(schema=schema, _resolver=resolver).is_valid(value))
         except RecursionError:
@@ -332,6 +344,17 @@ class _Walker:
             return hit[1]
         view = {k: v for k, v in schema.items() if k not in sw.COMPOSITE_KEYWORDS}
         self._views[id(schema)] = (schema, view)
+        return view
+
+    def keyword_view(self, schema: dict[str, Any], keyword: str) -> dict[str, Any]:
+        """``{keyword: schema[keyword]}``, the same object each time (validity is cached by
+        schema identity)."""
+        key = (id(schema), keyword)
+        hit = self._keyword_views.get(key)
+        if hit is not None and hit[0] is schema:
+            return hit[1]
+        view = {keyword: schema[keyword]}
+        self._keyword_views[key] = (schema, view)
         return view
 
     def pattern(self, pattern: str) -> re.Pattern[str] | None:
@@ -471,10 +494,9 @@ class _Walker:
             fix = fix.then(self.repair(fix.value, branch, resolver, pointer, depth + 1, names))
         fix = fix.then(self.local(fix.value, schema, resolver, pointer, depth, names))
         for keyword in ("anyOf", "oneOf"):
-            branches = sw.subschema_list(schema.get(keyword))
-            if branches:
+            if sw.subschema_list(schema.get(keyword)):
                 fix = fix.then(
-                    self.union(fix.value, keyword, branches, resolver, pointer, depth, names)
+                    self.union(fix.value, schema, keyword, resolver, pointer, depth, names)
                 )
         return fix
 
@@ -516,22 +538,28 @@ class _Walker:
     def union(
         self,
         value: Any,
+        schema: dict[str, Any],
         keyword: str,
-        branches: list[Any],
         resolver: Any,
         pointer: str,
         depth: int,
         names: frozenset[str],
     ) -> _Fix:
         """Try every branch of an ``anyOf``/``oneOf``; keep the best one that validates."""
-        whole = {keyword: branches}
+        whole = self.keyword_view(schema, keyword)
+        branches = sw.subschema_list(schema[keyword])
         if self.is_valid(value, whole, resolver) is not False:
             return _Fix(value)
         tried: list[tuple[int, _Fix, bool]] = []
         for index, branch in enumerate(branches):
             fix = self.repair(value, branch, resolver, pointer, depth + 1, names)
-            if fix.ops:
-                tried.append((index, fix, self.is_valid(fix.value, whole, resolver) is True))
+            if not fix.ops:
+                continue
+            # Its own branch first (cheap); oneOf also needs no other branch to match.
+            ok = self.is_valid(fix.value, branch, resolver) is True
+            if ok and keyword == "oneOf":
+                ok = self.is_valid(fix.value, whole, resolver) is True
+            tried.append((index, fix, ok))
         good = [(index, fix) for index, fix, ok in tried if ok]
         if good:
             return self.choose(good, keyword, pointer)

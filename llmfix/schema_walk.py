@@ -5,6 +5,7 @@ Nothing here knows about patches or diagnostics; :mod:`llmfix.schema_repair` bui
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -328,6 +329,7 @@ def read_json_container(text: str) -> dict[str, Any] | list[Any] | None:
 # --- Names --------------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=8192)
 def fold(name: str) -> str:
     """Case, spacing and punctuation removed: ``firstName``, ``first_name``, ``First Name``
     all fold to ``firstname``."""

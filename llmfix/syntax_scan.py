@@ -11,12 +11,13 @@ so it stays linear on any input (the lookahead after a closing quote reads only
 whitespace, and the search for a later closing quote stops at the quote the pass would
 reach next anyway).
 
-Where a finding has one mechanical fix that certainly or unambiguously gives the value
-the model meant (tiers ``lossless`` and ``safe``), it carries that fix as text edits.
-When every finding of a text carries its edits, applying them yields strict JSON whose
-value is exactly what the findings describe (see :meth:`SyntaxScan.fixed_text`).
-Findings of tier ``guess`` carry no edit: which value was meant is a judgement left to
-the lenient parser.
+Most findings carry their fix as text edits: for tiers ``lossless`` and ``safe`` the one
+that certainly or unambiguously gives the meant value; for some ``guess`` findings the
+obvious one (insert the missing ``,`` or ``:``, complete a truncated value). When every
+finding of a text carries its edits, applying them yields strict JSON whose value is
+exactly what the findings describe (see :meth:`SyntaxScan.fixed_text`). Findings whose
+reading is a real judgement (an unquoted string, an unescaped quote, prose around the
+value) carry no edit, and the lenient parser decides.
 
 Reading is heuristic where JSON is broken: for an unescaped quote, a quote that is not
 followed by something that may follow a string (``,`` ``}`` ``]`` ``:``, another value,
@@ -76,8 +77,6 @@ def _match_end(pattern: re.Pattern[str], text: str, pos: int) -> int:
     return m.end() if m else pos
 
 
-# Whitespace and comments (used to look past them without reporting them).
-_GAP = re.compile(r"(?:[ \t\r\n]+|//[^\n]*|\#[^\n]*|/\*[\s\S]*?(?:\*/|\Z))*")
 # Body of a string: a run of characters that need no attention, per opening quote.
 _BODY = {q: re.compile("[^\\\\\x00-\x1f" + re.escape(c) + "]*") for q, c in _CLOSERS.items()}
 _NEXT_CLOSER = {q: re.compile("[" + re.escape(c) + "]") for q, c in _CLOSERS.items()}
@@ -121,7 +120,7 @@ class Finding:
     """One departure from strict JSON.
 
     ``edits`` is the mechanical fix (``()`` when another finding's edit covers it), or
-    ``None`` when no fix is certain enough to apply (tier ``guess``).
+    ``None`` when the reading is a judgement left to the lenient parser.
     """
 
     code: str
@@ -304,12 +303,14 @@ class _Scanner:
             self.open_arrays -= 1
         self.value_done(end, empty=members == 0)
 
-    def retract_virtual_comma(self) -> bool:
+    def retract_virtual_comma(self) -> None:
+        """Take back a ',' reported missing that no value followed: the container is
+        again just after its last value."""
         found, self.virtual_comma = self.virtual_comma, None
-        if found is None:
-            return False
-        found.code = ""  # dropped when the scan is frozen
-        return True
+        if found is not None:
+            found.code = ""  # dropped when the scan is frozen
+            frame = self.stack[-1]
+            frame[1] = _O_NEXT if frame[0] == _OBJ else _A_NEXT
 
     def value_done(self, end: int, *, empty: bool = False) -> None:
         self.last_value_end = end
@@ -492,14 +493,23 @@ class _Scanner:
                 return end
             missing = ""
             while self.stack[-1][0] != want:
-                missing += "}" if self.stack[-1][0] == _OBJ else "]"
+                closer = "}" if self.stack[-1][0] == _OBJ else "]"
+                self.settle(start, closer)
+                missing += closer
                 self.pop(start)
             message = f"missing '{missing}' before '{char}'"
             insert = [TextEdit(start, start, missing)]
             self.add("parse.missing_closer", start, start, message, _G, insert)
-            frame = self.stack[-1]
-        state = frame[1]
-        if state in _AFTER_COMMA and not self.retract_virtual_comma():
+        self.settle(start, char)
+        self.pop(end)
+        return end
+
+    def settle(self, start: int, char: str) -> None:
+        """Before the innermost container is closed by ``char`` at ``start``: a comma or
+        a key left hanging in it."""
+        self.retract_virtual_comma()
+        state = self.stack[-1][1]
+        if state in _AFTER_COMMA:
             comma = self.last_comma
             self.add(
                 "parse.trailing_comma",
@@ -511,12 +521,10 @@ class _Scanner:
             )
         elif state in (_O_COLON, _O_VALUE):
             self.missing_value(state, start, char)
-        self.pop(end)
-        return end
 
     def on_comma(self, start: int, end: int) -> int:
         self.last_comma = start
-        virtual = self.retract_virtual_comma()
+        self.retract_virtual_comma()
         if not self.stack:
             if self.top_done:
                 self.top_comma = start
@@ -550,9 +558,8 @@ class _Scanner:
                 _delete(start, end),
             )
         elif state in _AFTER_COMMA:
-            if not virtual:
-                message = "repeated comma"
-                self.add("parse.extra_comma", start, end, message, _S, _delete(start, end))
+            message = "repeated comma"
+            self.add("parse.extra_comma", start, end, message, _S, _delete(start, end))
         else:  # after a key or a ':'
             self.missing_value(state, start, ",")
             frame[1] = _O_KEY
@@ -636,19 +643,25 @@ class _Scanner:
         return _delete(gap_start, gap_end)
 
     def on_ellipsis(self, start: int, end: int) -> int:
-        if self.stack and self.stack[-1][1] in (_O_KEY_OR_END, _O_KEY, _A_VALUE_OR_END, _A_VALUE):
-            found = self.add(
-                "parse.ellipsis",
-                start,
-                end,
-                "'...' standing for omitted items",
-                _S,
-                _delete(start, end),
-            )
-            self.ellipsis = found
-            # After a ',' reported missing, the ellipsis explains the gap instead.
-            self.ellipsis_comma = -1 if self.retract_virtual_comma() else self.last_comma
-            return end
+        if self.stack:
+            self.retract_virtual_comma()  # the ellipsis explains the gap instead
+            state = self.stack[-1][1]
+            if state in (_O_NEXT, _A_NEXT):  # right after an item: '[1, 2 ...]'
+                message = "'...' standing for omitted items"
+                self.add("parse.ellipsis", start, end, message, _S, _delete(start, end))
+                return end
+            if state in (_O_KEY_OR_END, _O_KEY, _A_VALUE_OR_END, _A_VALUE):
+                found = self.add(
+                    "parse.ellipsis",
+                    start,
+                    end,
+                    "'...' standing for omitted items",
+                    _S,
+                    _delete(start, end),
+                )
+                self.ellipsis = found
+                self.ellipsis_comma = self.last_comma if state in _AFTER_COMMA else -1
+                return end
         role = self.slot(start)
         if role == _STOP:
             return self.n
@@ -996,10 +1009,12 @@ class _Scanner:
                     _delete(at, at + 1),
                 )
             return
+        in_string = self.eof_in_string
+        if self.stack and not in_string:
+            self.retract_virtual_comma()
         closers = "".join("}" if kind == _OBJ else "]" for kind, _, _ in reversed(self.stack))
         state = self.stack[-1][1] if self.stack else None
-        in_string = self.eof_in_string
-        if not in_string and state in _AFTER_COMMA and not self.retract_virtual_comma():
+        if not in_string and state in _AFTER_COMMA:
             if self.ellipsis is not None and self.ellipsis.edits is not None:
                 comma = self.ellipsis_comma
                 if comma >= 0:

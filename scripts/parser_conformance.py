@@ -175,6 +175,7 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "unescaped quotes": lambda n: _repeat('{"a": "say "hi" now"},', n, "[", "]"),
     "python literals": lambda n: _repeat("{'a': True, 'b': None},", n, "[", "]"),
     "comments": lambda n: _repeat("1, // c\n/* c */ 2,\n", n, "[", "]"),
+    "fenced blocks in prose": lambda n: _repeat('Block:\n```json\n{"a": [1, 2]}\n```\n', n, "Hi "),
     "key colon prose": lambda n: '{"a": "' + "first, b: " * (n // 10) + "x}",
 }
 

@@ -20,7 +20,15 @@ from llmfix import parse as parse_module
 from llmfix.config import Limits
 from llmfix.errors import ConfigError
 from llmfix.model import Risk, Severity
-from llmfix.parse import ParseOutcome, parse_json
+from llmfix.parse import ParseOutcome
+from llmfix.parse import parse_json as _parse_json
+
+
+def parse_json(text: str, **options: Any) -> ParseOutcome:
+    """This file tests the guarded json-repair engine (``--engine json-repair``); the
+    default engine, llmfix's own parser, is tested in test_repair_parser.py."""
+    options.setdefault("engine", "json-repair")
+    return _parse_json(text, **options)
 
 
 def _codes(outcome: ParseOutcome) -> list[str]:

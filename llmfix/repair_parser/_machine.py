@@ -365,6 +365,7 @@ class Parser(StringScanner):
                 frame[F_KIND] in (K_ARR, K_OBJ)
                 and not frame[F_CONT]
                 and frame[F_STATE] in (S_VALUE_FIRST, S_KEY_FIRST)
+                and pos - opener <= 64
                 and not self.text[opener + 1 : pos].strip()
             ):
                 # "[```json ... ```]": the bracket belongs to the fence, not to the value
@@ -425,7 +426,9 @@ class Parser(StringScanner):
         state = frame[F_STATE]
         if state in _NEXT_STATES and frame[F_COMMA] >= 0:
             comma = frame[F_COMMA]
-            self._repair("parse.trailing_comma", comma, comma + 1, LOSSLESS, "trailing comma")
+            closer = _CLOSER[kind]
+            message = f"trailing comma before {closer!r}" if closer else "trailing comma"
+            self._repair("parse.trailing_comma", comma, comma + 1, LOSSLESS, message)
         elif state in _VALUE_MISSING:
             self._set_missing(frame, close_start, "missing value read as null")
         value = frame[F_CONT]
@@ -509,8 +512,12 @@ class Parser(StringScanner):
                 added.append(closer)
             self._pop(end, end)
         if added:
+            # Closing brackets after a complete value is safe; after a number that ends
+            # the input it is not: the number itself may be cut short ("3" of "30").
+            tail = self.text[max(0, end - 64) : end].rstrip()[-1:]
+            risk = GUESS if tail.isdigit() or tail == "." else SAFE
             self._repair(
-                "parse.truncated", end, end, SAFE, f"added {''.join(added)!r} at end of input"
+                "parse.truncated", end, end, risk, f"added {''.join(added)!r} at end of input"
             )
         top = stack[0]
         if top[F_STATE] == S_VALUE_NEXT and top[F_COMMA] >= 0:
