@@ -5,10 +5,13 @@ user can predict:
 
 1. a candidate outside a reasoning block beats one inside it;
 2. one that validates against the schema beats one that does not (then fewer errors);
-3. less risky repairs beat riskier ones, then fewer repairs;
-4. an object or array beats a bare scalar (a JSON document double-encoded in a string
+3. the whole text, when it reads as JSON without dropping any of it, beats the pieces
+   inside it: choosing ``{"a": 1}`` out of ``{"a": 1}, "b": 2}`` would silently lose
+   ``b``, and ``{"a": 1} {"b": 2}`` reads as both values;
+4. less risky repairs beat riskier ones, then fewer repairs;
+5. an object or array beats a bare scalar (a JSON document double-encoded in a string
    is meant as the document);
-5. the larger candidate, then the earlier one, wins.
+6. the larger candidate, then the earlier one, wins.
 
 Two different candidates that are both valid and needed no risky repair are reported
 as ``extract.ambiguous`` (naming both spans) instead of being silently resolved.
@@ -56,12 +59,21 @@ def _overlaps(a: Span, b: Span) -> bool:
     return a.start < b.end and b.start < a.end
 
 
+# Repairs that mean the parser read part of the text as prose and left it out.
+_DROPS_TEXT = frozenset({"parse.trailing_text", "parse.leading_text", "parse.stray_text"})
+
+
+def _explains_all(p: ParsedCandidate) -> bool:
+    return p.candidate.origin == "whole" and not any(d.code in _DROPS_TEXT for d in p.diagnostics)
+
+
 def _rank(p: ParsedCandidate) -> tuple[Any, ...]:
     risk = p.risk
     span = p.candidate.span
     return (
         p.candidate.in_reasoning,
         p.schema_errors or 0,
+        not _explains_all(p),
         risk.rank if risk is not None else -1,
         p.repairs,
         not isinstance(p.value, (dict, list)),
@@ -111,7 +123,7 @@ def select_candidates(
     if pick == "first":
         best = min(pool, key=lambda p: (p.candidate.span.start, _rank(p)))
     elif pick == "last":
-        best = max(pool, key=lambda p: (p.candidate.span.start, [-x for x in _rank(p)[1:4]]))
+        best = max(pool, key=lambda p: (p.candidate.span.start, [-x for x in _rank(p)[1:5]]))
     elif pick == "largest":
         best = min(pool, key=lambda p: (-(p.candidate.span.end - p.candidate.span.start), _rank(p)))
     else:
