@@ -73,12 +73,16 @@ _LOOKS_LIKE_JSON = re.compile(
 _OPAQUE = re.compile(rf"[\s{INVISIBLE_CLASS}]*[{{\[\"\uff5b\uff3b\uff02]")
 _LEADING_INVISIBLE = re.compile(f"[{INVISIBLE_CLASS}]*")
 
+# Whitespace and short comments (bounded, so the lookahead stays cheap) before the
+# first key or item: models write `{ // the answer` as often as `{ "answer"`.
+_GAP = r"""(?:\s|//[^\n]{0,200}(?:\n|$)|/\*(?s:.){0,200}?\*/)*"""
 # What may follow a "{" that begins a JSON object: a quoted key, "}", or `identifier:`.
-_OBJECT_AHEAD = r"""\s*(?:["'\u201c\u2018}]|(?:[^\W\d]|\$)[\w$-]*\s*:(?!//))"""
+_OBJECT_AHEAD = _GAP + r"""(?:["'\u201c\u2018}]|(?:[^\W\d]|\$)[\w$-]*\s*:(?!//))"""
 # What may follow a "[" that begins a JSON array: a string, "]", a number or keyword
 # followed by "," or "]", or a nested "{"/"[" (which must begin JSON in turn).
 _ARRAY_AHEAD = (
-    r"""\s*(?:["'\u201c\u2018\]]|(?P<nested>[{\[])"""
+    _GAP
+    + r"""(?:["'\u201c\u2018\]]|(?P<nested>[{\[])"""
     r"""|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?\s*[,\]]"""
     r"""|(?:true|false|null|True|False|None)\s*[,\]])"""
 )

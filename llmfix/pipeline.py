@@ -20,7 +20,6 @@ from llmfix.model import (
     LineIndex,
     PatchOp,
     Result,
-    Risk,
     Severity,
     Span,
     Status,
@@ -203,15 +202,28 @@ def _finish(
 _STATUS_ORDER = list(Status)
 
 
+# Parse repairs that mean words were taken for JSON, or text was dropped around a value.
+_PROSE_READINGS = frozenset(
+    {
+        "parse.leading_text",
+        "parse.trailing_text",
+        "parse.stray_text",
+        "parse.unquoted_string",
+        "parse.unexpected",
+        "parse.repaired",
+    }
+)
+
+
 def _reject_prose(parsed: ParsedCandidate) -> ParsedCandidate:
     """A text that does not look like JSON at all is prose, not a JSON string.
 
-    A lenient parser can read ``Use {name} here.`` as a list, or (json-repair) ``I cannot
-    help with that`` as a string; when extraction found nothing JSON-like, only a value
-    read without guessing (``True``, ``.3``, ``‘foo’``) counts as recovered.
+    A lenient parser can read ``Optional parts go in [square brackets].`` as a list, or
+    (json-repair) ``I cannot help with that`` as a string; when extraction found nothing
+    JSON-like, a value read by taking words for strings or dropping text around it is
+    not a recovery. ``True``, ``.3`` or ``‘foo’`` still are.
     """
-    guessed = any(d.stage == "parse" and d.risk is Risk.GUESS for d in parsed.diagnostics)
-    if not parsed.ok or not guessed:
+    if not parsed.ok or not any(d.code in _PROSE_READINGS for d in parsed.diagnostics):
         return parsed
     failure = Diagnostic(
         code="parse.failed",

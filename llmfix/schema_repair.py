@@ -21,6 +21,9 @@ Principles:
   meant (see :func:`llmfix.schema_walk.read_number`); a ``number`` without a maximum leaves
   ``"87%"`` alone.
 
+Not handled (left as they are): ``$dynamicRef``/``$recursiveRef``, ``unevaluatedProperties``,
+``dependentSchemas``, ``not``, OpenAPI's ``nullable``.
+
 Patch operations are in application order: a node's own change first (``replace``, the
 ``move`` of an unwrap), then key renames (``move``), removals, its children's changes (at the
 renamed paths), then ``add`` of defaults.
