@@ -67,7 +67,8 @@ _MAX_NESTED_CHECK = 16  # "[[[…" openers inspected when judging whether "[" st
 
 # Where a JSON value may begin (for the whole text and for container contents).
 _LOOKS_LIKE_JSON = re.compile(
-    rf"[\s{INVISIBLE_CLASS}]*(?:[{{\[\"'\uff5b\uff3b\uff02]|-?\d|(?:true|false|null)\b)"
+    rf"(?:[\s{INVISIBLE_CLASS}]|//[^\n]{{0,200}}\n|/\*(?s:.){{0,200}}?\*/)*"
+    rf"(?:[{{\[\"'\uff5b\uff3b\uff02]|-?\d|(?:true|false|null)\b)"
 )
 # Container content that begins like this is opaque (see the module docstring).
 _OPAQUE = re.compile(rf"[\s{INVISIBLE_CLASS}]*[{{\[\"\uff5b\uff3b\uff02]")

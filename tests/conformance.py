@@ -117,6 +117,14 @@ def run_case(case: Case) -> Outcome:
     return Outcome(case, passed, result.value, result.status.value)
 
 
+def load_differences() -> dict[str, str]:
+    """case id → the documented reason it does not pass."""
+    import yaml
+
+    groups = yaml.safe_load(DIFFERENCES.read_text(encoding="utf-8"))
+    return {case: group["reason"] for group in groups for case in group["cases"]}
+
+
 def run_all() -> list[Outcome]:
     return [run_case(case) for case in load_cases()]
 
@@ -150,20 +158,31 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.conformance", description=__doc__)
     parser.add_argument("--failures", action="store_true", help="list every failing case")
     parser.add_argument("--json", action="store_true", help="print the table as JSON")
+    parser.add_argument(
+        "--floors", action="store_true", help="print floors (the current rates) as JSON"
+    )
     args = parser.parse_args(argv)
     outcomes = run_all()
     rates = table(outcomes)
-    if args.json:
+    if args.floors:
+        floors = {
+            c: {k: int(p / t * 1000) / 1000 for k, (p, t) in cats.items()}
+            for c, cats in rates.items()
+        }
+        print(json.dumps(floors, indent=2, sort_keys=True))
+    elif args.json:
         print(json.dumps({c: {k: list(v) for k, v in cats.items()} for c, cats in rates.items()}))
     else:
         print(render_markdown(rates))
     if args.failures:
+        reasons = load_differences()
         for o in outcomes:
             if not o.passed:
                 got = json.dumps(o.got, ensure_ascii=False)[:120]
                 want = "failure" if o.case.must_fail else json.dumps(o.case.expected)[:120]
                 print(f"FAIL {o.case.id} [{o.case.category}] {o.status}: got {got} want {want}")
                 print(f"     input: {o.case.input[:160]!r}")
+                print(f"     why: {reasons.get(o.case.id, 'NOT DOCUMENTED')[:160]}")
     return 0
 
 

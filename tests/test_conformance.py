@@ -10,12 +10,26 @@ import json
 
 import pytest
 
-from tests.conformance import FLOORS, run_all, table
+from tests.conformance import FLOORS, Outcome, load_differences, run_all, table
 
 
 @pytest.fixture(scope="module")
-def rates() -> dict[str, dict[str, tuple[int, int]]]:
-    return table(run_all())
+def outcomes() -> list[Outcome]:
+    return run_all()
+
+
+@pytest.fixture(scope="module")
+def rates(outcomes: list[Outcome]) -> dict[str, dict[str, tuple[int, int]]]:
+    return table(outcomes)
+
+
+def test_every_failure_is_documented_and_every_documented_case_fails(
+    outcomes: list[Outcome],
+) -> None:
+    failing = {o.case.id for o in outcomes if not o.passed}
+    documented = set(load_differences())
+    assert sorted(failing - documented) == [], "failing without a reason in the differences file"
+    assert sorted(documented - failing) == [], "passing now: remove from the differences file"
 
 
 FLOOR_ITEMS = sorted(
