@@ -24,3 +24,10 @@ def _source_codes() -> list[str]:
 @pytest.mark.parametrize("code", _source_codes())
 def test_code_is_listed_in_the_readme(code: str) -> None:
     assert f"`{code}`" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_every_schema_repair_rule_is_documented() -> None:
+    from llmfix.schema_repair import RULES
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert [rule for rule in RULES if f"| `{rule}` |" not in readme] == []
