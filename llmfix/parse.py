@@ -88,6 +88,14 @@ _DEFAULT_ENGINE = "llmfix"
 _new_instance = object.__new__
 
 
+def strict_json(text: str) -> tuple[bool, Any]:
+    """``(True, value)`` when ``text`` is strict RFC 8259 JSON, else ``(False, None)``."""
+    try:
+        return True, _strict_decode(text)
+    except (ValueError, RecursionError):
+        return False, None
+
+
 def parse_json(
     text: str, *, limits: Limits = _DEFAULT_LIMITS, engine: str = _DEFAULT_ENGINE
 ) -> ParseOutcome:

@@ -26,7 +26,7 @@ from llmfix.model import (
     Timings,
 )
 from llmfix.normalize import clean_payload, normalize_document
-from llmfix.parse import parse_json
+from llmfix.parse import parse_json, strict_json
 from llmfix.select import ParsedCandidate, select_candidates
 
 if TYPE_CHECKING:
@@ -215,6 +215,29 @@ _PROSE_READINGS = frozenset(
 )
 
 
+def _strict_document(
+    text: str, validator: SchemaValidator | None, clock: _Clock
+) -> ParsedCandidate | None:
+    """The fast path: a whole text that is strict JSON (an object or array) is the value.
+
+    Valid input never meets a heuristic, and pays for one decode and one validation.
+    """
+    start = len(text) - len(text.lstrip())
+    if text[start : start + 1] not in ("{", "["):
+        return None
+    stripped = text.strip()
+    ok, value = clock.run("parse", lambda: strict_json(stripped))
+    if not ok:
+        return None
+    errors = None
+    if validator is not None:
+        errors = clock.run(
+            "validate", lambda: 0 if validator.is_valid(value) else len(validator.errors(value))
+        )
+    candidate = Candidate(stripped, Span(start, start + len(stripped)), "whole")
+    return ParsedCandidate(candidate, True, value, True, (), errors)
+
+
 def _reject_prose(parsed: ParsedCandidate) -> ParsedCandidate:
     """A text that does not look like JSON at all is prose, not a JSON string.
 
@@ -249,6 +272,19 @@ def repair_text(
         validator = make_validator(schema)
     clock = _Clock()
     lines = LineIndex(text)
+
+    fast = _strict_document(text, validator, clock)
+    if fast is not None:
+        status, value, diagnostics, patch = _finish(fast, options, validator, clock)
+        return Result(
+            status=status,
+            value=value,
+            diagnostics=tuple(diagnostics),
+            patch=tuple(patch),
+            timings=Timings(clock.stages),
+            candidate=fast.candidate,
+            values=(value,) if options.pick == "all" else None,
+        )
 
     document = clock.run("normalize", lambda: normalize_document(text))
     candidates, extract_diags = clock.run("extract", lambda: extract_candidates(document))
