@@ -27,6 +27,7 @@ from llmfix.model import (
 )
 from llmfix.normalize import clean_payload, normalize_document
 from llmfix.parse import parse_json, strict_json
+from llmfix.partial import drop_incomplete_tail, mark_missing, was_truncated
 from llmfix.select import ParsedCandidate, select_candidates
 
 if TYPE_CHECKING:
@@ -152,7 +153,11 @@ def _finish(
     diagnostics = list(chosen.diagnostics)
     patch: list[PatchOp] = []
     errors: list[Diagnostic] = []
-    if validator is not None and chosen.schema_errors != 0:
+    partial = options.partial and was_truncated(chosen.diagnostics)
+    if partial:
+        value, notes = drop_incomplete_tail(value, chosen.diagnostics)
+        diagnostics += notes
+    if validator is not None and (chosen.schema_errors != 0 or partial):
         errors = clock.run("validate", lambda: validator.errors(value))
         if errors and options.schema_repair:
             from llmfix.schema_repair import coerce_to_schema
@@ -171,6 +176,9 @@ def _finish(
                 patch = list(outcome.patch)
                 errors = clock.run("validate", lambda: validator.errors(value))
             diagnostics += outcome.diagnostics
+    if partial:
+        errors, missing = mark_missing(errors)
+        diagnostics += missing
     diagnostics += errors
 
     if errors:
@@ -185,6 +193,8 @@ def _finish(
         status = Status.VALID
     else:
         status = Status.EXTRACTED
+    if partial and status in (Status.VALID, Status.EXTRACTED):
+        status = Status.REPAIRED  # a partial result is never claimed valid
     if chosen.candidate.in_reasoning and status is not Status.INVALID:
         diagnostics.append(
             Diagnostic(
