@@ -82,8 +82,7 @@ _OBJECT_AHEAD = _GAP + r"""(?:["'\u201c\u2018}]|(?:[^\W\d]|\$)[\w$-]*\s*:(?!//))
 # What may follow a "[" that begins a JSON array: a string, "]", a number or keyword
 # followed by "," or "]", or a nested "{"/"[" (which must begin JSON in turn).
 _ARRAY_AHEAD = (
-    _GAP
-    + r"""(?:["'\u201c\u2018\]]|(?P<nested>[{\[])"""
+    _GAP + r"""(?:["'\u201c\u2018\]]|(?P<nested>[{\[])"""
     r"""|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?\s*[,\]]"""
     r"""|(?:true|false|null|True|False|None)\s*[,\]])"""
 )

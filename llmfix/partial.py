@@ -3,8 +3,8 @@
 A streamed answer read before the model finished ends in the middle of something. The
 parser closes what is open; in partial mode llmfix also drops the scalar that was cut
 short (a string or number completed by a guess is not what the model wrote), and turns
-"missing required property" / "too few items" errors into ``partial.missing`` warnings that say what has not
-arrived yet. A partial result is never reported as valid.
+"missing required property" / "too few items" errors into ``partial.missing`` warnings
+that say what has not arrived yet. A partial result is never reported as valid.
 """
 
 from __future__ import annotations

@@ -285,12 +285,12 @@ def repair_text(
 
     fast = _strict_document(text, validator, clock)
     if fast is not None:
-        status, value, diagnostics, patch = _finish(fast, options, validator, clock)
+        status, value, fast_diagnostics, fast_patch = _finish(fast, options, validator, clock)
         return Result(
             status=status,
             value=value,
-            diagnostics=tuple(diagnostics),
-            patch=tuple(patch),
+            diagnostics=tuple(fast_diagnostics),
+            patch=tuple(fast_patch),
             timings=Timings(clock.stages),
             candidate=fast.candidate,
             values=(value,) if options.pick == "all" else None,

@@ -296,7 +296,10 @@ def tools_file(tmp_path: Path) -> Path:
 
 
 def test_tools_calls_are_checked_and_repaired(cli: Any, tools_file: Path) -> None:
-    text = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": "3",}}\n</tool_call>'
+    text = (
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": "3",}}\n'
+        "</tool_call>"
+    )
     result = cli("repair", "--tools", str(tools_file), "--compact", input=text)
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout) == [

@@ -91,7 +91,7 @@ RISKS = [
     ("[1,]", "parse.trailing_comma", Risk.LOSSLESS),
     ("[1 /* c */]", "parse.comment", Risk.LOSSLESS),
     ("{'a': 1}", "parse.single_quotes", Risk.SAFE),
-    ("[1, \"a\"", "parse.truncated", Risk.SAFE),
+    ('[1, "a"', "parse.truncated", Risk.SAFE),
     ("[1, 2", "parse.truncated", Risk.GUESS),
     ('["abc', "parse.truncated", Risk.GUESS),
     ("[1 2]", "parse.missing_comma", Risk.GUESS),

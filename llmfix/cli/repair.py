@@ -53,9 +53,58 @@ class _RepairRun:
     indent: int | None
     verbosity: int
     tools: _ToolRun | None = None
+    llm: _LlmRun | None = None
 
 
-def _repair_one(run: _RepairRun, name: str, text: str) -> tuple[Result, list[str]]:
+@dataclass
+class _LlmRun:
+    """LLM repair for the run: one provider (its connections, the structured modes a server
+    refused) and one call budget shared by every input; token and call totals."""
+
+    config: Any  # llmfix.llm.LlmConfig
+    provider: Any  # llmfix.llm.Provider
+    budget: Any  # llmfix.llm.CallBudget
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+def _build_llm_run(enabled: bool, flags: dict[str, Any]) -> _LlmRun | None:
+    if not enabled:
+        return None
+    from llmfix.llm import CallBudget, LlmConfig, make_provider
+
+    # Precedence: defaults < the llm: section of the config file < flags.
+    config = LlmConfig().with_overrides(**flags)
+    config.require_model()
+    return _LlmRun(config, make_provider(config), CallBudget(config.max_calls))
+
+
+def _llm_repair(run: _RepairRun, name: str, text: str, result: Result) -> tuple[Result, Any]:
+    from llmfix.llm import llm_repair, needs_llm
+
+    llm = run.llm
+    if llm is None or run.tools is not None or not needs_llm(result):
+        return result, None
+    outcome = llm_repair(
+        text,
+        result,
+        validator=run.validator,
+        config=llm.config,
+        provider=llm.provider,
+        options=run.options,
+        budget=llm.budget,
+        name=name,
+    )
+    llm.calls += outcome.calls
+    llm.input_tokens += outcome.input_tokens
+    llm.output_tokens += outcome.output_tokens
+    return outcome.result, outcome.to_dict()
+
+
+def _repair_one(
+    run: _RepairRun, name: str, text: str
+) -> tuple[Result, list[str], dict[str, Any] | None]:
     from llmfix.gate import gate_failures
 
     if run.tools is not None:
@@ -78,7 +127,8 @@ def _repair_one(run: _RepairRun, name: str, text: str) -> tuple[Result, list[str
         from llmfix.pipeline import repair_text
 
         result = repair_text(text, options=run.options, validator=run.validator)
-    return result, gate_failures(result, run.fail_on, run.max_risk)
+    result, llm_record = _llm_repair(run, name, text, result)
+    return result, gate_failures(result, run.fail_on, run.max_risk), llm_record
 
 
 def _output_text(result: Result, indent: int | None) -> str:
@@ -211,6 +261,39 @@ def repair(
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Print info diagnostics and hints too.")
     ] = False,
+    llm: Annotated[
+        bool, typer.Option("--llm/--no-llm", help="Ask a model to repair what rules cannot.")
+    ] = False,
+    model: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--model", help="Model for --llm (e.g. gpt-4o-mini, claude-haiku-4-5)."),
+    ] = None,
+    provider: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--provider", help="openai (any OpenAI-compatible server) or anthropic."),
+    ] = None,
+    base_url: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--base-url", help="API base URL (OpenAI style ends in /v1)."),
+    ] = None,
+    max_attempts: Annotated[
+        Optional[int],  # noqa: UP045
+        typer.Option("--max-attempts", help="Model repair attempts per response (default 2)."),
+    ] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Neither read nor write the model answer cache.")
+    ] = False,
+    no_redact: Annotated[
+        bool, typer.Option("--no-redact", help="Record prompts and answers unredacted.")
+    ] = False,
+    save_prompts: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option("--save-prompts", help="Write each model attempt to a JSON file in DIR."),
+    ] = None,
+    max_llm_calls: Annotated[
+        Optional[int],  # noqa: UP045
+        typer.Option("--max-llm-calls", help="Model requests for the whole run, at most."),
+    ] = None,
 ) -> None:
     """Repair raw model responses: JSON on stdout, diagnostics on stderr.
 
@@ -249,9 +332,34 @@ def repair(
                 raise ConfigError("--field needs --jsonl")
             raise typer.Exit(int(repair_jsonl(run, files, field)))
         _check_outputs(sources, output, in_place, backup)
-        code = _repair_all(run, sources, output, in_place, backup, report, patch, explain, encoding)
+        run.llm = _build_llm_run(
+            llm,
+            {
+                "model": model,
+                "provider": provider,
+                "base_url": base_url,
+                "max_attempts": max_attempts,
+                "cache": False if no_cache else None,
+                "redact": False if no_redact else None,
+                "save_prompts": str(save_prompts) if save_prompts is not None else None,
+                "max_calls": max_llm_calls,
+            },
+        )
+        try:
+            code = _repair_all(
+                run, sources, output, in_place, backup, report, patch, explain, encoding
+            )
+        finally:
+            if run.llm is not None:
+                run.llm.provider.close()
     except LlmfixError as exc:
         raise fail(str(exc)) from None
+    if run.llm is not None and run.verbosity >= 0:
+        calls = run.llm.calls
+        sys.stderr.write(
+            f"llmfix: llm: {calls} model call{'' if calls == 1 else 's'}, "
+            f"{run.llm.input_tokens} input + {run.llm.output_tokens} output tokens\n"
+        )
     raise typer.Exit(int(code))
 
 
@@ -378,7 +486,7 @@ def _repair_all(
             items.append({"source": path, "status": "error", "error": str(exc)})
             code = ExitCode.USAGE
             continue
-        result, failures = _repair_one(run, source.name, source.text)
+        result, failures, llm_record = _repair_one(run, source.name, source.text)
         if source.diagnostics:
             from dataclasses import replace
 
@@ -398,7 +506,10 @@ def _repair_all(
                     console.print(
                         f"{source.name}: fails: {reason}", style="bold red", highlight=False
                     )
-        items.append({"source": source.name, **result.to_dict()})
+        item = {"source": source.name, **result.to_dict()}
+        if llm_record is not None:
+            item["llm"] = llm_record
+        items.append(item)
         patches.extend({"source": source.name, **op.to_json_patch()} for op in result.patch)
         if failures or (result.value is None and not result.ok):
             continue
