@@ -93,6 +93,7 @@ class Settings:
     progress: bool = True
     options: Mapping[str, Any] = dataclass_field(default_factory=dict)
     checks: tuple[CheckRule, ...] = ()
+    llm: Mapping[str, Any] = dataclass_field(default_factory=dict)  # the llm: section
     config: str | None = None  # the file these came from
     base: str = "."  # directory the rules' globs are relative to
     flagged: frozenset[str] = frozenset()  # settings given on the command line
@@ -195,6 +196,7 @@ def _key_types() -> dict[str, tuple[str, Callable[[Any], bool]]]:
         "progress": ("true or false", _bool),
         "options": ("a mapping of repair options", _mapping),
         "checks": ("a list of rules", _checks),
+        "llm": ("a mapping of LLM repair settings", _mapping),
     }
 
 
@@ -308,6 +310,11 @@ def _validated(data: Mapping[str, Any], path: Path) -> dict[str, Any]:
             out[key] = [out[key]]
     if "options" in out:
         out["options"] = _checked_options(out["options"], f"{path}: options")
+    if "llm" in out:
+        from llmfix.llm import LlmConfig
+
+        LlmConfig.from_mapping(out["llm"], source=f"{path}: llm")  # checks keys and types
+        out["llm"] = dict(out["llm"])
     if "paths" in out:
         out["paths"] = [_relative(base, p) for p in out["paths"]]
     for key in _PATH_KEYS & set(out):

@@ -1,8 +1,4 @@
-"""`llmfix repair --llm` end to end: the installed CLI in a subprocess against a local server.
-
-Skipped until ``llmfix repair --help`` lists ``--llm`` (the flags are wired in the CLI
-separately from the LLM package).
-"""
+"""`llmfix repair --llm` end to end: the installed CLI in a subprocess against a local server."""
 
 from __future__ import annotations
 
@@ -28,22 +24,18 @@ PERSON = {
 VALID = {"name": "Ada", "age": 36}
 
 
-def llmfix(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def llmfix(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "llmfix", *args],
         capture_output=True,
         text=True,
         env=env,
+        cwd=cwd,
         timeout=60,
         check=False,
     )
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _needs_llm_flags() -> None:
-    shown = llmfix("repair", "--help", env={**os.environ, "COLUMNS": "200"}).stdout
-    if "--llm" not in shown:
-        pytest.skip("`llmfix repair` has no --llm flag yet")
 
 
 @pytest.fixture
@@ -167,3 +159,44 @@ def test_the_key_never_appears_in_output_or_report(
     done = repair_llm(files, env, server.openai_base)
     seen = done.stdout + done.stderr + files["report"].read_text(encoding="utf-8")
     assert FAKE_KEY not in seen
+
+
+def test_the_llm_section_of_llmfix_yaml_turns_llm_repair_on(
+    server: LlmServer, files: dict[str, Path], env: dict[str, str], tmp_path: Path
+) -> None:
+    (tmp_path / "llmfix.yaml").write_text(
+        f"llm:\n  provider: openai\n  model: test-model\n  base-url: {server.openai_base}\n"
+        "  cache: false\n",
+        encoding="utf-8",
+    )
+    server.enqueue(openai_reply(VALID))
+    done = llmfix("repair", str(files["answer"]), "-s", str(files["schema"]), env=env, cwd=tmp_path)
+    assert (done.returncode, json.loads(done.stdout), len(server.requests)) == (0, VALID, 1)
+
+
+def test_no_llm_beats_the_config_file(
+    server: LlmServer, files: dict[str, Path], env: dict[str, str], tmp_path: Path
+) -> None:
+    (tmp_path / "llmfix.yaml").write_text(
+        f"llm:\n  model: test-model\n  base-url: {server.openai_base}\n", encoding="utf-8"
+    )
+    done = llmfix(
+        "repair",
+        str(files["answer"]),
+        "-s",
+        str(files["schema"]),
+        "--no-llm",
+        env=env,
+        cwd=tmp_path,
+    )
+    assert (done.returncode, server.requests) == (1, [])
+
+
+def test_a_typo_in_the_llm_section_is_a_one_line_error(
+    files: dict[str, Path], env: dict[str, str], tmp_path: Path
+) -> None:
+    (tmp_path / "llmfix.yaml").write_text("llm:\n  modle: x\n", encoding="utf-8")
+    done = llmfix("repair", str(files["answer"]), env=env, cwd=tmp_path)
+    assert done.returncode == 2
+    assert "model" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1

@@ -69,13 +69,19 @@ class _LlmRun:
     output_tokens: int = 0
 
 
-def _build_llm_run(enabled: bool, flags: dict[str, Any]) -> _LlmRun | None:
-    if not enabled:
+def _build_llm_run(enabled: bool | None, flags: dict[str, Any]) -> _LlmRun | None:
+    if enabled is False:
+        return None
+    from llmfix.configfile import load_settings
+
+    section = load_settings({}).llm  # llmfix.yaml or [tool.llmfix], found upward
+    if enabled is None and not section:
         return None
     from llmfix.llm import CallBudget, LlmConfig, make_provider
 
     # Precedence: defaults < the llm: section of the config file < flags.
-    config = LlmConfig().with_overrides(**flags)
+    base = LlmConfig.from_mapping(section, source="config: llm") if section else LlmConfig()
+    config = base.with_overrides(**flags)
     config.require_model()
     return _LlmRun(config, make_provider(config), CallBudget(config.max_calls))
 
@@ -262,8 +268,13 @@ def repair(
         bool, typer.Option("--verbose", "-v", help="Print info diagnostics and hints too.")
     ] = False,
     llm: Annotated[
-        bool, typer.Option("--llm/--no-llm", help="Ask a model to repair what rules cannot.")
-    ] = False,
+        Optional[bool],  # noqa: UP045
+        typer.Option(
+            "--llm/--no-llm",
+            help="Ask a model to repair what rules cannot (default: on when llmfix.yaml "
+            "has an llm: section).",
+        ),
+    ] = None,
     model: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option("--model", help="Model for --llm (e.g. gpt-4o-mini, claude-haiku-4-5)."),
