@@ -277,6 +277,13 @@ def _read_yaml(path: Path) -> Any:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
     try:
         data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        # file:line:column and the problem alone: PyYAML's own text spans several lines
+        # and names the source "<unicode string>".
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        problem = " ".join((exc.problem or exc.context or "syntax error").split())
+        raise ConfigError(f"{where}: not valid YAML: {problem}") from None
     except yaml.YAMLError as exc:
         problem = " ".join(str(exc).split())
         raise ConfigError(f"{path}: not valid YAML: {problem}") from None

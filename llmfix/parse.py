@@ -54,12 +54,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llmfix.config import ENGINES, Limits
 from llmfix.errors import ConfigError
 from llmfix.model import Diagnostic, LineIndex, Risk, Severity, Span
-from llmfix.syntax_scan import SyntaxScan, scan
+
+if TYPE_CHECKING:
+    from llmfix.syntax_scan import SyntaxScan
 
 STAGE = "parse"
 
@@ -186,6 +188,8 @@ def _parse_lenient(text: str, limits: Limits) -> ParseOutcome:
 
 
 def _repair(text: str, limits: Limits, repair_json: Callable[..., Any]) -> ParseOutcome:
+    from llmfix.syntax_scan import scan  # only the json-repair engine needs it
+
     found = scan(text)
     if found.max_depth > limits.max_depth:
         return _depth_failure(limits)
@@ -355,7 +359,11 @@ _RETRY = 0.005
 def _interruptible_files() -> tuple[str, ...]:
     """Source files the budget may interrupt: json-repair's, and this stage's own."""
     here = os.path.dirname(os.path.abspath(__file__))
-    files = [os.path.join(here, "parse.py"), os.path.join(here, "syntax_scan.py")]
+    files = [
+        os.path.join(here, "parse.py"),
+        os.path.join(here, "syntax_scan.py"),
+        os.path.join(here, "repair_parser") + os.sep,  # the default engine
+    ]
     spec = importlib.util.find_spec("json_repair")
     if spec is not None and spec.origin:
         files.append(os.path.dirname(os.path.abspath(spec.origin)) + os.sep)

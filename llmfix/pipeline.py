@@ -296,6 +296,25 @@ def repair_text(
             values=(value,) if options.pick == "all" else None,
         )
 
+    if len(text) > options.limits.max_size:
+        # Checked before extraction, which is linear but slow enough on megabytes of
+        # brackets that the limit would otherwise be reported seconds late.
+        limit = options.limits.max_size
+        too_large = Diagnostic(
+            code="limits.size",
+            severity=Severity.ERROR,
+            stage="parse",
+            message=f"input of {len(text):,} characters is over the {limit:,} character "
+            "limit for repair",
+            hint="raise --max-size to repair it anyway",
+        )
+        return Result(
+            status=Status.UNPARSEABLE,
+            value=None,
+            diagnostics=(too_large,),
+            timings=Timings(clock.stages),
+        )
+
     document = clock.run("normalize", lambda: normalize_document(text))
     candidates, extract_diags = clock.run("extract", lambda: extract_candidates(document))
     diagnostics: list[Diagnostic] = list(document.diagnostics) + list(extract_diags)

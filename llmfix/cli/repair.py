@@ -87,10 +87,12 @@ def _build_llm_run(enabled: bool | None, flags: dict[str, Any]) -> _LlmRun | Non
 
 
 def _llm_repair(run: _RepairRun, name: str, text: str, result: Result) -> tuple[Result, Any]:
+    llm = run.llm
+    if llm is None or run.tools is not None:
+        return result, None
     from llmfix.llm import llm_repair, needs_llm
 
-    llm = run.llm
-    if llm is None or run.tools is not None or not needs_llm(result):
+    if not needs_llm(result):
         return result, None
     outcome = llm_repair(
         text,

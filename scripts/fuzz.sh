@@ -1,0 +1,18 @@
+#!/bin/sh
+# Fuzz llmfix.repair with atheris for a fixed number of inputs (default 100000).
+#   scripts/fuzz.sh [N] [extra libFuzzer flags...]
+# Needs atheris in the virtualenv (.venv/bin/pip install atheris); it is not a project
+# dependency. The growing corpus is kept in .fuzz/corpus, crash inputs in .fuzz/artifacts.
+set -eu
+cd "$(dirname "$0")/.."
+runs="${1:-100000}"
+[ $# -gt 0 ] && shift
+python="${PYTHON:-.venv/bin/python}"
+mkdir -p .fuzz/corpus .fuzz/artifacts .fuzz/seeds
+# Seeds: the golden cases' raw inputs (copied, so libFuzzer never writes into tests/).
+for f in tests/cases/*/input.txt; do
+    cp "$f" ".fuzz/seeds/$(basename "$(dirname "$f")").txt"
+done
+exec "$python" tests/fuzz/harness.py -runs="$runs" -max_len=4096 -timeout=20 \
+    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=.fuzz/artifacts/ \
+    "$@" .fuzz/corpus .fuzz/seeds
