@@ -67,7 +67,7 @@ _MAX_NESTED_CHECK = 16  # "[[[…" openers inspected when judging whether "[" st
 
 # Where a JSON value may begin (for the whole text and for container contents).
 _LOOKS_LIKE_JSON = re.compile(
-    rf"(?:[\s{INVISIBLE_CLASS}]|//[^\n]{{0,200}}\n|/\*(?s:.){{0,200}}?\*/)*"
+    rf"(?:[\s{INVISIBLE_CLASS}]|//[^\n]{{0,200}}\n|/\*(?:[^*]|\*(?!/)){{0,200}}\*/)*"
     rf"(?:[{{\[\"'\uff5b\uff3b\uff02]|-?\d|(?:true|false|null)\b)"
 )
 # Container content that begins like this is opaque (see the module docstring).
@@ -75,8 +75,10 @@ _OPAQUE = re.compile(rf"[\s{INVISIBLE_CLASS}]*[{{\[\"\uff5b\uff3b\uff02]")
 _LEADING_INVISIBLE = re.compile(f"[{INVISIBLE_CLASS}]*")
 
 # Whitespace and short comments (bounded, so the lookahead stays cheap) before the
-# first key or item: models write `{ // the answer` as often as `{ "answer"`.
-_GAP = r"""(?:\s|//[^\n]{0,200}(?:\n|$)|/\*(?s:.){0,200}?\*/)*"""
+# first key or item: models write `{ // the answer` as often as `{ "answer"`. A block
+# comment ends at its first "*/" (a lazy ".*?" let a run of "/**/" be split
+# exponentially many ways before a match failed).
+_GAP = r"""(?:\s|//[^\n]{0,200}(?:\n|$)|/\*(?:[^*]|\*(?!/)){0,200}\*/)*"""
 # What may follow a "{" that begins a JSON object: a quoted key, "}", or `identifier:`.
 _OBJECT_AHEAD = _GAP + r"""(?:["'\u201c\u2018}]|(?:[^\W\d]|\$)[\w$-]*\s*:(?!//))"""
 # What may follow a "[" that begins a JSON array: a string, "]", a number or keyword
@@ -108,7 +110,11 @@ _VALUE_TOKEN = re.compile(
     re.MULTILINE | re.IGNORECASE | re.DOTALL,
 )
 
-_FENCE_OPEN = re.compile(r"(`{3,}|~{3,})(?:([^\n`]*?)[ \t]*\r?\n|([\w+.#-]*)[ \t]*(?=[{\[]))")
+# The fence is the whole run of its character: a shorter run would let a line of "~" be
+# tried once per length (quadratic time on a long line of them).
+_FENCE_OPEN = re.compile(
+    r"(`{3,}(?!`)|~{3,}(?!~))(?:([^\n`]*?)[ \t]*\r?\n|([\w+.#-]*)[ \t]*(?=[{\[]))"
+)
 _FENCE_RUN = {"`": re.compile(r"`{3,}"), "~": re.compile(r"~{3,}")}
 _OPEN_TAG = re.compile(
     r"<(?:[\w-]+:)?(" + "|".join(_MARKUP_TAGS) + r")(?=[\s/>])[^<>]{0,1000}>",
@@ -122,8 +128,12 @@ _PARAMETER_OPEN = re.compile(r"<(?:[\w-]+:)?parameter(?=[\s/>])[^<>]{0,1000}>", 
 _PARAMETER_CLOSE = re.compile(r"</(?:[\w-]+:)?parameter\s*>", re.IGNORECASE)
 _NAME_ATTR = re.compile(r"""\sname\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>/]+))""", re.IGNORECASE)
 
+# Each comment can only be read one way (a block comment ends at the first "*/", a line
+# comment at the end of its line): with ".*?" and "[^\n]*" free to stop anywhere, a run of
+# "/" took exponential time to reject.
 _JSONP_HEAD = re.compile(
-    r"(?:\s*(?:/\*.*?\*/|//[^\n]*))*\s*[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*\s*\(\s*", re.S
+    r"(?:\s*(?:/\*(?:[^*]|\*(?!/))*\*/|//[^\n]*(?=\n|$)))*"
+    r"\s*[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*\s*\(\s*"
 )
 
 

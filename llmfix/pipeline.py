@@ -85,7 +85,11 @@ def _relocate(
         elif offset is None:
             span = None
         position = lines.position(span.start) if span is not None else d.position
-        out.append(replace(d, span=span, position=position))
+        # dataclasses.replace re-runs __init__ and costs more than the parse of a small
+        # answer; a frozen dataclass copied field by field is the same value.
+        moved = object.__new__(Diagnostic)
+        moved.__dict__.update(d.__dict__, span=span, position=position)
+        out.append(moved)
     return out
 
 

@@ -114,10 +114,10 @@ def test_valid_json_is_never_changed(value: Any, indent: int | None) -> None:
 
 
 @SETTINGS
-@given(json_values)
-def test_valid_json_scalars_and_containers_keep_their_value(value: Any) -> None:
-    result = llmfix.repair(json.dumps(value))
-    assert _same(result.value, value)
+@given(json_values, st.booleans())
+def test_valid_json_scalars_and_containers_keep_their_value(value: Any, ascii_only: bool) -> None:
+    result = llmfix.repair(json.dumps(value, ensure_ascii=ascii_only))
+    assert (result.status, _same(result.value, value)) == (Status.VALID, True)
 
 
 @SETTINGS

@@ -190,7 +190,8 @@ HANDLERS: tuple[Handler, ...] = (
     ),
     Handler(
         ("harmony",),
-        r"(?:<\|start\|>assistant\s*)?(?:to=[^\s<]+\s*)?<\|channel\|>",
+        # Bounded recipient: "to=" runs with no "<|channel|>" after them were quadratic.
+        r"(?:<\|start\|>assistant\s*)?(?:to=[^\s<]{1,256}\s*)?<\|channel\|>",
         jf.read_harmony,
     ),
 )
@@ -519,7 +520,8 @@ class _Gate:
 
 _BLANK_LINES = re.compile(r"\n\s*\n")
 # A code fence left empty once the calls inside it are taken out.
-_EMPTY_FENCE = re.compile(r"(?m)^[ \t]*(`{3,}|~{3,})[^\n`]*\n\s*\1[ \t]*$")
+# The fence is its whole run ("(?!~)"): a shorter one made a line of "~" quadratic.
+_EMPTY_FENCE = re.compile(r"(?m)^[ \t]*(`{3,}(?!`)|~{3,}(?!~))[^\n`]*\n\s*\1[ \t]*$")
 _REASONING_TAGS = re.compile(r"</?(?:thinking|think|reasoning|scratchpad)(?:\s[^<>]*)?>", re.I)
 
 

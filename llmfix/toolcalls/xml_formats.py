@@ -169,6 +169,10 @@ def read_invoke(scan: Scan, m: re.Match[str]) -> Hit:
     """A bare ``<invoke>`` (no ``<function_calls>`` around it): this one invoke only."""
     opened = _INVOKE_OPEN.match(scan.text, m.start())
     prefix = opened.group(1) if opened else ""
+    if opened is None:
+        # Not an invoke tag after all (``<invoke name=`` with no ``>``). Searching on for a
+        # later one would repeat, for every such fragment, a scan to the end of the text.
+        return Hit("anthropic-xml", m.start(), m.end(), [], [])
     fmt = (
         "deepseek-dsml"
         if "DSML" in prefix

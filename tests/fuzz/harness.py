@@ -12,8 +12,17 @@ import sys
 
 import atheris
 
+# llmfix imports its stages lazily: import them here so that they are instrumented too.
 with atheris.instrument_imports(include=["llmfix"]):
     import llmfix
+    import llmfix.extract
+    import llmfix.normalize
+    import llmfix.parse
+    import llmfix.partial
+    import llmfix.pipeline
+    import llmfix.repair_parser
+    import llmfix.select
+    import llmfix.syntax_scan
     from llmfix.errors import LlmfixError
 
 
