@@ -62,7 +62,7 @@ def json_type(value: Any) -> str:
         return "number"
     if isinstance(value, str):
         return "string"
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return "array"
     if isinstance(value, dict):
         return "object"

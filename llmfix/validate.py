@@ -49,6 +49,7 @@ from urllib.request import url2pathname
 
 from llmfix.errors import SchemaError
 from llmfix.model import Diagnostic, Severity
+from llmfix.schema_walk import json_type
 from llmfix.schemas import SchemaSpec, read_schema_document
 
 if TYPE_CHECKING:
@@ -725,7 +726,7 @@ def _explain(error: ValidationError) -> tuple[str, str | None, dict[str, Any]]:
     if keyword == "type":
         expected = [t for t in _ensure_list(value) if isinstance(t, str)]
         text = f"expected {_alternatives(expected) or 'another type'}, got {_describe(instance)}"
-        extra = {"expected": expected, "actual": _json_type(instance)}
+        extra = {"expected": expected, "actual": json_type(instance)}
     elif keyword == "required":
         name = _missing_property(error)
         text = f'missing required property "{name}"'
@@ -834,7 +835,7 @@ def _explain_alternatives(
             expected += [t for t in _ensure_list(sub.validator_value) if isinstance(t, str)]
         expected = list(dict.fromkeys(expected))
         text = f"expected {_alternatives(expected)}, got {_describe(instance)}"
-        extra.update(expected=expected, actual=_json_type(instance))
+        extra.update(expected=expected, actual=json_type(instance))
         return text, None, extra
     constants = all_branches_fail(("const", "enum")) if count else None
     if constants is not None:
@@ -1077,31 +1078,13 @@ def _ensure_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
 def _kind(value: Any) -> str:
-    kind = _json_type(value)
+    kind = json_type(value)
     return "an " + kind if kind[0] in "aeiou" else "a " + kind
 
 
 def _describe(value: Any) -> str:
-    kind = _json_type(value)
+    kind = json_type(value)
     return kind if value is None else f"{kind} {_preview(value)}"
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llmfix.model import Diagnostic, Risk, Severity
+from llmfix.schema_walk import json_type
 from llmfix.toolcalls.base import Scan
 
 _decoder = json.JSONDecoder(parse_constant=lambda name: _reject(name))
@@ -123,22 +124,6 @@ def schema_types(schema: Any, depth: int = 0) -> frozenset[str] | None:
     for value in [*(schema.get("enum") or []), *([schema["const"]] if "const" in schema else [])]:
         types.add(json_type(value))
     return frozenset(types) if types else None
-
-
-def json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 _BOOLEANS = {"true": True, "false": False}
