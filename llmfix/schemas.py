@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -306,11 +307,13 @@ def _unwrap(value: Any, source: str) -> tuple[dict[str, Any] | bool, str, str | 
 def _inner(value: Any, where: str, source: str) -> dict[str, Any] | bool:
     if isinstance(value, (dict, bool)):
         return value
-    raise SchemaError(source, f"{where} must be a JSON Schema (an object), got {_kind(value)}")
+    raise SchemaError(
+        source, f"{where} must be a JSON Schema (an object), got {describe_kind(value)}"
+    )
 
 
 def _not_a_schema(value: Any) -> str:
-    problem = f"expected a JSON Schema (an object or a boolean), got {_kind(value)}"
+    problem = f"expected a JSON Schema (an object or a boolean), got {describe_kind(value)}"
     if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
         looks_like_tools = all("name" in v or "function" in v or "input_schema" in v for v in value)
         if looks_like_tools:
@@ -318,7 +321,8 @@ def _not_a_schema(value: Any) -> str:
     return problem
 
 
-def _kind(value: Any) -> str:
+def describe_kind(value: Any) -> str:
+    """``a string``, ``an array``, … for messages about a value of the wrong kind."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -329,6 +333,8 @@ def _kind(value: Any) -> str:
         return "a string"
     if isinstance(value, list):
         return "an array"
+    if isinstance(value, Mapping):
+        return "an object"
     return type(value).__name__
 
 

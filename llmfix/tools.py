@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from llmfix.errors import SchemaError
 from llmfix.model import Risk
+from llmfix.schemas import describe_kind
 
 if TYPE_CHECKING:
     from llmfix.validate import SchemaValidator
@@ -223,7 +224,9 @@ def _tool_entries(value: Any, source: str) -> Iterator[tuple[str, Any]]:
     if isinstance(value, list):
         yield from _list_entries(value, "", source)
         return
-    raise SchemaError(source, f"expected a list of tools or a tool definition, got {_kind(value)}")
+    raise SchemaError(
+        source, f"expected a list of tools or a tool definition, got {describe_kind(value)}"
+    )
 
 
 def _list_entries(items: Any, prefix: str, source: str) -> Iterator[tuple[str, Any]]:
@@ -248,7 +251,9 @@ def _read_tool(entry: Any, where: str, source: str) -> Tool:
     from llmfix.schemas import schema_from_value
 
     if not isinstance(entry, Mapping):
-        raise SchemaError(source, f"{where}: expected a tool definition, got {_kind(entry)}")
+        raise SchemaError(
+            source, f"{where}: expected a tool definition, got {describe_kind(entry)}"
+        )
     try:
         spec = schema_from_value(dict(entry), source=source)
     except SchemaError as error:
@@ -277,19 +282,3 @@ def _description(entry: Mapping[str, Any]) -> str | None:
     holder = function if isinstance(function, Mapping) else entry
     text = holder.get("description")
     return text if isinstance(text, str) else None
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, Mapping):
-        return "an object"
-    return type(value).__name__
