@@ -346,3 +346,16 @@ def test_schema_and_tools_together_is_a_usage_error(
 ) -> None:
     result = cli("repair", "--tools", str(tools_file), "--schema", str(person_schema), input="{}")
     assert result.exit_code == 2
+
+
+@pytest.mark.parametrize("engine", ["llmfix", "json-repair"])
+def test_engine_choice(cli: Any, engine: str) -> None:
+    result = cli("repair", "--engine", engine, "--compact", input="{'a': [1, 2,], b: None}")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout) == {"a": [1, 2], "b": None}
+
+
+def test_unknown_engine_is_a_usage_error(cli: Any) -> None:
+    result = cli("repair", "--engine", "regex", input="{}")
+    assert result.exit_code == 2
+    assert "unknown engine" in result.stderr

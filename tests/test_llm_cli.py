@@ -200,3 +200,11 @@ def test_a_typo_in_the_llm_section_is_a_one_line_error(
     assert done.returncode == 2
     assert "model" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_max_risk_below_guess_does_not_ask_the_model(
+    server: LlmServer, files: dict[str, Path], env: dict[str, str]
+) -> None:
+    server.enqueue(openai_reply(VALID))
+    done = repair_llm(files, env, server.openai_base, "--max-risk", "safe")
+    assert (done.returncode, server.requests) == (1, [])

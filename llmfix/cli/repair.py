@@ -12,7 +12,7 @@ import typer
 
 from llmfix.cli.app import app, dump_json, fail, stderr_console
 from llmfix.errors import ConfigError, InputError, LlmfixError
-from llmfix.model import ExitCode, Result
+from llmfix.model import ExitCode, Result, Risk
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -90,6 +90,8 @@ def _llm_repair(run: _RepairRun, name: str, text: str, result: Result) -> tuple[
     llm = run.llm
     if llm is None or run.tools is not None:
         return result, None
+    if run.max_risk is not None and run.max_risk is not Risk.GUESS:
+        return result, None  # a model's answer is a guess: it would fail --max-risk anyway
     from llmfix.llm import llm_repair, needs_llm
 
     if not needs_llm(result):
@@ -227,6 +229,12 @@ def repair(
     time_budget: Annotated[
         float, typer.Option("--time-budget", help="Seconds of lenient parsing per candidate.")
     ] = 5.0,
+    engine: Annotated[
+        str,
+        typer.Option(
+            "--engine", help="Lenient parser: llmfix (linear, exact spans) or json-repair."
+        ),
+    ] = "llmfix",
     encoding: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option("--encoding", help="Decode inputs with this encoding (default: UTF-8)."),
@@ -327,6 +335,7 @@ def repair(
             max_depth,
             max_size,
             time_budget,
+            engine,
             None if compact else indent,
             -1 if quiet else int(verbose),
         )
@@ -388,6 +397,7 @@ def _build_run(
     max_depth: int,
     max_size: int,
     time_budget: float,
+    engine: str,
     indent: int | None,
     verbosity: int,
 ) -> _RepairRun:
@@ -415,6 +425,7 @@ def _build_run(
         max_depth=max_depth,
         max_size=max_size,
         time_budget=time_budget,
+        engine=engine,
     )
     return _RepairRun(options, _load_validator(schema), fail_on, risk, indent, verbosity)
 
