@@ -159,14 +159,12 @@ def _line_starts(source: str) -> list[int]:
 _CLOSER = {"(": ")", "[": "]", "{": "}"}
 
 
-def _close(source: str) -> str | None:
-    """``source`` cut off mid-call, with its open string and brackets closed.
-
-    If the text ends inside an argument (``f(a=``), that argument is dropped.
-    """
+def _open_brackets(source: str) -> tuple[list[str], str | None, int]:
+    """The closers still owed at the end of ``source``, the string quote left open, and
+    where the innermost unfinished argument began (-1 if none)."""
     stack: list[str] = []
     quote: str | None = None
-    last_separator = -1  # where the innermost unfinished argument began
+    last_separator = -1
     i = 0
     n = len(source)
     while i < n:
@@ -188,39 +186,26 @@ def _close(source: str) -> str | None:
         elif c == ",":
             last_separator = i
         i += 1
+    return stack, quote, last_separator
+
+
+def _close(source: str) -> str | None:
+    """``source`` cut off mid-call, with its open string and brackets closed.
+
+    If the text ends inside an argument (``f(a=``), that argument is dropped.
+    """
+    stack, quote, last_separator = _open_brackets(source)
     if not stack and quote is None:
         return None
     tail = (quote or "") + "".join(reversed(stack))
     candidates = [source + tail]
     if last_separator >= 0:
         head = source[: last_separator + 1].rstrip(",")
-        candidates.append(head + "".join(reversed(_open_after(head))))
+        candidates.append(head + "".join(reversed(_open_brackets(head)[0])))
     for candidate in candidates:
         if _call_nodes(candidate) is not None:
             return candidate
     return None
-
-
-def _open_after(head: str) -> list[str]:
-    stack: list[str] = []
-    quote: str | None = None
-    i = 0
-    while i < len(head):
-        c = head[i]
-        if quote is not None:
-            if c == "\\":
-                i += 2
-                continue
-            if c == quote:
-                quote = None
-        elif c in "'\"":
-            quote = c
-        elif c in _CLOSER:
-            stack.append(_CLOSER[c])
-        elif c in ")]}" and stack and stack[-1] == c:
-            stack.pop()
-        i += 1
-    return stack
 
 
 # --------------------------------------------------------------------- marker readers
