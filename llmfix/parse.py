@@ -41,21 +41,19 @@ as a string.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import json
 import math
 import os
 import re
-import signal
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from llmfix.budget import BudgetExceeded, files, package_dir, protect, time_budget
 from llmfix.config import ENGINES, Limits
 from llmfix.errors import ConfigError
 from llmfix.model import Diagnostic, LineIndex, Risk, Severity, Span
@@ -136,9 +134,9 @@ def _parse_own(text: str, limits: Limits) -> ParseOutcome:
     from llmfix.repair_parser import repair_parse
 
     try:
-        with _time_budget(limits.time_budget):
+        with time_budget(limits.time_budget, _parser_files()):
             result = repair_parse(text, max_depth=limits.max_depth)
-    except _BudgetExceeded:
+    except BudgetExceeded:
         return _fail("limits.time", f"repair took longer than the {limits.time_budget:g} s budget")
     lines = LineIndex(text)
     diagnostics = [
@@ -174,11 +172,11 @@ def _parse_lenient(text: str, limits: Limits) -> ParseOutcome:
     from json_repair import repair_json  # heavy: imported on first use, outside the clock
 
     try:
-        with _time_budget(limits.time_budget):
+        with time_budget(limits.time_budget, _parser_files()):
             if _nesting_exceeds(text, limits.max_depth):
                 return _depth_failure(limits)
             return _repair(text, limits, repair_json)
-    except _BudgetExceeded:
+    except BudgetExceeded:
         return _fail(
             "limits.time",
             f"repair took longer than the {limits.time_budget:g} s time budget",
@@ -346,188 +344,12 @@ def _nesting_exceeds(text: str, max_depth: int) -> bool:
     return False
 
 
-class _BudgetExceeded(BaseException):
-    """Raised inside the lenient parser when the time budget is spent (never escapes)."""
-
-
-# How soon to try again when the budget ran out while other code (a gc callback, say,
-# which would swallow the exception) was running.
-_RETRY = 0.005
-
-
 @functools.cache
-def _interruptible_files() -> tuple[str, ...]:
-    """Source files the budget may interrupt: json-repair's, and this stage's own."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    files = [
-        os.path.join(here, "parse.py"),
-        os.path.join(here, "syntax_scan.py"),
-        os.path.join(here, "repair_parser") + os.sep,  # the default engine
-    ]
-    spec = importlib.util.find_spec("json_repair")
-    if spec is not None and spec.origin:
-        files.append(os.path.dirname(os.path.abspath(spec.origin)) + os.sep)
-    return tuple(files)
-
-
-def _interruptible(frame: FrameType | None) -> bool:
-    if frame is None:
-        return False
-    code = frame.f_code
-    return code.co_filename.startswith(_interruptible_files()) and code not in _BOOKKEEPING
-
-
-@contextmanager
-def _time_budget(seconds: float) -> Iterator[None]:
-    """Interrupt the enclosed code with :class:`_BudgetExceeded` after ``seconds``.
-
-    The exception is only raised while parser code runs (json-repair or this stage);
-    elsewhere, e.g. in a gc callback that would swallow it, it is retried a moment
-    later. A budget that is not a positive finite number means no budget.
-    """
-    if not (seconds > 0 and math.isfinite(seconds)):
-        yield
-        return
-    _interruptible_files()  # resolve the paths before the clock runs
-    if _alarm_available():
-        with _alarm(seconds):
-            yield
-    elif _SET_ASYNC_EXC is not None:
-        with _thread_timer(seconds, _SET_ASYNC_EXC):
-            yield
-    else:
-        with _call_clock(seconds):
-            yield
-
-
-def _alarm_available() -> bool:
-    return (
-        hasattr(signal, "setitimer")
-        and threading.current_thread() is threading.main_thread()
-        and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
-    )
-
-
-@contextmanager
-def _alarm(seconds: float) -> Iterator[None]:
-    active = True
-
-    def on_alarm(signum: int, frame: FrameType | None) -> None:
-        if not active:
-            return
-        if _interruptible(frame):
-            raise _BudgetExceeded
-        signal.setitimer(signal.ITIMER_REAL, _RETRY)
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    try:
-        signal.setitimer(signal.ITIMER_REAL, seconds)
-        try:
-            yield
-        finally:
-            active = False
-            signal.setitimer(signal.ITIMER_REAL, 0)
-    finally:
-        signal.signal(signal.SIGALRM, previous)
-
-
-def _find_set_async_exc() -> Callable[[int, type[BaseException]], int] | None:
-    """CPython's ``PyThreadState_SetAsyncExc`` (``None`` on other interpreters)."""
-    try:
-        import ctypes
-
-        function = ctypes.pythonapi.PyThreadState_SetAsyncExc
-    except (ImportError, AttributeError):
-        return None
-
-    def set_async_exc(thread_id: int, exception: type[BaseException]) -> int:
-        return int(function(ctypes.c_ulong(thread_id), ctypes.py_object(exception)))
-
-    return set_async_exc
-
-
-_SET_ASYNC_EXC = _find_set_async_exc()
-
-
-@contextmanager
-def _thread_timer(
-    seconds: float, set_async_exc: Callable[[int, type[BaseException]], int]
-) -> Iterator[None]:
-    """Raise :class:`_BudgetExceeded` in this thread from a watcher thread after ``seconds``.
-
-    The exception arrives at a bytecode boundary of this thread; the watcher sends it
-    only while this thread runs parser code. A lock settles whether it was sent before
-    the block ended; if it was and has not arrived yet, we wait for it here rather than
-    let it surface in the caller. (A pending exception is never withdrawn: in CPython
-    3.11 withdrawing one leaves the eval breaker set for good, which stalls traced
-    threads.)
-    """
-    thread_id = threading.get_ident()
-    lock = threading.Lock()
-    stop = threading.Event()
-    state = {"done": False, "sent": False}
-
-    def watch() -> None:
-        if stop.wait(seconds):
-            return
-        while True:
-            with lock:
-                if state["done"]:
-                    return
-                if _interruptible(sys._current_frames().get(thread_id)):
-                    state["sent"] = True
-                    set_async_exc(thread_id, _BudgetExceeded)
-                    return
-            if stop.wait(_RETRY):
-                return
-
-    watcher = threading.Thread(target=watch, name="llmfix-parse-budget", daemon=True)
-    watcher.start()
-    try:
-        yield
-    finally:
-        in_flight = isinstance(sys.exc_info()[1], _BudgetExceeded)
-        with lock:
-            state["done"] = True
-            sent = state["sent"]
-        stop.set()
-        if sent and not in_flight:
-            _receive_interrupt()
-
-
-def _receive_interrupt() -> None:
-    """Let a pending :class:`_BudgetExceeded` arrive now, and drop it."""
-    give_up = time.monotonic() + 0.5  # in case something else consumed it
-    try:
-        while time.monotonic() < give_up:
-            _tick()
-    except _BudgetExceeded:
-        pass
-
-
-def _tick() -> None:
-    """A Python call: the interpreter checks for pending exceptions when it enters one."""
-
-
-@contextmanager
-def _call_clock(seconds: float) -> Iterator[None]:
-    """Check the clock on every 256th Python call in this thread (keeping any tracer)."""
-    deadline = time.monotonic() + seconds
-    previous = sys.gettrace()
-    calls = 0
-
-    def tracer(frame: FrameType, event: Any, arg: Any) -> Any:
-        nonlocal calls
-        calls += 1
-        if not calls & 255 and time.monotonic() > deadline and _interruptible(frame):
-            raise _BudgetExceeded
-        return previous(frame, event, arg) if previous is not None else None
-
-    sys.settrace(tracer)
-    try:
-        yield
-    finally:
-        sys.settrace(previous)
+def _parser_files() -> tuple[str, ...]:
+    """Source files the parse budget may interrupt: json-repair's, and this stage's own."""
+    found = files("parse.py", "syntax_scan.py", "repair_parser" + os.sep)
+    json_repair = package_dir("json_repair")
+    return (*found, json_repair) if json_repair else found
 
 
 # json-repair uses three to four Python frames per nesting level.
@@ -538,6 +360,7 @@ _recursion_users = 0
 _recursion_saved = 0
 
 
+@protect
 @contextmanager
 def _recursion_room(max_depth: int) -> Iterator[None]:
     """Raise the recursion limit so ``max_depth`` levels fit (restored by the last user)."""
@@ -556,13 +379,6 @@ def _recursion_room(max_depth: int) -> Iterator[None]:
             _recursion_users -= 1
             if _recursion_users == 0:
                 sys.setrecursionlimit(_recursion_saved)
-
-
-# Context managers whose clean-up must not be cut short by the budget.
-_BOOKKEEPING = frozenset(
-    manager.__wrapped__.__code__  # type: ignore[union-attr]
-    for manager in (_time_budget, _alarm, _thread_timer, _call_clock, _recursion_room)
-)
 
 
 def _frame_depth() -> int:

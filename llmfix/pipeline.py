@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from llmfix.budget import BudgetExceeded, files, time_budget
 from llmfix.config import RepairOptions
 from llmfix.extract import extract_candidates
 from llmfix.model import (
@@ -48,7 +49,7 @@ class _Clock:
             self.stages[stage] = self.stages.get(stage, 0.0) + time.perf_counter() - start
 
 
-def make_validator(schema: Any) -> SchemaValidator | None:
+def make_validator(schema: Any, *, allow_remote: bool = False) -> SchemaValidator | None:
     """A validator for a ``SchemaSpec``, a schema value, or ``None``."""
     if schema is None:
         return None
@@ -56,13 +57,13 @@ def make_validator(schema: Any) -> SchemaValidator | None:
     from llmfix.validate import SchemaValidator
 
     if isinstance(schema, SchemaSpec):
-        return SchemaValidator(schema)
+        return SchemaValidator(schema, allow_remote=allow_remote)
     # Checking a schema costs far more than validating a value with it: library callers
     # passing the same schema dict on every call get the compiled validator back.
-    key = json.dumps(schema, sort_keys=True, default=repr)
+    key = json.dumps([allow_remote, schema], sort_keys=True, default=repr)
     validator = _VALIDATORS.get(key)
     if validator is None:
-        validator = SchemaValidator(schema_from_value(schema))
+        validator = SchemaValidator(schema_from_value(schema), allow_remote=allow_remote)
         if len(_VALIDATORS) >= _VALIDATOR_CACHE_SIZE:
             _VALIDATORS.pop(next(iter(_VALIDATORS)))
         _VALIDATORS[key] = validator
@@ -166,20 +167,26 @@ def _finish(
         if errors and options.schema_repair:
             from llmfix.schema_repair import coerce_to_schema
 
-            outcome = clock.run(
-                "schema_repair",
-                lambda: coerce_to_schema(
-                    value,
-                    validator.schema,
-                    disabled_rules=options.disabled_rules,
-                    max_risk=options.max_risk,
-                ),
-            )
-            if outcome.patch:
+            try:
+                with time_budget(options.limits.time_budget, _SCHEMA_REPAIR_FILES):
+                    outcome = clock.run(
+                        "schema_repair",
+                        lambda: coerce_to_schema(
+                            value,
+                            validator.schema,
+                            disabled_rules=options.disabled_rules,
+                            max_risk=options.max_risk,
+                        ),
+                    )
+            except BudgetExceeded:
+                outcome = None
+                diagnostics.append(_out_of_time("schema repair", options))
+            if outcome is not None and outcome.patch:
                 value = outcome.value
                 patch = list(outcome.patch)
                 errors = clock.run("validate", lambda: validator.errors(value))
-            diagnostics += outcome.diagnostics
+            if outcome is not None:
+                diagnostics += outcome.diagnostics
     if partial:
         errors, missing = mark_missing(errors)
         diagnostics += missing
@@ -214,6 +221,21 @@ def _finish(
 
 
 _STATUS_ORDER = list(Status)
+
+# What each stage's time budget may interrupt (see llmfix.budget); parsing has its own.
+_EXTRACT_FILES = files("normalize.py", "extract.py")
+_SCHEMA_REPAIR_FILES = files("schema_repair.py", "schema_walk.py")
+
+
+def _out_of_time(stage: str, options: RepairOptions) -> Diagnostic:
+    budget = options.limits.time_budget
+    return Diagnostic(
+        code="limits.time",
+        severity=Severity.ERROR,
+        stage="extract" if stage == "extraction" else "schema_repair",
+        message=f"{stage} took longer than the {budget:g} s time budget",
+        hint="raise --time-budget to give it longer",
+    )
 
 
 # Parse repairs that mean words were taken for JSON, or text was dropped around a value.
@@ -283,7 +305,7 @@ def repair_text(
     """Run the whole pipeline on one raw model response. Pure: no I/O, no printing."""
     options = options or RepairOptions()
     if validator is None:
-        validator = make_validator(schema)
+        validator = make_validator(schema, allow_remote=options.allow_remote_refs)
     clock = _Clock()
     lines = LineIndex(text)
 
@@ -319,8 +341,17 @@ def repair_text(
             timings=Timings(clock.stages),
         )
 
-    document = clock.run("normalize", lambda: normalize_document(text))
-    candidates, extract_diags = clock.run("extract", lambda: extract_candidates(document))
+    try:
+        with time_budget(options.limits.time_budget, _EXTRACT_FILES):
+            document = clock.run("normalize", lambda: normalize_document(text))
+            candidates, extract_diags = clock.run("extract", lambda: extract_candidates(document))
+    except BudgetExceeded:
+        return Result(
+            status=Status.UNPARSEABLE,
+            value=None,
+            diagnostics=(_out_of_time("extraction", options),),
+            timings=Timings(clock.stages),
+        )
     diagnostics: list[Diagnostic] = list(document.diagnostics) + list(extract_diags)
     parsed = [_parse_candidate(c, options, validator, lines, clock) for c in candidates]
     if any(d.code == "extract.none" for d in extract_diags):

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmfix import parse as parse_module
+from llmfix import budget as budget_module
 from llmfix.config import Limits
 from llmfix.errors import ConfigError
 from llmfix.model import Risk, Severity
@@ -262,7 +262,7 @@ def test_time_budget_in_a_worker_thread() -> None:
 
 
 def test_time_budget_in_a_thread_without_async_exceptions(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parse_module, "_SET_ASYNC_EXC", None)  # as on other interpreters
+    monkeypatch.setattr(budget_module, "_SET_ASYNC_EXC", None)  # as on other interpreters
     outcome, elapsed = _in_a_thread(_SLOW, Limits(time_budget=0.2))
     assert (_codes(outcome), elapsed < 3) == (["limits.time"], True)
 

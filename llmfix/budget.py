@@ -1,0 +1,233 @@
+"""Time budgets: stop a piece of pure-Python work after a number of seconds.
+
+A budget is opened around one stage of work on one item (lenient parsing, extraction,
+schema repair) and names the source files it may interrupt. On the main thread it uses
+``signal.setitimer``: the handler raises :class:`BudgetExceeded` inside the work, which
+stops within a few bytecodes. In other threads (or when an interval timer is already in
+use, as in ``llmfix check --timeout``) a watcher thread raises the same exception in the
+working thread through CPython's ``PyThreadState_SetAsyncExc`` (no cost while working).
+Elsewhere (another interpreter) a trace hook on Python calls checks the clock every 256
+calls. The exception is only raised while code from the named files runs: landing in,
+say, a gc callback it would be swallowed, so there it is retried a few milliseconds
+later. It is a ``BaseException`` subclass, so third-party ``except Exception`` blocks
+cannot catch it; the caller that opened the budget catches it.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import math
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import CodeType, FrameType
+from typing import Any
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class BudgetExceeded(BaseException):
+    """Raised inside budgeted work when its time is spent (caught by whoever opened it)."""
+
+
+# How soon to try again when the budget ran out while other code (a gc callback, say,
+# which would swallow the exception) was running.
+_RETRY = 0.005
+
+
+def files(*names: str) -> tuple[str, ...]:
+    """Absolute paths (a trailing separator: a package directory) of llmfix modules."""
+    return tuple(os.path.join(_HERE, name) for name in names)
+
+
+@functools.cache
+def package_dir(name: str) -> str | None:
+    """The directory of an installed package (with a trailing separator), if any."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.origin:
+        return None
+    return os.path.dirname(os.path.abspath(spec.origin)) + os.sep
+
+
+# Code whose clean-up must not be cut short by a budget (filled in below and by protect()).
+_BOOKKEEPING: set[CodeType] = set()
+
+
+def protect(manager: Any) -> Any:
+    """Mark a ``@contextmanager`` function whose clean-up a budget must not interrupt."""
+    _BOOKKEEPING.add(manager.__wrapped__.__code__)
+    return manager
+
+
+def _interruptible(frame: FrameType | None, where: tuple[str, ...]) -> bool:
+    if frame is None:
+        return False
+    code = frame.f_code
+    return code.co_filename.startswith(where) and code not in _BOOKKEEPING
+
+
+@contextmanager
+def time_budget(seconds: float, where: tuple[str, ...]) -> Iterator[None]:
+    """Interrupt the enclosed code with :class:`BudgetExceeded` after ``seconds``.
+
+    The exception is only raised while code from a file under one of the ``where`` paths
+    runs; elsewhere, e.g. in a gc callback that would swallow it, it is retried a moment
+    later. A budget that is not a positive finite number means no budget.
+    """
+    if not (seconds > 0 and math.isfinite(seconds)):
+        yield
+        return
+
+    def check(frame: FrameType | None) -> bool:
+        return _interruptible(frame, where)
+
+    if _alarm_available():
+        with _alarm(seconds, check):
+            yield
+    elif _SET_ASYNC_EXC is not None:
+        with _thread_timer(seconds, _SET_ASYNC_EXC, check):
+            yield
+    else:
+        with _call_clock(seconds, check):
+            yield
+
+
+def _alarm_available() -> bool:
+    return (
+        hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+        and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    )
+
+
+@contextmanager
+def _alarm(seconds: float, check: Callable[[FrameType | None], bool]) -> Iterator[None]:
+    active = True
+
+    def on_alarm(signum: int, frame: FrameType | None) -> None:
+        if not active:
+            return
+        if check(frame):
+            raise BudgetExceeded
+        signal.setitimer(signal.ITIMER_REAL, _RETRY)
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            yield
+        finally:
+            active = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _find_set_async_exc() -> Callable[[int, type[BaseException]], int] | None:
+    """CPython's ``PyThreadState_SetAsyncExc`` (``None`` on other interpreters)."""
+    try:
+        import ctypes
+
+        function = ctypes.pythonapi.PyThreadState_SetAsyncExc
+    except (ImportError, AttributeError):
+        return None
+
+    def set_async_exc(thread_id: int, exception: type[BaseException]) -> int:
+        return int(function(ctypes.c_ulong(thread_id), ctypes.py_object(exception)))
+
+    return set_async_exc
+
+
+_SET_ASYNC_EXC = _find_set_async_exc()
+
+
+@contextmanager
+def _thread_timer(
+    seconds: float,
+    set_async_exc: Callable[[int, type[BaseException]], int],
+    check: Callable[[FrameType | None], bool],
+) -> Iterator[None]:
+    """Raise :class:`BudgetExceeded` in this thread from a watcher thread after ``seconds``.
+
+    The exception arrives at a bytecode boundary of this thread; the watcher sends it
+    only while this thread runs interruptible code. A lock settles whether it was sent before
+    the block ended; if it was and has not arrived yet, we wait for it here rather than
+    let it surface in the caller. (A pending exception is never withdrawn: in CPython
+    3.11 withdrawing one leaves the eval breaker set for good, which stalls traced
+    threads.)
+    """
+    thread_id = threading.get_ident()
+    lock = threading.Lock()
+    stop = threading.Event()
+    state = {"done": False, "sent": False}
+
+    def watch() -> None:
+        if stop.wait(seconds):
+            return
+        while True:
+            with lock:
+                if state["done"]:
+                    return
+                if check(sys._current_frames().get(thread_id)):
+                    state["sent"] = True
+                    set_async_exc(thread_id, BudgetExceeded)
+                    return
+            if stop.wait(_RETRY):
+                return
+
+    watcher = threading.Thread(target=watch, name="llmfix-parse-budget", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        in_flight = isinstance(sys.exc_info()[1], BudgetExceeded)
+        with lock:
+            state["done"] = True
+            sent = state["sent"]
+        stop.set()
+        if sent and not in_flight:
+            _receive_interrupt()
+
+
+def _receive_interrupt() -> None:
+    """Let a pending :class:`BudgetExceeded` arrive now, and drop it."""
+    give_up = time.monotonic() + 0.5  # in case something else consumed it
+    try:
+        while time.monotonic() < give_up:
+            _tick()
+    except BudgetExceeded:
+        pass
+
+
+def _tick() -> None:
+    """A Python call: the interpreter checks for pending exceptions when it enters one."""
+
+
+@contextmanager
+def _call_clock(seconds: float, check: Callable[[FrameType | None], bool]) -> Iterator[None]:
+    """Check the clock on every 256th Python call in this thread (keeping any tracer)."""
+    deadline = time.monotonic() + seconds
+    previous = sys.gettrace()
+    calls = 0
+
+    def tracer(frame: FrameType, event: Any, arg: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if not calls & 255 and time.monotonic() > deadline and check(frame):
+            raise BudgetExceeded
+        return previous(frame, event, arg) if previous is not None else None
+
+    sys.settrace(tracer)
+    try:
+        yield
+    finally:
+        sys.settrace(previous)
+
+
+for _manager in (time_budget, _alarm, _thread_timer, _call_clock):
+    protect(_manager)

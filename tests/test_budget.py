@@ -1,0 +1,73 @@
+"""Time budgets on the stages of ``repair`` other than parsing: extraction and schema repair.
+
+Parsing has its own budget tests in test_parse.py; these check that the same
+``--time-budget`` bounds the other pure-Python stages of one response, that hitting it is a
+``limits.time`` diagnostic naming the stage, and that nothing is left armed afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import llmfix
+from llmfix.model import Result, Status
+
+# About 0.2 s of extraction: many fences and bracketed prose.
+_LONG_ANSWER = 'Notes ```json\n{"a": 1}\n``` then {x} and [y] in prose. ' * 20_000
+_SCHEMA = {"type": "object", "properties": {"n": {"type": "array", "items": {"type": "integer"}}}}
+# Strict JSON (the fast path), every item a string the schema wants as an integer.
+_MANY_COERCIONS = json.dumps({"n": [str(i) for i in range(20_000)]})
+
+
+def _time_errors(result: Result) -> list[str]:
+    return [d.message for d in result.diagnostics if d.code == "limits.time"]
+
+
+def test_extraction_is_bounded_by_the_time_budget() -> None:
+    started = time.perf_counter()
+    result = llmfix.repair(_LONG_ANSWER, time_budget=0.01)
+    elapsed = time.perf_counter() - started
+    assert result.status is Status.UNPARSEABLE
+    assert _time_errors(result) == ["extraction took longer than the 0.01 s time budget"]
+    assert elapsed < 0.15
+
+
+def test_extraction_within_the_budget_is_untouched() -> None:
+    result = llmfix.repair(_LONG_ANSWER, time_budget=30)
+    assert (result.status, result.value, _time_errors(result)) == (
+        Status.EXTRACTED,
+        {"a": 1},
+        [],
+    )
+
+
+def test_extraction_budget_in_a_worker_thread() -> None:
+    results: list[Result] = []
+    worker = threading.Thread(
+        target=lambda: results.append(llmfix.repair(_LONG_ANSWER, time_budget=0.01))
+    )
+    worker.start()
+    worker.join(timeout=20)
+    assert _time_errors(results[0]) == ["extraction took longer than the 0.01 s time budget"]
+
+
+def test_schema_repair_is_bounded_and_keeps_the_value() -> None:
+    result = llmfix.repair(_MANY_COERCIONS, schema=_SCHEMA, time_budget=0.005)
+    assert result.status is Status.INVALID
+    assert _time_errors(result) == ["schema repair took longer than the 0.005 s time budget"]
+    assert result.value == json.loads(_MANY_COERCIONS)  # unrepaired, not half-repaired
+    assert result.patch == ()
+
+
+def test_schema_repair_within_the_budget_repairs() -> None:
+    result = llmfix.repair('{"n": ["1", "2"]}', schema=_SCHEMA, time_budget=5)
+    assert (result.status, result.value) == (Status.REPAIRED, {"n": [1, 2]})
+
+
+def test_no_budget_is_left_running_after_a_timeout() -> None:
+    llmfix.repair(_LONG_ANSWER, time_budget=0.01)
+    llmfix.repair(_MANY_COERCIONS, schema=_SCHEMA, time_budget=0.005)
+    time.sleep(0.05)  # an interrupt left armed would land here or in the next call
+    assert llmfix.repair("{'a': 1}").value == {"a": 1}
