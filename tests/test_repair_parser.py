@@ -10,7 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from llmfix.model import Risk
+import llmfix
+from llmfix.model import Risk, Status
 from llmfix.repair_parser import CODES, ParserResult, _machine, repair_parse
 
 
@@ -161,10 +162,8 @@ NOT_JSON = [
     '"' * 1000,
     "",
     "   ",
-    "hello world",
-    "abc",
-    "Sure, I can help with that.",
     "/",
+    "?!",
     '"',
     "// only a comment",
 ]
@@ -174,6 +173,24 @@ NOT_JSON = [
 def test_no_json_value(text: str) -> None:
     result = repair_parse(text)
     assert (result.ok, result.error and result.error.startswith("no JSON value")) == (False, True)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("hello world", "hello world"),
+        ("abc", "abc"),
+        ("  ES2020  ", "ES2020"),
+        ("Sure, I can help with that.", ["Sure", "I can help with that."]),
+        ("a\nb", ["a", "b"]),
+    ],
+)
+def test_bare_words_are_strings_for_the_pipeline_to_judge(text: str, value: object) -> None:
+    result = repair_parse(text)
+    assert (result.ok, result.value) == (True, value)
+    assert {r.code for r in result.repairs} <= {"parse.unquoted_string", "parse.ndjson"}
+    assert all(r.risk is Risk.GUESS for r in result.repairs)
+    assert llmfix.repair(text).status is Status.UNPARSEABLE  # prose, not an answer
 
 
 UNREPAIRABLE = ['{"a" ]', "{:2}", '"\\u26"', '"abc\x00"', '{"a"}']
@@ -276,3 +293,23 @@ def test_repaired_output_is_stable(text: str) -> None:
     first = repair_parse(text)
     again = repair_parse(json.dumps(first.value))
     assert (again.ok, again.repairs, again.value) == (True, (), first.value)
+
+
+# The parser's own pass rate on the two repair corpora (issue 7; bench/README.md has the
+# table and `python scripts/parser_conformance.py --failures` lists every failing case).
+PARSER_FLOORS = {"jsonrepair": 0.985, "json_repair": 0.902}
+
+
+def test_parser_conformance_stays_above_its_floors() -> None:
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "parser_conformance.py"
+    spec = importlib.util.spec_from_file_location("parser_conformance", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rates = module.pass_rates()
+    below = {c: round(rates[c], 4) for c, floor in PARSER_FLOORS.items() if rates[c] < floor}
+    assert below == {}, rates

@@ -12,9 +12,12 @@ scanned next anyway.
 
 What it does at the top level:
 
-* A text that is only words (``hello world``) is not JSON: ``ok=False``, error
-  ``"no JSON value"``. Words *inside* a container become strings; ``true``, ``None``,
-  numbers and number-like tokens (``0.0.1``) are values at the top level too.
+* A text that is only words, with no bracket anywhere (``hello world``), is read as
+  jsonrepair reads it: a string per line or comma-separated part (``a,b`` gives
+  ``["a", "b"]``), each a ``parse.unquoted_string`` guess. Whether such a response is
+  an answer at all is the pipeline's call (it is prose unless extraction found something
+  JSON-like). ``true``, ``None``, numbers and number-like tokens (``0.0.1``) are values.
+  Only blank text is ``ok=False`` with error ``"no JSON value"``.
 * Prose before the first ``{``/``[`` is skipped (``parse.leading_text``); text after the
   value is dropped (``parse.trailing_text``); fenced blocks are read from prose.
 * Several top-level values (newline-delimited, comma-separated or back to back) become

@@ -875,11 +875,29 @@ class Parser(StringScanner):
             return stop + 1
         found = T.PROSE_TO_VALUE.search(text, pos, end)
         if found is None:
-            raise ParseFailure("no JSON value", pos)
+            return self._bare_words(pos)
         self._repair(
             "parse.leading_text", pos, found.start(), GUESS, "text before the value removed"
         )
         return found.start()
+
+    def _bare_words(self, pos: int) -> int:
+        """Only words, no bracket anywhere: each line (or comma-separated part) is a
+        string, as jsonrepair reads ``hello world`` or ``a,b``. The pipeline decides
+        whether a whole response of words is an answer or prose (it is prose unless
+        something JSON-like was found)."""
+        text = self.text
+        found = False
+        for m in T.BARE_WORDS.finditer(text, pos, self.end):
+            if T.WORD_CHAR.search(m.group(1)) is None:
+                continue  # punctuation alone ('/', '?!') is not a word
+            start, stop = m.span(1)
+            self._repair("parse.unquoted_string", start, stop, GUESS, "words read as a string")
+            self._emit(m.group(1), start, stop)
+            found = True
+        if not found:
+            raise ParseFailure("no JSON value", pos)
+        return self.end
 
     # -- values ------------------------------------------------------------------------
 

@@ -163,6 +163,9 @@ UNQUOTED_KEY_WORDS = re.compile(
 )
 # Prose before the value: skip to the first bracket.
 PROSE_TO_VALUE = re.compile(r"[\[{]")
+# Top-level words with no bracket after them: one string per line or comma-separated part.
+WORD_CHAR = re.compile(r"[^\W_]")
+BARE_WORDS = re.compile(r"[ \t]*([^\s,](?:[^\n\r,]*[^\s,])?)[ \t]*")
 
 OPENERS = {"}": "{", "]": "[", ")": "("}
 CLOSER_OF = {"{": "}", "[": "]", "(": ")"}
