@@ -97,6 +97,25 @@ _WASTE_FACTOR = 4
 _MAX_SKIP = 32
 
 
+def _regroup_row(items: list[Any]) -> bool:
+    """``[[r1], [r2], a, b]`` → ``[[r1], [r2], [a, b]]``: the scalars after the rows of a
+    table are a row whose ``[`` is missing. False (nothing changed) for other lists."""
+    last_row = -1
+    for i, item in enumerate(items):
+        if type(item) is list:
+            if last_row != i - 1:
+                return False  # rows and scalars interleaved: not a table
+            last_row = i
+    if last_row < 0 or last_row == len(items) - 1:
+        return False
+    tail = items[last_row + 1 :]
+    if any(isinstance(item, (dict, list)) for item in tail):
+        return False
+    del items[last_row + 1 :]
+    items.append(tail)
+    return True
+
+
 class Parser(StringScanner):
     """Parses ``text[start:end]``; offsets in repairs are offsets into ``text``."""
 
@@ -618,13 +637,23 @@ class Parser(StringScanner):
         if c == "[" and state == S_KEY_NEXT and frame[F_KIND] == K_OBJ:
             previous = frame[F_CONT].get(frame[F_KEY]) if frame[F_CONT] else None
             if type(previous) is list and self.last_end > 0 and text[self.last_end - 1] == "]":
+                early = self.last_end - 1
+                row_next = self._peek(pos + 1) < end and text[self._peek(pos + 1)] not in "[{"
+                if row_next and _regroup_row(previous):
+                    # {"rows": [["a"], "b", "c"], ["d"]]}: a row lost its '[', so its
+                    # items ended the table early; they become a row, the table goes on
+                    self._repair(
+                        "parse.missing_opener",
+                        early,
+                        early + 1,
+                        GUESS,
+                        "'[' added before the items of a row",
+                    )
+                    self._push(K_ARR, [], S_VALUE_FIRST, pos, extra=previous)
+                    return pos
                 # {"a": [1], [2]}: the array went on after an early ']'
                 self._repair(
-                    "parse.redundant_closer",
-                    self.last_end - 1,
-                    pos + 1,
-                    GUESS,
-                    "array split in two, joined",
+                    "parse.redundant_closer", early, pos + 1, GUESS, "array split in two, joined"
                 )
                 self._push(K_ARR, [], S_VALUE_FIRST, pos, extra=previous)
                 return pos + 1
