@@ -10,7 +10,7 @@ Elsewhere (another interpreter) a trace hook on Python calls checks the clock ev
 calls. The exception is only raised while code from the named files runs: landing in,
 say, a gc callback it would be swallowed, so there it is retried a few milliseconds
 later. It is a ``BaseException`` subclass, so third-party ``except Exception`` blocks
-cannot catch it; the caller that opened the budget catches it.
+cannot catch it; the budget that raised it ends its block and sets ``expired``.
 """
 
 from __future__ import annotations
@@ -71,30 +71,71 @@ def _interruptible(frame: FrameType | None, where: tuple[str, ...]) -> bool:
     return code.co_filename.startswith(where) and code not in _BOOKKEEPING
 
 
+class Budget:
+    """One open budget: ``expired`` tells the caller, after the block, that time ran out
+    (the block was cut short and its results are not there)."""
+
+    __slots__ = ("expired", "fired")
+
+    def __init__(self) -> None:
+        self.fired = False  # this budget raised BudgetExceeded (or sent it)
+        self.expired = False  # ... and it ended the block
+
+
 @contextmanager
-def time_budget(seconds: float, where: tuple[str, ...]) -> Iterator[None]:
-    """Interrupt the enclosed code with :class:`BudgetExceeded` after ``seconds``.
+def time_budget(seconds: float, where: tuple[str, ...]) -> Iterator[Budget]:
+    """Interrupt the enclosed code after ``seconds``; then ``budget.expired`` is true.
 
-    The exception is only raised while code from a file under one of the ``where`` paths
-    runs; elsewhere, e.g. in a gc callback that would swallow it, it is retried a moment
-    later. A budget that is not a positive finite number means no budget.
+    The interrupt (:class:`BudgetExceeded`) is only raised while code from a file under
+    one of the ``where`` paths runs; elsewhere, e.g. in a gc callback that would swallow
+    it, it is retried a moment later. Budgets nest: one opened inside another that ends
+    first adds nothing (the outer one bounds the work and reports it); an inner one that
+    ends first lets the outer one's interrupt through. A budget that is not a positive
+    finite number means no budget.
     """
+    budget = Budget()
     if not (seconds > 0 and math.isfinite(seconds)):
-        yield
+        yield budget
         return
+    deadline = time.monotonic() + seconds
+    outer = getattr(_open, "deadline", None)
+    if outer is not None and outer <= deadline:
+        yield budget  # an open budget in this thread ends first: it bounds this work too
+        return
+    _open.deadline = deadline
+    try:
+        with _interrupt_after(seconds, where, budget):
+            yield budget
+    finally:
+        _open.deadline = outer
 
+
+# The deadline of the innermost budget open in each thread.
+_open = threading.local()
+
+
+@contextmanager
+def _interrupt_after(seconds: float, where: tuple[str, ...], budget: Budget) -> Iterator[None]:
     def check(frame: FrameType | None) -> bool:
-        return _interruptible(frame, where)
+        if _interruptible(frame, where):
+            budget.fired = True
+            return True
+        return False
 
-    if _alarm_available():
-        with _alarm(seconds, check):
-            yield
-    elif _SET_ASYNC_EXC is not None:
-        with _thread_timer(seconds, _SET_ASYNC_EXC, check):
-            yield
-    else:
-        with _call_clock(seconds, check):
-            yield
+    try:
+        if _alarm_available():
+            with _alarm(seconds, check):
+                yield
+        elif _SET_ASYNC_EXC is not None:
+            with _thread_timer(seconds, _SET_ASYNC_EXC, check):
+                yield
+        else:
+            with _call_clock(seconds, check):
+                yield
+    except BudgetExceeded:
+        if not budget.fired:
+            raise  # an outer budget's
+        budget.expired = True
 
 
 def _alarm_available() -> bool:
@@ -229,5 +270,5 @@ def _call_clock(seconds: float, check: Callable[[FrameType | None], bool]) -> It
         sys.settrace(previous)
 
 
-for _manager in (time_budget, _alarm, _thread_timer, _call_clock):
+for _manager in (time_budget, _interrupt_after, _alarm, _thread_timer, _call_clock):
     protect(_manager)

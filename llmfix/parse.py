@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from llmfix.budget import BudgetExceeded, files, package_dir, protect, time_budget
+from llmfix.budget import files, package_dir, protect, time_budget
 from llmfix.config import ENGINES, Limits
 from llmfix.errors import ConfigError
 from llmfix.model import Diagnostic, LineIndex, Risk, Severity, Span
@@ -133,10 +133,10 @@ def _parse_own(text: str, limits: Limits) -> ParseOutcome:
         )
     from llmfix.repair_parser import repair_parse
 
-    try:
-        with time_budget(limits.time_budget, _parser_files()):
-            result = repair_parse(text, max_depth=limits.max_depth)
-    except BudgetExceeded:
+    result = None
+    with time_budget(limits.time_budget, _parser_files()):
+        result = repair_parse(text, max_depth=limits.max_depth)
+    if result is None:
         return _fail("limits.time", f"repair took longer than the {limits.time_budget:g} s budget")
     lines = LineIndex(text)
     diagnostics = [
@@ -171,18 +171,22 @@ def _parse_lenient(text: str, limits: Limits) -> ParseOutcome:
         )
     from json_repair import repair_json  # heavy: imported on first use, outside the clock
 
+    outcome = None
     try:
         with time_budget(limits.time_budget, _parser_files()):
-            if _nesting_exceeds(text, limits.max_depth):
-                return _depth_failure(limits)
-            return _repair(text, limits, repair_json)
-    except BudgetExceeded:
+            outcome = (
+                _depth_failure(limits)
+                if _nesting_exceeds(text, limits.max_depth)
+                else _repair(text, limits, repair_json)
+            )
+    except RecursionError:
+        return _depth_failure(limits)
+    if outcome is None:
         return _fail(
             "limits.time",
             f"repair took longer than the {limits.time_budget:g} s time budget",
         )
-    except RecursionError:
-        return _depth_failure(limits)
+    return outcome
 
 
 def _repair(text: str, limits: Limits, repair_json: Callable[..., Any]) -> ParseOutcome:

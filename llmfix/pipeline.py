@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from llmfix.budget import BudgetExceeded, files, time_budget
+from llmfix.budget import files, time_budget
 from llmfix.config import RepairOptions
 from llmfix.extract import extract_candidates
 from llmfix.model import (
@@ -167,19 +167,18 @@ def _finish(
         if errors and options.schema_repair:
             from llmfix.schema_repair import coerce_to_schema
 
-            try:
-                with time_budget(options.limits.time_budget, _SCHEMA_REPAIR_FILES):
-                    outcome = clock.run(
-                        "schema_repair",
-                        lambda: coerce_to_schema(
-                            value,
-                            validator.schema,
-                            disabled_rules=options.disabled_rules,
-                            max_risk=options.max_risk,
-                        ),
-                    )
-            except BudgetExceeded:
-                outcome = None
+            outcome = None
+            with time_budget(options.limits.time_budget, _SCHEMA_REPAIR_FILES):
+                outcome = clock.run(
+                    "schema_repair",
+                    lambda: coerce_to_schema(
+                        value,
+                        validator.schema,
+                        disabled_rules=options.disabled_rules,
+                        max_risk=options.max_risk,
+                    ),
+                )
+            if outcome is None:
                 diagnostics.append(_out_of_time("schema repair", options))
             if outcome is not None and outcome.patch:
                 value = outcome.value
@@ -341,17 +340,18 @@ def repair_text(
             timings=Timings(clock.stages),
         )
 
-    try:
-        with time_budget(options.limits.time_budget, _EXTRACT_FILES):
-            document = clock.run("normalize", lambda: normalize_document(text))
-            candidates, extract_diags = clock.run("extract", lambda: extract_candidates(document))
-    except BudgetExceeded:
+    extracted = None
+    with time_budget(options.limits.time_budget, _EXTRACT_FILES):
+        document = clock.run("normalize", lambda: normalize_document(text))
+        extracted = clock.run("extract", lambda: extract_candidates(document))
+    if extracted is None:
         return Result(
             status=Status.UNPARSEABLE,
             value=None,
             diagnostics=(_out_of_time("extraction", options),),
             timings=Timings(clock.stages),
         )
+    candidates, extract_diags = extracted
     diagnostics: list[Diagnostic] = list(document.diagnostics) + list(extract_diags)
     parsed = [_parse_candidate(c, options, validator, lines, clock) for c in candidates]
     if any(d.code == "extract.none" for d in extract_diags):

@@ -71,3 +71,42 @@ def test_no_budget_is_left_running_after_a_timeout() -> None:
     llmfix.repair(_MANY_COERCIONS, schema=_SCHEMA, time_budget=0.005)
     time.sleep(0.05)  # an interrupt left armed would land here or in the next call
     assert llmfix.repair("{'a': 1}").value == {"a": 1}
+
+
+# -- tool calls: one budget over extraction, checks and the nested parser budgets ---------
+
+_MANY_CALLS = '<tool_call>{"name": "f", "arguments": {"a": 1, b: [1, 2,}}</tool_call>\n' * 5000
+
+
+def test_tool_call_checking_is_bounded_by_the_time_budget() -> None:
+    from llmfix.toolcalls import check_tool_calls
+
+    started = time.perf_counter()
+    result = check_tool_calls(_MANY_CALLS, time_budget=0.05)
+    elapsed = time.perf_counter() - started
+    assert (result.status, result.value) == (Status.UNPARSEABLE, [])
+    assert _time_errors(result) == ["tool-call checking took longer than the 0.05 s time budget"]
+    assert elapsed < 0.5
+
+
+def test_tool_call_budget_in_a_worker_thread() -> None:
+    from llmfix.toolcalls import check_tool_calls
+
+    results: list[Result] = []
+    worker = threading.Thread(
+        target=lambda: results.append(check_tool_calls(_MANY_CALLS, time_budget=0.05))
+    )
+    started = time.perf_counter()
+    worker.start()
+    worker.join(timeout=20)
+    assert _time_errors(results[0]) != []
+    assert time.perf_counter() - started < 0.5  # the inner parser budgets do not hide it
+
+
+def test_an_inner_budget_that_ends_first_still_reports_itself() -> None:
+    from llmfix.budget import files, time_budget
+
+    with time_budget(30, files("budget.py")) as outer:
+        result = llmfix.repair(_LONG_ANSWER, time_budget=0.01)
+    assert not outer.expired
+    assert _time_errors(result) == ["extraction took longer than the 0.01 s time budget"]

@@ -33,12 +33,15 @@ that needed nothing; ``extracted`` otherwise (including an answer with no calls)
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from llmfix import budget
+from llmfix.config import Limits
 from llmfix.errors import ConfigError
 from llmfix.model import (
     Diagnostic,
@@ -82,29 +85,55 @@ def check_tool_calls(
     emit: str = "canonical",
     schema_repair: bool = True,
     disabled_rules: frozenset[str] = frozenset(),
+    time_budget: float = Limits.time_budget,
 ) -> Result:
     """Extract the tool calls of ``text`` and check them (see the module docstring).
 
+    The work is bounded by ``time_budget`` seconds (``limits.time`` when it runs out).
     Raises :class:`~llmfix.errors.ConfigError` for an unknown ``fmt`` or ``emit``; never
     prints, never exits.
     """
     if emit not in EMITS:
         raise ConfigError(f"unknown emit shape {emit!r} (expected one of: {', '.join(EMITS)})")
-    started = time.perf_counter()
-    extraction = extract_tool_calls(text, fmt=fmt, registry=registry)
-    extracted = time.perf_counter()
-    checker = _Checker(
-        text,
-        registry,
-        salvage=salvage,
-        max_risk=max_risk,
-        strict=strict,
-        schema_repair=schema_repair,
-        disabled_rules=disabled_rules,
-    )
-    result = checker.run(extraction, expect_sequence)
+    started = extracted = time.perf_counter()
+    result = None
+    with budget.time_budget(time_budget, _BUDGETED_FILES):
+        extraction = extract_tool_calls(text, fmt=fmt, registry=registry)
+        extracted = time.perf_counter()
+        checker = _Checker(
+            text,
+            registry,
+            salvage=salvage,
+            max_risk=max_risk,
+            strict=strict,
+            schema_repair=schema_repair,
+            disabled_rules=disabled_rules,
+        )
+        result = checker.run(extraction, expect_sequence)
+    if result is None:
+        out_of_time = Diagnostic(
+            code="limits.time",
+            severity=Severity.ERROR,
+            stage=STAGE,
+            message=f"tool-call checking took longer than the {time_budget:g} s time budget",
+            hint="raise --time-budget to give it longer",
+        )
+        result = Result(status=Status.UNPARSEABLE, value=[], diagnostics=(out_of_time,))
     timings = Timings({"extract": extracted - started, "check": time.perf_counter() - extracted})
     return replace(result, value=emit_calls(result.value, emit), timings=timings)
+
+
+# What the time budget may interrupt: the readers, the checks, the parser (which has a
+# budget of its own inside, nested) and schema repair.
+_BUDGETED_FILES = budget.files(
+    "toolcalls" + os.sep,
+    "tools.py",
+    "normalize.py",
+    "parse.py",
+    "repair_parser" + os.sep,
+    "schema_repair.py",
+    "schema_walk.py",
+)
 
 
 def emit_calls(calls: list[dict[str, Any]], emit: str) -> list[dict[str, Any]]:
