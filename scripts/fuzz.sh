@@ -9,9 +9,14 @@ runs="${1:-100000}"
 [ $# -gt 0 ] && shift
 python="${PYTHON:-.venv/bin/python}"
 mkdir -p .fuzz/corpus .fuzz/artifacts .fuzz/seeds
-# Seeds: the golden cases' raw inputs (copied, so libFuzzer never writes into tests/).
-for f in tests/cases/*/input.txt; do
-    cp "$f" ".fuzz/seeds/$(basename "$(dirname "$f")").txt"
+# Seeds: the golden cases' raw inputs (copied, so libFuzzer never writes into tests/), each
+# once per entry point (the harness takes the first byte modulo 4: the characters 0, 2
+# and 3 choose repair, tool calls and repair with a schema).
+for f in tests/cases/*/input.txt tests/cases_tools/*/input.txt; do
+    name="$(basename "$(dirname "$(dirname "$f")")")-$(basename "$(dirname "$f")")"
+    for mode in 0 2 3; do
+        { printf '%s' "$mode"; cat "$f"; } > ".fuzz/seeds/$name-$mode.txt"
+    done
 done
 exec "$python" tests/fuzz/harness.py -runs="$runs" -max_len=4096 -timeout=20 \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=.fuzz/artifacts/ \

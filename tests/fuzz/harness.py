@@ -1,6 +1,14 @@
-"""Atheris (libFuzzer) harness for ``llmfix.repair``; not part of the default test run.
+"""Atheris (libFuzzer) harness for llmfix's entry points; not part of the default test run.
 
-Each input is bytes decoded as UTF-8 with replacement and repaired with the default options.
+Each input is bytes; the first byte picks the entry point and the rest is decoded as UTF-8
+with replacement:
+
+- ``llmfix.repair(text)`` with the default options (half of the inputs);
+- ``llmfix.repair(text, schema=...)`` with a schema that makes schema repair coerce,
+  rename, default and drop;
+- ``check_tool_calls(text, registry)`` with the golden tool list (``tests/cases_tools``),
+  format auto-detected, ``--salvage`` on.
+
 A crash is any exception other than an ``LlmfixError``, or a result that claims success
 (``result.ok``) with a value that is not strict JSON. Run it through ``scripts/fuzz.sh``.
 """
@@ -9,6 +17,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import atheris
 
@@ -21,15 +30,43 @@ with atheris.instrument_imports(include=["llmfix"]):
     import llmfix.partial
     import llmfix.pipeline
     import llmfix.repair_parser
+    import llmfix.schema_repair
     import llmfix.select
     import llmfix.syntax_scan
+    import llmfix.toolcalls
     from llmfix.errors import LlmfixError
+    from llmfix.tools import ToolRegistry
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "age": {"type": "integer", "minimum": 0},
+        "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 5},
+        "kind": {"enum": ["a", "b", "c"]},
+        "ok": {"type": "boolean", "default": False},
+        "nested": {
+            "type": "object",
+            "properties": {"x": {"type": "number"}},
+            "additionalProperties": False,
+        },
+    },
+    "required": ["name", "age"],
+}
+TOOLS = ToolRegistry.load(str(Path(__file__).resolve().parents[1] / "cases_tools" / "tools.json"))
 
 
 def test_one_input(data: bytes) -> None:
-    text = data.decode("utf-8", errors="replace")
+    if not data:
+        return
+    text = data[1:].decode("utf-8", errors="replace")
     try:
-        result = llmfix.repair(text)
+        if data[0] % 4 == 2:
+            result = llmfix.toolcalls.check_tool_calls(text, TOOLS, salvage=True)
+        elif data[0] % 4 == 3:
+            result = llmfix.repair(text, schema=SCHEMA)
+        else:
+            result = llmfix.repair(text)
     except LlmfixError:
         return
     if result.ok:
