@@ -2,8 +2,20 @@
 
 It speaks the two wire formats llmfix uses — OpenAI-style ``POST /v1/chat/completions``
 and Anthropic-style ``POST /v1/messages`` — answering from a script of :class:`Reply`
-objects (status, JSON body, headers, an optional delay) in order, and records every request
-(path, headers, parsed body). Mocks would hide wire bugs; this is the wire.
+objects (status, JSON body, headers, content type, an optional delay) in order, and records
+every request (path, headers, parsed body). Mocks would hide wire bugs; this is the wire.
+
+A reply can also be a fault, played on the real socket (see :data:`FAULTS`):
+
+- ``truncate`` — the headers promise the whole body, half of it is sent, the connection closes;
+- ``reset`` — no answer at all: the socket is closed with ``SO_LINGER`` 0, so the client
+  gets a TCP reset (``ECONNRESET``) while it waits;
+- ``trickle`` — the headers, then one byte of body every ``interval`` seconds, never finishing:
+  it goes on until the client goes away or the server stops (or, a safety net so that a client
+  without a deadline fails its test rather than hangs the suite, ``trickle_for`` seconds).
+
+A garbage body, an HTML page and a JSON body labelled ``text/html`` need no fault: see
+:func:`garbage_reply` and :func:`html_reply`, or give a :class:`Reply` a ``content_type``.
 
     with LlmServer() as server:
         server.enqueue(openai_reply('{"name": "Ada"}'))
@@ -11,22 +23,26 @@ objects (status, JSON body, headers, an optional delay) in order, and records ev
         assert server.requests[0].body["temperature"] == 0
 
 When the script runs out it answers 500, so a test that asks more than it scripted fails
-visibly. A delayed reply waits on an event that :meth:`LlmServer.stop` sets, so a timed-out
-slow answer never holds the test up.
+visibly. A delayed reply and a trickle wait on an event that :meth:`LlmServer.stop` sets, so a
+timed-out slow answer never holds the test up.
 """
 
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 OPENAI_PATH = "/v1/chat/completions"
 ANTHROPIC_PATH = "/v1/messages"
+FAULTS = ("truncate", "reset", "trickle")
 
 
 @dataclass(frozen=True)
@@ -35,6 +51,14 @@ class Reply:
     body: Any = None  # dict/list → JSON; str → sent as is
     headers: Mapping[str, str] = field(default_factory=dict)
     delay: float = 0.0  # seconds before answering
+    content_type: str = "application/json"
+    fault: str | None = None  # one of FAULTS
+    interval: float = 0.2  # seconds between the bytes of a trickle
+    trickle_for: float = 30.0  # then the trickle stops and the connection closes
+
+    def __post_init__(self) -> None:
+        if self.fault is not None and self.fault not in FAULTS:
+            raise ValueError(f"unknown fault {self.fault!r}; expected one of {FAULTS}")
 
 
 @dataclass(frozen=True)
@@ -137,6 +161,42 @@ def error_reply(
     return Reply(status=status, body=body, headers=dict(headers or {}), delay=delay)
 
 
+def _payload(reply: Reply) -> bytes:
+    if reply.body is None and reply.fault is not None:
+        return b""
+    text = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
+    return text.encode("utf-8")
+
+
+def garbage_reply(text: str = "\x00\x1bgarbage ¿ {{{ not json ]]", **changes: Any) -> Reply:
+    """A 200 whose body is not JSON (labelled ``application/json`` all the same)."""
+    return Reply(body=text, **changes)
+
+
+def html_reply(status: int = 200, title: str = "Sign in to continue", **changes: Any) -> Reply:
+    """An HTML page, as a proxy's login page, a captive portal or a web UI serves it."""
+    page = (
+        "<!DOCTYPE html>\n<html>\n<head><title>"
+        f"{title}</title></head>\n<body><h1>{title}</h1>\n<form></form></body>\n</html>\n"
+    )
+    return Reply(status=status, body=page, content_type="text/html; charset=utf-8", **changes)
+
+
+def truncated(reply: Reply) -> Reply:
+    """``reply`` cut off: its full length announced, half of its body sent, then closed."""
+    return replace(reply, fault="truncate")
+
+
+def reset_reply() -> Reply:
+    """No answer: the connection is reset (TCP RST) once the request is read."""
+    return Reply(fault="reset")
+
+
+def trickle_reply(interval: float = 0.2, status: int = 200) -> Reply:
+    """Headers, then one byte every ``interval`` seconds, never finishing."""
+    return Reply(status=status, fault="trickle", interval=interval)
+
+
 class LlmServer:
     """The scripted provider; a context manager that starts and stops it."""
 
@@ -167,18 +227,41 @@ class LlmServer:
                 reply = owner._next(Recorded(self.path, headers, body, raw))
                 if reply.delay and owner._stopping.wait(reply.delay):
                     return
-                payload = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
-                data = payload.encode("utf-8")
+                if reply.fault == "reset":
+                    self._reset()
+                    return
+                data = _payload(reply)
+                length = 10**9 if reply.fault == "trickle" else len(data)
+                if reply.fault == "truncate":
+                    data = data[: len(data) // 2]
                 try:
                     self.send_response(reply.status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(data)))
+                    self.send_header("content-type", reply.content_type)
+                    self.send_header("content-length", str(length))
                     for name, value in reply.headers.items():
                         self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
+                    if reply.fault == "trickle":
+                        self._trickle(reply.interval, reply.trickle_for)
+                except ConnectionError:  # the client went away (a trickle ends this way)
+                    self.close_connection = True
+                if reply.fault is not None:
+                    self.close_connection = True
+
+            def _reset(self) -> None:
+                """Close at once with SO_LINGER 0: the kernel sends RST, not FIN."""
+                self.close_connection = True
+                self.rfile.close()  # drops the makefile reference, so close() is real
+                self.connection.setsockopt(
+                    socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                )
+                self.connection.close()
+
+            def _trickle(self, interval: float, seconds: float) -> None:
+                end = time.monotonic() + seconds
+                while time.monotonic() < end and not owner._stopping.wait(interval):
+                    self.wfile.write(b" ")
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass

@@ -52,7 +52,7 @@ class LlmConfig:
     api_key_env: str | None = None  # None: OPENAI_API_KEY / ANTHROPIC_API_KEY
     api_key: str | None = field(default=None, repr=False, compare=False)  # library use only
     max_attempts: int = 2  # repair attempts (model answers) per response
-    timeout: float = 60.0  # seconds per HTTP request
+    timeout: float = 60.0  # seconds per HTTP request, in all (however slowly it trickles)
     temperature: float | None = 0.0  # None: not sent (some models reject it)
     max_tokens: int = 2048
     structured_mode: str = "auto"

@@ -17,11 +17,12 @@ configured model to fix it, at most ``config.max_attempts`` times:
    (``data.code`` = ``OUTPUT_VALIDATION_FAILED``).
 
 Transport trouble is not a repair attempt's business: retries happen inside the provider,
-a provider that stays unavailable (or a per-request 400) stops the loop with a warning
-(``llm.provider_unavailable``, ``llm.request_rejected``) and the best value so far, and
-what went wrong is never put into a prompt. A bad key, refused access or an unknown model
-(HTTP 401/403/404) raises :class:`~llmfix.errors.ProviderError`: every response would fail
-the same way.
+a provider that stays unavailable, answers with something that is not an API response, or
+refuses one request (a 400) stops the loop with a warning (``llm.provider_unavailable``,
+``llm.bad_response``, ``llm.request_rejected``) and the best value so far — the rules'
+result itself when no answer came — and what went wrong is never put into a prompt. A bad
+key, refused access or an unknown model (HTTP 401/403/404) raises
+:class:`~llmfix.errors.ProviderError`: every response would fail the same way.
 
 Each attempt is recorded as an :class:`Attempt` (prompt, raw answer, status, errors,
 duration, tokens), with personal data and keys redacted unless ``config.redact`` is off;
@@ -55,6 +56,7 @@ from llmfix.llm.prompt import (
 from llmfix.llm.providers import (
     Completion,
     Provider,
+    ProviderBadResponse,
     ProviderRefused,
     ProviderUnavailable,
     make_provider,
@@ -361,6 +363,14 @@ class _Loop:
                 timeout=self.config.timeout,
                 schema_name=self.schema_name,
             )
+        except ProviderBadResponse as error:
+            return None, _diagnostic(
+                "llm.bad_response",
+                Severity.WARNING,
+                scrub(str(error), self.secrets),
+                hint="the provider's answer was not an API response (check the base URL); "
+                "the best value so far is kept",
+            )
         except ProviderUnavailable as error:
             return None, _diagnostic(
                 "llm.provider_unavailable",
@@ -427,8 +437,10 @@ class _Loop:
         errors = list(best.errors)
         if from_answer:  # spans into an answer mean nothing in the raw input
             errors = [replace(d, span=None, position=None) for d in errors]
-        diagnostics = [d for d in first.diagnostics if d.severity is not Severity.ERROR]
-        diagnostics += errors
+            diagnostics = [d for d in first.diagnostics if d.severity is not Severity.ERROR]
+            diagnostics += errors
+        else:  # no answer did better: the rules' result as it was, then what the model did
+            diagnostics = list(first.diagnostics)
         if stopped is not None:
             diagnostics.append(replace(stopped, data=self._data()))
         if number >= self.config.max_attempts:

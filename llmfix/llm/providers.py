@@ -19,7 +19,11 @@ wrapped as the ``value`` property of an object, and the answer unwrapped again.
 
 Failures are :class:`ProviderRefused` (the request is wrong and will stay wrong: bad key,
 unknown model, bad request — not retried) or :class:`ProviderUnavailable` (no usable answer
-after the transport retries of :mod:`llmfix.llm.retry`). Neither message ever holds the key.
+after the transport retries of :mod:`llmfix.llm.retry`: unreachable, reset, cut off, too slow,
+5xx …), of which :class:`ProviderBadResponse` is the kind where the server did answer, but not
+with an API response (not JSON, an HTML page, another API's JSON). Each try of a request has
+``timeout`` seconds in all, however slowly the answer trickles in. No message ever holds the
+key, spans more than one line, or carries a control character.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ if TYPE_CHECKING:
 Message = Mapping[str, str]  # {"role": "system" | "user" | "assistant", "content": ...}
 
 ANTHROPIC_VERSION = "2023-06-01"
+MAX_ANSWER_BYTES = 16 * 1024 * 1024  # an answer is a few kB; a larger one is not read on
 USER_AGENT = "llmfix"
 WRAP_KEY = "value"
 WRAP_INSTRUCTION = (
@@ -61,7 +66,12 @@ class ProviderRefused(ProviderError):
 
 
 class ProviderUnavailable(ProviderError):
-    """No usable answer after the transport retries (timeouts, 429, 5xx, connection errors)."""
+    """No usable answer after the transport retries (timeouts, 429, 5xx, lost connections)."""
+
+
+class ProviderBadResponse(ProviderUnavailable):
+    """The server answered, but not with an API response: not JSON, an HTML page, a JSON
+    body of the wrong shape, or one too large to read."""
 
 
 @dataclass(frozen=True)
@@ -139,8 +149,38 @@ class HttpAnswer:
     retries: int = 0
 
 
+@dataclass(frozen=True)
+class _Received:
+    """A whole HTTP answer, read within the request's deadline."""
+
+    status: int
+    text: str
+    content_type: str
+    headers: Mapping[str, str]
+
+
+class _Overdue(Exception):
+    """The answer was still arriving when the request's time was up."""
+
+    def __init__(self, received: int) -> None:
+        super().__init__(received)
+        self.received = received
+
+
+class _Oversized(Exception):
+    """The answer grew past :attr:`HttpTransport.max_bytes`."""
+
+
 class HttpTransport:
-    """POST JSON with the retry policy; a new ``httpx.Client`` on first use, reused after."""
+    """POST JSON with the retry policy; a new ``httpx.Client`` on first use, reused after.
+
+    Each try has ``timeout`` seconds in all: httpx's timeout bounds each read, so an answer
+    that trickles in a byte at a time would never trip it; the body is read in chunks and
+    given up when the deadline has passed, so a try ends within about ``timeout`` seconds
+    (at most ``timeout`` more when the server stalls on a read right at the deadline).
+    """
+
+    max_bytes = MAX_ANSWER_BYTES
 
     def __init__(
         self,
@@ -181,8 +221,10 @@ class HttpTransport:
     ) -> HttpAnswer:
         """The first answer that is a success, a non-retryable error, or one ``keep`` wants.
 
-        Retryable failures are retried per the policy; when they run out,
-        :class:`ProviderUnavailable`.
+        Retryable failures (see :mod:`llmfix.llm.retry`) are retried per the policy; when
+        they run out, :class:`ProviderUnavailable` (:class:`ProviderBadResponse` when the
+        last one was a success answer that is not JSON). A success answer that is an HTML
+        page, or larger than :attr:`max_bytes`, is :class:`ProviderBadResponse` at once.
         """
         import httpx
 
@@ -190,28 +232,68 @@ class HttpTransport:
         retries = 0
         while True:
             retry_after: float | None = None
+            bad = False  # the server answered, but not with JSON
             try:
-                response = client.post(url, headers=dict(headers), json=body, timeout=timeout)
+                got = self._exchange(client, url, headers, body, timeout)
+            except _Overdue as late:
+                problem = (
+                    f"the answer from {url} did not finish within {timeout:g} s "
+                    f"(still arriving: {late.received} bytes so far)"
+                )
+            except _Oversized:
+                raise ProviderBadResponse(
+                    self._clean(
+                        f"{self.provider}: the answer from {url} is larger than "
+                        f"{self.max_bytes} bytes; not read further"
+                    )
+                ) from None
+            except httpx.ConnectTimeout:
+                problem = f"cannot connect to {url} within {timeout:g} s"
             except httpx.TimeoutException:
                 problem = f"no answer within {timeout:g} s from {url}"
+            except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError) as error:
+                problem = (
+                    f"the connection to {url} broke before the answer was complete "
+                    f"({type(error).__name__}: {_one_line(str(error))})"
+                )
             except httpx.TransportError as error:
                 problem = f"cannot reach {url} ({type(error).__name__}: {_one_line(str(error))})"
+            except httpx.DecodingError as error:  # a compressed body that does not decompress
+                problem = f"the answer from {url} cannot be decoded ({_one_line(str(error))})"
+                bad = True
+            except httpx.RequestError as error:
+                problem = f"the request to {url} failed ({type(error).__name__}: {error})"
+                problem = _one_line(problem, 400)
+            except httpx.InvalidURL as error:
+                raise ProviderRefused(f"{self.provider}: invalid URL {url!r}: {error}") from None
             else:
-                status = response.status_code
-                text = response.text
-                if status < 300 or not is_retryable_status(status) or keep(status, text):
-                    return HttpAnswer(status, text, _json_or_none(text), retries)
-                problem = f"HTTP {status} from {url}"
-                message = _error_message(_json_or_none(text), text)
-                if message:
-                    problem += f": {message}"
-                retry_after = parse_retry_after(response.headers)
+                status, text = got.status, got.text
+                data = _json_or_none(text)
+                if status < 300 and data is None:
+                    if _is_html(text, got.content_type):
+                        raise ProviderBadResponse(
+                            self._clean(
+                                f"{self.provider}: HTTP {status} from {url} is "
+                                f"{_describe_html(text)}, not an API answer: check the base URL"
+                            )
+                        )
+                    problem = f"HTTP {status} from {url} is not JSON ({_describe_body(got)})"
+                    bad = True
+                elif status < 300 or not is_retryable_status(status) or keep(status, text):
+                    return HttpAnswer(status, text, data, retries)
+                else:
+                    problem = f"HTTP {status} from {url}"
+                    message = _error_message(data, text)
+                    if message:
+                        problem += f": {message}"
+                    retry_after = parse_retry_after(got.headers)
+            failure = ProviderBadResponse if bad else ProviderUnavailable
             if retries >= self.policy.max_retries:
                 tries = "1 try" if retries == 0 else f"{retries + 1} tries"
-                raise ProviderUnavailable(self._clean(f"{self.provider}: {problem} ({tries})"))
+                raise failure(self._clean(f"{self.provider}: {problem} ({tries})"))
             wait = self.policy.wait(retries, retry_after, self.rand)
             if wait is None:
-                raise ProviderUnavailable(
+                raise failure(
                     self._clean(
                         f"{self.provider}: {problem}; the server asks to retry after "
                         f"{retry_after:g} s, longer than the {self.policy.max_wait:g} s allowed"
@@ -219,6 +301,34 @@ class HttpTransport:
                 )
             self.sleep(wait)
             retries += 1
+
+    def _exchange(
+        self,
+        client: httpx.Client,
+        url: str,
+        headers: Mapping[str, str],
+        body: Any,
+        timeout: float,
+    ) -> _Received:
+        """One try: the request sent and the whole answer read, by the deadline."""
+        deadline = time.monotonic() + timeout
+        with client.stream(
+            "POST", url, headers=dict(headers), json=body, timeout=timeout
+        ) as response:
+            received = bytearray()
+            for chunk in response.iter_bytes():
+                received += chunk
+                if len(received) > self.max_bytes:
+                    raise _Oversized
+                if time.monotonic() > deadline:
+                    raise _Overdue(len(received))
+            text = bytes(received).decode(response.encoding or "utf-8", errors="replace")
+            return _Received(
+                response.status_code,
+                text,
+                response.headers.get("content-type", ""),
+                response.headers,
+            )
 
     def _clean(self, message: str) -> str:
         return redact(message, self.secrets)
@@ -245,12 +355,45 @@ def _json_or_none(text: str) -> Any:
 
 
 def _one_line(text: str, limit: int = 200) -> str:
+    """``text`` on one line, control characters escaped (it goes to a terminal), cut."""
     text = " ".join(text.split())
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+
+
+def _is_html(text: str, content_type: str) -> bool:
+    """Whether a body that is not JSON is a web page (by its label or its first tag)."""
+    if "html" in content_type.lower():
+        return True
+    head = text.lstrip("\ufeff \t\r\n")[:20].lower()
+    return head.startswith(("<!doctype html", "<html"))
+
+
+def _describe_html(text: str) -> str:
+    """``an HTML page ("its title")``."""
+    import html
+
+    found = _TITLE.search(text[:65536])
+    title = _one_line(html.unescape(found.group(1)), 80) if found else ""
+    return f'an HTML page ("{title}")' if title else "an HTML page"
+
+
+def _describe_body(got: _Received) -> str:
+    """What a body that is not JSON looks like: its type, size and first characters."""
+    label = got.content_type.split(";")[0].strip() or "no content type"
+    if not got.text.strip():
+        return f"{label}, empty"
+    return f'{label}, {len(got.text)} characters: "{_one_line(got.text, 60)}"'
 
 
 def _error_message(data: Any, text: str) -> str:
     """The human message of an error body (OpenAI, Anthropic and most compatible servers)."""
+    if data is None and _is_html(text, ""):
+        return _describe_html(text)  # a gateway's or proxy's error page
     if isinstance(data, dict):
         error = data.get("error", data)
         if isinstance(error, dict):
@@ -280,8 +423,6 @@ def _refused(
         head = f"access denied (HTTP 403) to model {config.model!r}"
     elif status == 404:
         head = f"not found (HTTP 404) at {url}: unknown model {config.model!r} or wrong base URL"
-    elif 200 <= status < 300:
-        head = f"HTTP {status} from {url} is not a usable answer"
     else:
         head = f"request rejected (HTTP {status}) by {url}"
     return ProviderRefused(redact(f"{provider}: {head}: {message}", secrets), status)
@@ -493,6 +634,16 @@ class _HttpProvider:
     def _refused(self, answer: HttpAnswer, url: str) -> ProviderRefused:
         return _refused(self.name, answer, self.config, url, (self._key,))
 
+    def _unusable(self, answer: HttpAnswer, url: str, expected: str) -> ProviderBadResponse:
+        """A success answer in JSON that is not ``expected``: another API, not retried."""
+        message = _error_message(answer.data, answer.text) or "(empty)"
+        return ProviderBadResponse(
+            redact(
+                f"{self.name}: HTTP {answer.status} from {url} is not {expected}: {message}",
+                (self._key,),
+            )
+        )
+
 
 class OpenAIProvider(_HttpProvider):
     """OpenAI-compatible ``/chat/completions``."""
@@ -565,8 +716,10 @@ class OpenAIProvider(_HttpProvider):
         try:
             choice = data["choices"][0]
             message = choice["message"]
+            if not isinstance(message, dict):
+                raise TypeError(message)
         except (TypeError, KeyError, IndexError):
-            raise self._refused(answer, url) from None
+            raise self._unusable(answer, url, "a chat completion") from None
         content = message.get("content")
         if isinstance(content, list):  # content parts
             content = "".join(
@@ -575,14 +728,14 @@ class OpenAIProvider(_HttpProvider):
         if not content:
             content = message.get("refusal") or ""
         text = unwrap(str(content)) if wrapped else str(content)
-        usage = data.get("usage") or {}
+        usage = data.get("usage")
         return Completion(
             text=text,
-            input_tokens=int(usage.get("prompt_tokens") or 0),
-            output_tokens=int(usage.get("completion_tokens") or 0),
-            model=data.get("model"),
+            input_tokens=_count(usage, "prompt_tokens"),
+            output_tokens=_count(usage, "completion_tokens"),
+            model=_str_or_none(data.get("model")),
             mode=mode,
-            finish_reason=choice.get("finish_reason"),
+            finish_reason=_str_or_none(choice.get("finish_reason")),
             retries=answer.retries,
         )
 
@@ -651,7 +804,7 @@ class AnthropicProvider(_HttpProvider):
         data = answer.data
         blocks = data.get("content") if isinstance(data, dict) else None
         if not isinstance(blocks, list):
-            raise self._refused(answer, url)
+            raise self._unusable(answer, url, "a messages response")
         text = ""
         mode = "text"
         for block in blocks:
@@ -668,13 +821,25 @@ class AnthropicProvider(_HttpProvider):
                 for b in blocks
                 if isinstance(b, dict) and b.get("type") == "text"
             )
-        usage = data.get("usage") or {}
+        usage = data.get("usage")
         return Completion(
             text=text,
-            input_tokens=int(usage.get("input_tokens") or 0),
-            output_tokens=int(usage.get("output_tokens") or 0),
-            model=data.get("model"),
+            input_tokens=_count(usage, "input_tokens"),
+            output_tokens=_count(usage, "output_tokens"),
+            model=_str_or_none(data.get("model")),
             mode=mode,
-            finish_reason=data.get("stop_reason"),
+            finish_reason=_str_or_none(data.get("stop_reason")),
             retries=answer.retries,
         )
+
+
+def _count(usage: Any, key: str) -> int:
+    """A token count from an answer's ``usage``; 0 when it is missing or not a count."""
+    value = usage.get(key) if isinstance(usage, dict) else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1e15:
+        return int(value)
+    return 0
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

@@ -4,8 +4,23 @@ One policy for every provider: at most ``max_retries`` more tries of one request
 before retry ``n`` (0-based) is drawn uniformly from ``[0, min(cap, base * 2**n)]`` ("full
 jitter", so many clients that failed together do not come back together); a ``Retry-After``
 (or ``retry-after-ms``) header the server sends is honoured instead, up to ``max_wait``.
-Only 408, 409, 429, 5xx, timeouts and connection errors are retried: a 400, 401, 403 or 404
-says the request itself is wrong and will stay wrong.
+
+What is retried — faults that pass:
+
+- HTTP 408, 409, 429 and 5xx;
+- no connection, a connection reset or closed before the answer was complete (a body shorter
+  than its ``Content-Length``), no answer within the timeout, and an answer still trickling in
+  when the request's time (the timeout, for the whole request) is up;
+- a success status whose body is not JSON (or does not decompress): a corrupted or cut
+  answer is usually a passing fault.
+
+What is not — answers that would come again the same:
+
+- a 400, 401, 403 or 404: the request itself is wrong and will stay wrong;
+- a success status with an HTML page (a wrong base URL, a proxy's login page, a captive
+  portal) or with JSON that is not the API's answer (another API behind the base URL), or an
+  answer over the size limit. A JSON body is read as JSON whatever its ``Content-Type`` says:
+  local servers often label it wrongly.
 
 These retries are a separate budget from repair attempts, and what went wrong in transport
 never reaches a repair prompt.
