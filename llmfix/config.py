@@ -33,3 +33,4 @@ class RepairOptions:
     disabled_rules: frozenset[str] = frozenset()
     partial: bool = False
     max_risk: Risk | None = None
+    allow_remote_refs: bool = False  # fetch http(s) $ref targets when building the validator

@@ -24,7 +24,8 @@ rule leaves out comes from the top level::
 
 ``options`` are the repair options of :func:`llmfix.make_options` (``pick``,
 ``schema_repair``, ``disabled_rules``, ``partial``, ``max_risk``, ``max_size``,
-``max_depth``, ``time_budget``).
+``max_depth``, ``time_budget``, ``allow_remote_refs``). The top-level
+``allow-remote-refs: true`` (``--allow-remote-refs``) is the same as that option.
 """
 
 from __future__ import annotations
@@ -195,6 +196,7 @@ def _key_types() -> dict[str, tuple[str, Callable[[Any], bool]]]:
         "encoding": ("an encoding name", _str),
         "progress": ("true or false", _bool),
         "options": ("a mapping of repair options", _mapping),
+        "allow_remote_refs": ("true or false", _bool),
         "checks": ("a list of rules", _checks),
         "llm": ("a mapping of LLM repair settings", _mapping),
     }
@@ -315,6 +317,9 @@ def _validated(data: Mapping[str, Any], path: Path) -> dict[str, Any]:
     for key in ("include", "exclude", "paths"):
         if isinstance(out.get(key), str):
             out[key] = [out[key]]
+    if "allow_remote_refs" in out:  # a repair option, spelled like its flag
+        allow = out.pop("allow_remote_refs")
+        out["options"] = {"allow_remote_refs": allow, **out.get("options", {})}
     if "options" in out:
         out["options"] = _checked_options(out["options"], f"{path}: options")
     if "llm" in out:
@@ -364,6 +369,8 @@ def _checked_options(options: Mapping[str, Any], where: str) -> dict[str, Any]:
     from llmfix import make_options
 
     normal = {_normal_key(k): v for k, v in options.items()}
+    if not isinstance(normal.get("allow_remote_refs", False), bool):
+        raise ConfigError(f"{where}: allow-remote-refs must be true or false")
     try:
         make_options(**normal)
     except (ConfigError, TypeError, ValueError) as exc:

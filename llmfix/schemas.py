@@ -134,10 +134,16 @@ def read_schema_document(path: Path, source: str | None = None) -> Any:
         raise SchemaError(source, "permission denied") from None
     except OSError as error:
         raise SchemaError(source, f"cannot read file: {error.strerror or error}") from None
+    return parse_schema_document(data, source, path.suffix.lower())
+
+
+def parse_schema_document(data: bytes, source: str, suffix: str = "", what: str = "file") -> Any:
+    """Parse a schema document's bytes: JSON for ``.json``, YAML for ``.yaml``/``.yml``,
+    otherwise by the first character (``{`` or ``[`` means JSON). Used for files and for
+    remote ``$ref`` bodies (``source`` is then the URL, ``what`` "response")."""
     text = _decode(data, source)
     if not text.strip():
-        raise SchemaError(source, "file is empty")
-    suffix = path.suffix.lower()
+        raise SchemaError(source, f"{what} is empty")
     if suffix == ".json":
         return _parse_json(text, source)
     if suffix in (".yaml", ".yml"):

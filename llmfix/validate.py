@@ -17,7 +17,10 @@ What it decides, and why:
 - **``$ref``**: references inside the schema, bundled ``$id``/anchor targets, the
   meta-schemas, and relative file references confined to the schema file's directory tree
   (``.json``/``.yaml``). Remote ``http(s)`` references are refused unless
-  ``allow_remote=True``.
+  ``allow_remote=True`` (``--allow-remote-refs``); then each is fetched once with httpx
+  (a 10 s timeout that also bounds the whole body, 10 MB at most, JSON or YAML), and a
+  failed fetch is a ``SchemaError`` naming the URL. A pickled validator carries what it
+  fetched, so a worker process rebuilding it does not fetch again.
 - **Reference cycles** that never step into the value (``{"$ref": "#"}``, two definitions
   that ``allOf`` each other) would recurse forever, so they are a ``SchemaError``.
   Recursive schemas that descend (a tree whose children are trees) are fine. A value
@@ -40,6 +43,7 @@ import importlib
 import json
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -50,7 +54,7 @@ from urllib.request import url2pathname
 from llmfix.errors import SchemaError
 from llmfix.model import Diagnostic, Severity
 from llmfix.schema_walk import json_type
-from llmfix.schemas import SchemaSpec, read_schema_document
+from llmfix.schemas import SchemaSpec, parse_schema_document, read_schema_document
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -75,11 +79,19 @@ _REMOTE_MAX_BYTES = 10_000_000
 class SchemaValidator:
     """A compiled schema: :meth:`is_valid` for the fast path, :meth:`errors` for the detail."""
 
-    def __init__(self, spec: SchemaSpec, *, allow_remote: bool = False) -> None:
+    def __init__(
+        self,
+        spec: SchemaSpec,
+        *,
+        allow_remote: bool = False,
+        _fetched: dict[str, Any] | None = None,
+    ) -> None:
         from referencing import Registry
 
         self.spec = spec
         self.allow_remote = allow_remote
+        # Remote documents as fetched (URL → parsed body), kept for pickling.
+        self._fetched: dict[str, Any] = dict(_fetched or {})
         schema = spec.schema
         self.draft, self.warnings = _choose_draft(schema, spec.source)
         drafts = _drafts()
@@ -151,8 +163,9 @@ class SchemaValidator:
         return SchemaError(self.spec.source, f"cannot validate with this schema: {problem}")
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Picklable for process pools: a worker recompiles from the spec.
-        return (_rebuild, (self.spec, self.allow_remote))
+        # Picklable for process pools: a worker recompiles from the spec, with the remote
+        # documents this validator fetched (a worker never fetches them again).
+        return (_rebuild, (self.spec, self.allow_remote, self._fetched))
 
     def __repr__(self) -> str:
         return f"SchemaValidator({self.spec.source!r}, draft={self.draft!r})"
@@ -171,10 +184,12 @@ class SchemaValidator:
         elif scheme in ("http", "https"):
             if not self.allow_remote:
                 raise _RefRefused(
-                    f"remote reference {uri} refused (fetching schemas over the network is "
-                    "off; allow_remote=True turns it on)"
+                    f"remote reference {uri} refused: fetching schemas over the network is "
+                    "off (--allow-remote-refs turns it on)"
                 )
-            contents = _fetch_remote(uri)
+            if uri not in self._fetched:
+                self._fetched[uri] = _fetch_remote(uri)
+            contents = self._fetched[uri]
         elif not scheme:
             raise _RefRefused(
                 "relative reference with no base: the schema was not loaded from a file"
@@ -206,8 +221,8 @@ def validate_value(value: Any, spec: SchemaSpec) -> list[Diagnostic]:
     return _cached_validator(spec).errors(value)
 
 
-def _rebuild(spec: SchemaSpec, allow_remote: bool) -> SchemaValidator:
-    return SchemaValidator(spec, allow_remote=allow_remote)
+def _rebuild(spec: SchemaSpec, allow_remote: bool, fetched: dict[str, Any]) -> SchemaValidator:
+    return SchemaValidator(spec, allow_remote=allow_remote, _fetched=fetched)
 
 
 # A few compiled validators, keyed by the identity of the spec they were built from (the
@@ -647,20 +662,40 @@ def _unresolvable_reason(error: BaseException) -> str:
 
 
 def _fetch_remote(uri: str) -> Any:
-    from urllib.request import Request, urlopen
+    """GET a remote schema document: at most ``_REMOTE_MAX_BYTES``; ``_REMOTE_TIMEOUT``
+    bounds each wait and the whole body (a server dripping bytes cannot hold the run)."""
+    import httpx
 
-    request = Request(uri, headers={"User-Agent": "llmfix", "Accept": "application/json"})
+    deadline = time.monotonic() + _REMOTE_TIMEOUT
+    headers = {"User-Agent": "llmfix", "Accept": "application/schema+json, application/json"}
+    body = bytearray()
     try:
-        with urlopen(request, timeout=_REMOTE_TIMEOUT) as response:  # opt-in
-            data = response.read(_REMOTE_MAX_BYTES + 1)
-    except OSError as error:
-        raise _RefRefused(f"cannot fetch {uri}: {error}") from None
-    if len(data) > _REMOTE_MAX_BYTES:
-        raise _RefRefused(f"{uri} is larger than {_REMOTE_MAX_BYTES} bytes")
-    try:
-        return json.loads(data)
-    except ValueError:
-        raise _RefRefused(f"{uri} did not return JSON") from None
+        with (
+            httpx.Client(timeout=_REMOTE_TIMEOUT, follow_redirects=True, headers=headers) as client,
+            client.stream("GET", uri) as response,
+        ):
+            if response.status_code != 200:
+                reason = f"HTTP {response.status_code} {response.reason_phrase}".strip()
+                raise _RefRefused(f"cannot fetch {uri}: {reason}")
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > _REMOTE_MAX_BYTES:
+                raise _RefRefused(f"{uri} is larger than {_REMOTE_MAX_BYTES:,} bytes")
+            content_type = response.headers.get("content-type", "").lower()
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) > _REMOTE_MAX_BYTES:
+                    raise _RefRefused(f"{uri} is larger than {_REMOTE_MAX_BYTES:,} bytes")
+                if time.monotonic() > deadline:
+                    raise _RefRefused(
+                        f"cannot fetch {uri}: no complete answer in {_REMOTE_TIMEOUT:g} s"
+                    )
+    except httpx.HTTPError as error:
+        problem = _one_line(str(error)) or type(error).__name__
+        raise _RefRefused(f"cannot fetch {uri}: {problem}") from None
+    suffix = Path(urlsplit(uri).path).suffix.lower()
+    if suffix not in (".json", ".yaml", ".yml"):
+        suffix = ".yaml" if "yaml" in content_type else ".json" if "json" in content_type else ""
+    return parse_schema_document(bytes(body), uri, suffix, what="response")
 
 
 # -------------------------------------------------------------------------- diagnostics

@@ -34,6 +34,10 @@ def check(
         Optional[str],  # noqa: UP045
         typer.Option("--schema", "-s", help="JSON Schema the answers must satisfy."),
     ] = None,
+    allow_remote_refs: Annotated[
+        bool,
+        typer.Option("--allow-remote-refs", help="Fetch the schema's http(s) $ref targets."),
+    ] = False,
     tools: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option("--tools", help="Tool definitions (OpenAI/Anthropic/MCP) for tool calls."),
@@ -133,6 +137,8 @@ def check(
         options["schema_repair"] = False
     if disable_rule:
         options["disabled_rules"] = list(disable_rule)
+    if allow_remote_refs:
+        options["allow_remote_refs"] = True
     flags = {
         "paths": paths, "schema": schema, "tools": tools, "field": field, "messages": messages,
         "kind": kind, "include": include, "exclude": exclude, "format": fmt, "output": output,
@@ -239,21 +245,23 @@ def _profiles(settings: Settings) -> tuple[dict[str, Profile], dict[str, ReadOpt
         readers[key] = ReadOptions(field, messages, kind, group_by, settings.encoding)
         schema = settings.for_rule(rule, "schema")
         tools = settings.for_rule(rule, "tools")
+        options = make_options(**settings.for_rule(rule, "options"))
         profiles[key] = Profile(
-            validator=_validator(schema, cache) if schema else None,
-            options=make_options(**settings.for_rule(rule, "options")),
+            validator=_validator(schema, options.allow_remote_refs, cache) if schema else None,
+            options=options,
             tools=_tool_registry(tools, cache) if tools else None,
         )
     return profiles, readers
 
 
-def _validator(ref: str, cache: dict[str, Any]) -> SchemaValidator:
+def _validator(ref: str, allow_remote: bool, cache: dict[str, Any]) -> SchemaValidator:
     from llmfix.schemas import load_schema
     from llmfix.validate import SchemaValidator
 
-    if ref not in cache:
-        cache[ref] = SchemaValidator(load_schema(ref))
-    validator: SchemaValidator = cache[ref]
+    key = f"schema:{allow_remote}:{ref}"
+    if key not in cache:
+        cache[key] = SchemaValidator(load_schema(ref), allow_remote=allow_remote)
+    validator: SchemaValidator = cache[key]
     return validator
 
 
@@ -390,7 +398,7 @@ class FixWriter:
         return self.root / relative
 
     def _write(self, source: str, fixes: list[tuple[Checked, Any]]) -> None:
-        from llmfix.reporters.base import AtomicOutput
+        from llmfix.writers import AtomicFile
 
         changed = any(value is not _UNCHANGED for _, value in fixes)
         unreadable = fixes[0][0].item.kind == "file"
@@ -398,7 +406,7 @@ class FixWriter:
             return
         target = self._target(source)
         target.parent.mkdir(parents=True, exist_ok=True)
-        sink = AtomicOutput(target)
+        sink = AtomicFile(target)
         try:
             self._render(source, fixes, sink.handle)
         except BaseException:

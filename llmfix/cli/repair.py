@@ -21,13 +21,13 @@ if TYPE_CHECKING:
     from llmfix.validate import SchemaValidator
 
 
-def _load_validator(schema: str | None) -> SchemaValidator | None:
+def _load_validator(schema: str | None, allow_remote: bool) -> SchemaValidator | None:
     if schema is None:
         return None
     from llmfix.schemas import load_schema
     from llmfix.validate import SchemaValidator
 
-    return SchemaValidator(load_schema(schema))
+    return SchemaValidator(load_schema(schema), allow_remote=allow_remote)
 
 
 @dataclass(frozen=True)
@@ -162,6 +162,13 @@ def repair(
             "definition, or builtin:NAME — see `llmfix schemas`).",
         ),
     ] = None,
+    allow_remote_refs: Annotated[
+        bool,
+        typer.Option(
+            "--allow-remote-refs",
+            help="Fetch the schema's http(s) $ref targets (off: they are refused).",
+        ),
+    ] = False,
     output: Annotated[
         Optional[Path],  # noqa: UP045
         typer.Option("--output", "-o", help="Write the JSON here instead of stdout (one input)."),
@@ -336,6 +343,7 @@ def repair(
             max_size,
             time_budget,
             engine,
+            allow_remote_refs,
             None if compact else indent,
             -1 if quiet else int(verbose),
         )
@@ -398,6 +406,7 @@ def _build_run(
     max_size: int,
     time_budget: float,
     engine: str,
+    allow_remote_refs: bool,
     indent: int | None,
     verbosity: int,
 ) -> _RepairRun:
@@ -426,8 +435,10 @@ def _build_run(
         max_size=max_size,
         time_budget=time_budget,
         engine=engine,
+        allow_remote_refs=allow_remote_refs,
     )
-    return _RepairRun(options, _load_validator(schema), fail_on, risk, indent, verbosity)
+    validator = _load_validator(schema, allow_remote_refs)
+    return _RepairRun(options, validator, fail_on, risk, indent, verbosity)
 
 
 def _build_tool_run(

@@ -151,46 +151,16 @@ def copy_spool(source: IO[str], out: TextIO) -> None:
         out.write(block)
 
 
-class AtomicOutput:
-    """A text file written under a temporary name and renamed into place on success."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        directory = path.parent if str(path.parent) else Path(".")
-        try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-        except OSError as exc:
-            from llmfix.errors import InputError
-
-            raise InputError(str(path), f"cannot write: {exc.strerror or exc}") from None
-        self.tmp = tmp
-        self.handle: TextIO = os.fdopen(fd, "w", encoding="utf-8", newline="")
-
-    def commit(self) -> None:
-        self.handle.flush()
-        os.fsync(self.handle.fileno())
-        self.handle.close()
-        os.replace(self.tmp, self.path)
-
-    def discard(self) -> None:
-        self.handle.close()
-        with contextlib.suppress(OSError):
-            os.unlink(self.tmp)
-
-
 @contextlib.contextmanager
 def output_stream(path: Path | None, default: TextIO) -> Iterator[TextIO]:
     """``default`` (stdout) when ``path`` is None, else an atomically written file."""
     if path is None:
         yield default
         return
-    target = AtomicOutput(path)
-    try:
-        yield target.handle
-    except BaseException:
-        target.discard()
-        raise
-    target.commit()
+    from llmfix.writers import atomic_output
+
+    with atomic_output(path) as handle:
+        yield handle
 
 
 def item_record(checked: Checked) -> dict[str, Any]:
