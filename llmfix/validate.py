@@ -40,6 +40,7 @@ from __future__ import annotations
 import ast
 import difflib
 import importlib
+import itertools
 import json
 import re
 import threading
@@ -74,6 +75,9 @@ _LEGACY_SPEC_NAMES = frozenset({"draft-03", "draft-04", "draft-06", "draft-07"})
 _REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
 _REMOTE_TIMEOUT = 10.0
 _REMOTE_MAX_BYTES = 10_000_000
+# Errors listed per value: validating (and describing) each one costs about 60 µs, so a
+# 100,000-item array of wrong types would otherwise take seconds and flood the report.
+MAX_ERRORS = 1_000
 
 
 class SchemaValidator:
@@ -145,7 +149,7 @@ class SchemaValidator:
         try:
             if self._validator.is_valid(value):
                 return []
-            raw = list(self._validator.iter_errors(value))
+            raw = list(itertools.islice(self._validator.iter_errors(value), MAX_ERRORS + 1))
         except RecursionError:
             return [_recursion_diagnostic()]
         except Unresolvable as unresolvable:
@@ -153,10 +157,13 @@ class SchemaValidator:
         except Exception as failure:  # a schema quirk jsonschema chokes on; never leak it
             raise self._failure(failure) from None
         found: list[tuple[list[tuple[int, Any]], Diagnostic]] = []
-        for error in raw:
+        for error in raw[:MAX_ERRORS]:
             found.extend(_diagnose(error))
         found.sort(key=lambda pair: pair[0])
-        return [diagnostic for _, diagnostic in found]
+        listed = [diagnostic for _, diagnostic in found]
+        if len(raw) > MAX_ERRORS:
+            listed.append(_too_many_errors_diagnostic())
+        return listed
 
     def _failure(self, error: Exception) -> SchemaError:
         problem = _one_line(f"{type(error).__name__}: {error}")
@@ -1068,6 +1075,17 @@ def _comparison(keyword: str, schema: dict[str, Any]) -> str:
     if keyword == "minimum":
         return ">" if schema.get("exclusiveMinimum") is True else ">="
     return "<" if schema.get("exclusiveMaximum") is True else "<="
+
+
+def _too_many_errors_diagnostic() -> Diagnostic:
+    return Diagnostic(
+        code="schema.too_many_errors",
+        severity=Severity.ERROR,
+        stage=STAGE,
+        message=f"/: more than {MAX_ERRORS:,} schema errors; the first {MAX_ERRORS:,} found "
+        "are listed",
+        pointer="",
+    )
 
 
 def _recursion_diagnostic() -> Diagnostic:
