@@ -468,3 +468,31 @@ def test_a_batch_against_a_faulty_server_reports_every_item(
     assert (done.returncode, "Traceback" in done.stderr, len(server.requests)) == (1, False, 5)
     assert [n for n in names if n not in done.stderr] == []
     assert seconds < 15
+
+
+def test_a_provider_down_for_three_requests_is_not_asked_again_in_the_run(
+    server: LlmServer, tmp_path: Path
+) -> None:
+    """The circuit breaker: five answers, the server resets every connection."""
+    (tmp_path / "person.json").write_text(json.dumps(PERSON), encoding="utf-8")
+    names = [f"{n}.txt" for n in "abcde"]
+    for name in names:
+        (tmp_path / name).write_text(MISSING_AGE, encoding="utf-8")
+    (tmp_path / "llmfix.yaml").write_text(
+        "llm:\n  provider: openai\n  model: test-model\n"
+        f"  base-url: {server.openai_base}\n  timeout: {TIMEOUT}\n  max-retries: 1\n"
+        "  backoff-base: 0.01\n  backoff-max: 0.02\n  cache: false\n",
+        encoding="utf-8",
+    )
+    server.enqueue(*(reset_reply() for _ in range(6)))  # 3 answers x (1 try + 1 retry)
+    env = {**os.environ, "OPENAI_API_KEY": FAKE_KEY, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    command = [sys.executable, "-m", "llmfix", "repair", *names, "-s", "person.json", "--llm"]
+    command += ["--report", "report.json"]
+    done = subprocess.run(
+        command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60, check=False
+    )
+    items = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["items"]
+    last = [i["diagnostics"][-1] for i in items]
+    assert [d["code"] for d in last] == ["llm.provider_unavailable"] * 5
+    assert ["not sent to the model" in d["message"] for d in last] == [False] * 3 + [True] * 2
+    assert (done.returncode, "Traceback" in done.stderr, len(server.requests)) == (1, False, 6)

@@ -153,12 +153,30 @@ class LlmRepairOutcome:
 
 
 class CallBudget:
-    """A cap on model requests shared by every response of a run (``--max-llm-calls``)."""
+    """A cap on model requests shared by every response of a run (``--max-llm-calls``).
+
+    It is also the run's circuit breaker: after :data:`DOWN_AFTER` requests in a row
+    that found the provider unavailable or answering with something that is not an API
+    response (each already retried inside the provider), the rest of the run is not
+    sent, so a dead or trickling server costs a batch a few timeouts, not a few per item.
+    """
+
+    DOWN_AFTER = 3
 
     def __init__(self, limit: int | None) -> None:
         self.limit = limit
         self.used = 0
+        self.unavailable_in_a_row = 0
         self._lock = threading.Lock()
+
+    @property
+    def provider_down(self) -> bool:
+        return self.unavailable_in_a_row >= self.DOWN_AFTER
+
+    def record(self, *, available: bool) -> None:
+        """Count a request that reached the provider, or one that found it unavailable."""
+        with self._lock:
+            self.unavailable_in_a_row = 0 if available else self.unavailable_in_a_row + 1
 
     def take(self) -> bool:
         """Count one request; ``False`` (and nothing counted) when the budget is spent."""
@@ -346,6 +364,15 @@ class _Loop:
             hit = self.cache.get(key)
             if hit is not None:
                 return replace(hit, cached=True), None
+        if self.budget.provider_down:
+            return None, _diagnostic(
+                "llm.provider_unavailable",
+                Severity.WARNING,
+                f"not sent to the model: the provider was unavailable for the last "
+                f"{self.budget.unavailable_in_a_row} requests in a row, so this run goes on "
+                "without it",
+                hint="check the provider and run again; the rules' result is kept",
+            )
         if not self.budget.take():
             return None, _diagnostic(
                 "llm.budget_exhausted",
@@ -364,6 +391,7 @@ class _Loop:
                 schema_name=self.schema_name,
             )
         except ProviderBadResponse as error:
+            self.budget.record(available=False)
             return None, _diagnostic(
                 "llm.bad_response",
                 Severity.WARNING,
@@ -372,6 +400,7 @@ class _Loop:
                 "the best value so far is kept",
             )
         except ProviderUnavailable as error:
+            self.budget.record(available=False)
             return None, _diagnostic(
                 "llm.provider_unavailable",
                 Severity.WARNING,
@@ -379,6 +408,7 @@ class _Loop:
                 hint="the model could not be reached; the best value so far is kept",
             )
         except ProviderRefused as error:
+            self.budget.record(available=True)
             if error.status is None or error.status in _FATAL_STATUS:
                 raise
             return None, _diagnostic(
@@ -387,6 +417,7 @@ class _Loop:
                 scrub(str(error), self.secrets),
                 hint="the provider refused this request; the best value so far is kept",
             )
+        self.budget.record(available=True)
         if key is not None and self.cache is not None:
             self.cache.put(key, completion)
         return completion, None
