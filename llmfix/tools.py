@@ -87,18 +87,26 @@ class ToolRegistry:
     # -- building ---------------------------------------------------------------------------
 
     @classmethod
-    def load(cls, path: str, *, strict: bool = True) -> ToolRegistry:
+    def load(cls, path: str, *, strict: bool = True, allow_remote: bool = False) -> ToolRegistry:
         """Read tools from a JSON or YAML file (see the module docstring)."""
         from llmfix.schemas import read_schema_document
 
         value = read_schema_document(Path(path).expanduser(), source=path)
-        return cls.from_value(value, source=path, strict=strict)
+        return cls.from_value(value, source=path, strict=strict, allow_remote=allow_remote)
 
     @classmethod
     def from_value(
-        cls, value: Any, source: str = "<tools>", *, strict: bool = True
+        cls,
+        value: Any,
+        source: str = "<tools>",
+        *,
+        strict: bool = True,
+        allow_remote: bool = False,
     ) -> ToolRegistry:
-        """Build a registry from an in-memory tools list, MCP result or single tool."""
+        """Build a registry from an in-memory tools list, MCP result or single tool.
+
+        ``allow_remote`` lets the tools' schemas fetch ``http(s)`` ``$ref`` targets
+        (``--allow-remote-refs``); otherwise such a reference is a schema error."""
         entries = list(_tool_entries(value, source))
         tools: dict[str, Tool] = {}
         for where, entry in entries:
@@ -108,17 +116,17 @@ class ToolRegistry:
             tools[tool.name] = tool
         registry = cls(tools, source)
         for name in tools:
-            registry._compile(name, strict)
+            registry._compile(name, strict, allow_remote)
         return registry
 
-    def _compile(self, name: str, strict: bool) -> None:
+    def _compile(self, name: str, strict: bool, allow_remote: bool) -> None:
         from llmfix.schemas import schema_from_value
         from llmfix.validate import SchemaValidator
 
         tool = self.tools[name]
         spec = schema_from_value(tool.parameters, source=f"{self.source} (tool {name!r})")
         try:
-            self._validators[name] = SchemaValidator(spec)
+            self._validators[name] = SchemaValidator(spec, allow_remote=allow_remote)
         except SchemaError as error:
             if strict:
                 raise SchemaError(self.source, f"tool {name!r}: {error.problem}") from None

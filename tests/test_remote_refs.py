@@ -331,3 +331,54 @@ def test_a_slow_server_is_given_up_on(
     with pytest.raises(SchemaError, match=r"cannot fetch http://127\.0\.0\.1:\d+/slow\.json"):
         SchemaValidator(spec, allow_remote=True)
     assert time.monotonic() - start < 2.5
+
+
+# ---------------------------------------------------------------------- tool schemas
+
+
+def write_tool_case(tmp_path: Path, url: str) -> None:
+    tool = {
+        "type": "function",
+        "function": {"name": "set_age", "parameters": schema_referring_to(url)},
+    }
+    (tmp_path / "tools.json").write_text(json.dumps([tool]))
+    call = '<tool_call>{"name": "set_age", "arguments": {"age": -1}}</tool_call>'
+    (tmp_path / "call.txt").write_text(call)
+
+
+def test_tool_schemas_refuse_a_remote_ref_without_the_flag(
+    server: SchemaServer, tmp_path: Path
+) -> None:
+    url = server.serve("/defs.json", DEFS)
+    write_tool_case(tmp_path, url + "#/$defs/age")
+    proc = run_cli("repair", "call.txt", "--tools", "tools.json", cwd=tmp_path, env=NO_PROXY)
+    [error] = error_lines(proc.stderr)
+    assert_no_traceback(proc)
+    assert (proc.returncode, "--allow-remote-refs" in error, server.requests) == (2, True, [])
+
+
+def test_tool_schemas_use_the_remote_definition_with_the_flag(
+    server: SchemaServer, tmp_path: Path
+) -> None:
+    url = server.serve("/defs.json", DEFS)
+    write_tool_case(tmp_path, url + "#/$defs/age")
+    proc = run_cli(
+        "repair",
+        "call.txt",
+        "--tools",
+        "tools.json",
+        "--allow-remote-refs",
+        "--report",
+        "r.json",
+        cwd=tmp_path,
+        env=NO_PROXY,
+    )
+    assert_no_traceback(proc)
+    report = json.loads((tmp_path / "r.json").read_text())
+    codes = [d["code"] for item in report["items"] for d in item["diagnostics"]]
+    # -1 breaks the remote definition's "minimum": 0, which only a fetch can know
+    assert (proc.returncode, "schema.minimum" in codes, server.requests) == (
+        1,
+        True,
+        ["/defs.json"],
+    )

@@ -249,7 +249,7 @@ def _profiles(settings: Settings) -> tuple[dict[str, Profile], dict[str, ReadOpt
         profiles[key] = Profile(
             validator=_validator(schema, options.allow_remote_refs, cache) if schema else None,
             options=options,
-            tools=_tool_registry(tools, cache) if tools else None,
+            tools=_tool_registry(tools, options.allow_remote_refs, cache) if tools else None,
         )
     return profiles, readers
 
@@ -265,13 +265,15 @@ def _validator(ref: str, allow_remote: bool, cache: dict[str, Any]) -> SchemaVal
     return validator
 
 
-def _tool_registry(path: str, cache: dict[str, Any]) -> dict[str, SchemaValidator]:
+def _tool_registry(
+    path: str, allow_remote: bool, cache: dict[str, Any]
+) -> dict[str, SchemaValidator]:
     """Tool name → compiled parameters schema, from a tools file (see ``llmfix.tools``)."""
     from llmfix.tools import ToolRegistry
 
-    key = "tools:" + path
+    key = f"tools:{allow_remote}:{path}"
     if key not in cache:
-        registry = ToolRegistry.load(path)
+        registry = ToolRegistry.load(path, allow_remote=allow_remote)
         validators = {name: registry.validator_for(name) for name in registry.names}
         cache[key] = {name: v for name, v in validators.items() if v is not None}
     found: dict[str, SchemaValidator] = cache[key]

@@ -132,6 +132,7 @@ def _repair_one(
             emit=tools.emit,
             schema_repair=run.options.schema_repair,
             disabled_rules=run.options.disabled_rules,
+            time_budget=run.options.limits.time_budget,
         )
     else:
         from llmfix.pipeline import repair_text
@@ -352,7 +353,9 @@ def repair(
                 raise ConfigError(
                     "--schema and --tools don't go together: tools carry their schemas"
                 )
-            run.tools = _build_tool_run(tools, tool_format, salvage, expect_sequence, strict, emit)
+            run.tools = _build_tool_run(
+                tools, tool_format, salvage, expect_sequence, strict, emit, allow_remote_refs
+            )
         elif salvage or expect_sequence or strict or emit != "canonical":
             raise ConfigError("--salvage, --expect-sequence, --strict and --emit need --tools")
         if jsonl or field is not None:
@@ -448,6 +451,7 @@ def _build_tool_run(
     expect_sequence: str | None,
     strict: bool,
     emit: str,
+    allow_remote: bool,
 ) -> _ToolRun:
     from llmfix.toolcalls import EMITS
     from llmfix.toolcalls.detect import check_format
@@ -460,7 +464,9 @@ def _build_tool_run(
     sequence = None
     if expect_sequence is not None:
         sequence = [name.strip() for name in expect_sequence.split(",") if name.strip()]
-    registry = ToolRegistry.load(tools) if tools is not None else None
+    registry = None
+    if tools is not None:
+        registry = ToolRegistry.load(tools, allow_remote=allow_remote)
     return _ToolRun(registry, tool_format, salvage, sequence, strict, emit)
 
 
