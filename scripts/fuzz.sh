@@ -1,6 +1,8 @@
 #!/bin/sh
 # Fuzz llmfix.repair with atheris for a fixed number of inputs (default 100000).
 #   scripts/fuzz.sh [N] [extra libFuzzer flags...]
+#   scripts/fuzz.sh 500000 -jobs=2 -workers=2     # two parallel jobs of N inputs each
+#                                                  # (logs in fuzz-0.log, fuzz-1.log)
 # Needs atheris in the virtualenv (.venv/bin/pip install atheris); it is not a project
 # dependency. The growing corpus is kept in .fuzz/corpus, crash inputs in .fuzz/artifacts.
 set -eu
@@ -18,6 +20,12 @@ for f in tests/cases/*/input.txt tests/cases_tools/*/input.txt; do
         { printf '%s' "$mode"; cat "$f"; } > ".fuzz/seeds/$name-$mode.txt"
     done
 done
-exec "$python" tests/fuzz/harness.py -runs="$runs" -max_len=4096 -timeout=20 \
+# libFuzzer's -jobs/-workers re-run argv[0] as a program: give it one that starts the
+# harness with this Python (the harness passes it on as argv[0]).
+python="$(command -v "$python")"
+case "$python" in /*) ;; *) python="$PWD/$python" ;; esac
+printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$python" "$PWD/tests/fuzz/harness.py" > .fuzz/harness
+chmod +x .fuzz/harness
+LLMFIX_FUZZ_ARGV0="$PWD/.fuzz/harness" exec .fuzz/harness -runs="$runs" -max_len=4096 -timeout=20 \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=.fuzz/artifacts/ \
     "$@" .fuzz/corpus .fuzz/seeds

@@ -16,6 +16,7 @@ A crash is any exception other than an ``LlmfixError``, or a result that claims 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -74,7 +75,9 @@ def test_one_input(data: bytes) -> None:
 
 
 def main() -> None:
-    atheris.Setup(sys.argv, test_one_input)
+    # scripts/fuzz.sh names a runnable wrapper, which libFuzzer's -jobs mode re-runs.
+    argv0 = os.environ.get("LLMFIX_FUZZ_ARGV0", sys.argv[0])
+    atheris.Setup([argv0, *sys.argv[1:]], test_one_input)
     atheris.Fuzz()
 
 
