@@ -1,16 +1,20 @@
 """Time budgets: stop a piece of pure-Python work after a number of seconds.
 
-A budget is opened around one stage of work on one item (lenient parsing, extraction,
-schema repair) and names the source files it may interrupt. On the main thread it uses
-``signal.setitimer``: the handler raises :class:`BudgetExceeded` inside the work, which
-stops within a few bytecodes. In other threads (or when an interval timer is already in
-use, as in ``llmfix check --timeout``) a watcher thread raises the same exception in the
-working thread through CPython's ``PyThreadState_SetAsyncExc`` (no cost while working).
-Elsewhere (another interpreter) a trace hook on Python calls checks the clock every 256
-calls. The exception is only raised while code from the named files runs: landing in,
-say, a gc callback it would be swallowed, so there it is retried a few milliseconds
-later. It is a ``BaseException`` subclass, so third-party ``except Exception`` blocks
-cannot catch it; the budget that raised it ends its block and sets ``expired``.
+A budget is opened around one stage of work on one item (extraction, lenient parsing,
+schema repair, a tool-call check) and names the source files it may interrupt.
+
+- On the main thread it uses ``signal.setitimer``: the handler raises
+  :class:`BudgetExceeded` inside the work, which stops within a few bytecodes.
+- In other threads (or when an interval timer is already in use, as in ``llmfix check
+  --timeout``) a watcher thread raises the same exception in the working thread through
+  CPython's ``PyThreadState_SetAsyncExc`` (no cost while working).
+- Elsewhere (another interpreter) a trace hook on Python calls checks the clock every
+  256 calls.
+
+The exception is only raised while code from the named files runs: landing in, say, a
+gc callback it would be swallowed, so there it is retried a few milliseconds later. It
+is a ``BaseException`` subclass, so third-party ``except Exception`` blocks cannot catch
+it; the budget that raised it ends its block and sets ``expired``.
 """
 
 from __future__ import annotations
@@ -89,8 +93,9 @@ def time_budget(seconds: float, where: tuple[str, ...]) -> Iterator[Budget]:
     The interrupt (:class:`BudgetExceeded`) is only raised while code from a file under
     one of the ``where`` paths runs; elsewhere, e.g. in a gc callback that would swallow
     it, it is retried a moment later. Budgets nest: one opened inside another that ends
-    first adds nothing (the outer one bounds the work and reports it); an inner one that
-    ends first lets the outer one's interrupt through. A budget that is not a positive
+    first adds nothing (the outer one bounds the work and reports it, so its ``where``
+    should name the inner work's files too); an inner one that ends first lets the outer
+    one's interrupt through. A budget that is not a positive
     finite number means no budget.
     """
     budget = Budget()
