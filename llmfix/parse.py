@@ -18,15 +18,9 @@ Order of attempts:
 Guards around the lenient path (all from :class:`~llmfix.config.Limits`): a size cap, a
 nesting pre-scan (json-repair recurses once per level; the recursion limit is raised for
 the levels allowed, and a ``RecursionError`` becomes ``limits.depth``), and a time budget.
-On the main thread the budget is enforced with ``signal.setitimer``: the handler raises
-inside the parser, which is pure Python, so it stops within a few bytecodes. In other
-threads a watcher thread raises the same exception in the parsing thread through CPython's
-``PyThreadState_SetAsyncExc`` (no cost while parsing). Elsewhere (another interpreter) a
-trace hook on Python calls checks the clock every 256 calls, which bounds the time but
-makes json-repair about three times slower. The exception is only raised while parser
-code runs (json-repair or this stage): landing in, say, a gc callback, it would be
-swallowed, so there it is retried a few milliseconds later. It is a ``BaseException``
-subclass that json-repair cannot catch, and it never leaves this module.
+The budget is :mod:`llmfix.budget`'s, allowed to interrupt only parser code (this
+module, the scanner, :mod:`llmfix.repair_parser` and json-repair); its exception is a
+``BaseException`` subclass that json-repair cannot catch, and it never leaves this module.
 
 json-repair drops an empty ``{}``/``[]``/``""`` array item that is followed by whitespace
 before the next ``,`` or ``]`` (``[1, {}\\n]`` gives ``[1]``); the whitespace (and any
