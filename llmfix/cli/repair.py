@@ -235,7 +235,12 @@ def repair(
         int, typer.Option("--max-size", help="Characters given to the lenient parser at most.")
     ] = 10_000_000,
     time_budget: Annotated[
-        float, typer.Option("--time-budget", help="Seconds of lenient parsing per candidate.")
+        float,
+        typer.Option(
+            "--time-budget",
+            help="Seconds per stage of work on one answer: extraction, parsing (each "
+            "candidate), schema repair, a tool-call check.",
+        ),
     ] = 5.0,
     engine: Annotated[
         str,
