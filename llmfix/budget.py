@@ -131,8 +131,8 @@ def _interrupt_after(seconds: float, where: tuple[str, ...], budget: Budget) -> 
         if _alarm_available():
             with _alarm(seconds, check):
                 yield
-        elif _SET_ASYNC_EXC is not None:
-            with _thread_timer(seconds, _SET_ASYNC_EXC, check):
+        elif _WATCHER is not None:
+            with _thread_timer(seconds, _WATCHER, check):
                 yield
         else:
             with _call_clock(seconds, check):
@@ -192,50 +192,98 @@ def _find_set_async_exc() -> Callable[[int, type[BaseException]], int] | None:
 _SET_ASYNC_EXC = _find_set_async_exc()
 
 
+class _Entry:
+    """One thread's budget, as the watcher sees it."""
+
+    __slots__ = ("check", "done", "due", "sent", "thread_id")
+
+    def __init__(
+        self, thread_id: int, due: float, check: Callable[[FrameType | None], bool]
+    ) -> None:
+        self.thread_id = thread_id
+        self.due = due
+        self.check = check
+        self.sent = False
+        self.done = False
+
+
+class _Watcher:
+    """One daemon thread per process that serves every budget of every other thread.
+
+    Starting a thread per budget cost about 0.3 ms, more than repairing a small answer;
+    registering with this one costs a lock. It sleeps until the nearest deadline, then
+    for each expired budget either sends :class:`BudgetExceeded` (the thread is in
+    interruptible code) or looks again :data:`_RETRY` seconds later.
+    """
+
+    def __init__(self, set_async_exc: Callable[[int, type[BaseException]], int]) -> None:
+        self._set_async_exc = set_async_exc
+        self._reset()
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
+        # After a fork the child has no watcher thread, and the lock may have been held.
+        self._cond = threading.Condition(threading.Lock())
+        self._entries: dict[int, _Entry] = {}
+        self._thread: threading.Thread | None = None
+        self._wake_at = math.inf
+
+    def add(self, entry: _Entry) -> None:
+        with self._cond:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="llmfix-budget", daemon=True)
+                self._thread.start()
+            self._entries[id(entry)] = entry
+            if entry.due < self._wake_at:
+                self._cond.notify()
+
+    def remove(self, entry: _Entry) -> bool:
+        """Forget ``entry``; whether its exception was sent (it may not have arrived)."""
+        with self._cond:
+            self._entries.pop(id(entry), None)
+            entry.done = True
+            return entry.sent
+
+    def _run(self) -> None:
+        with self._cond:
+            while True:
+                now = time.monotonic()
+                for key, entry in list(self._entries.items()):
+                    if entry.due > now:
+                        continue
+                    if entry.check(sys._current_frames().get(entry.thread_id)):
+                        entry.sent = True
+                        del self._entries[key]
+                        self._set_async_exc(entry.thread_id, BudgetExceeded)
+                    else:
+                        entry.due = now + _RETRY
+                self._wake_at = min((e.due for e in self._entries.values()), default=math.inf)
+                self._cond.wait(None if self._wake_at == math.inf else self._wake_at - now)
+
+
+_WATCHER = _Watcher(_SET_ASYNC_EXC) if _SET_ASYNC_EXC is not None else None
+
+
 @contextmanager
 def _thread_timer(
-    seconds: float,
-    set_async_exc: Callable[[int, type[BaseException]], int],
-    check: Callable[[FrameType | None], bool],
+    seconds: float, watcher: _Watcher, check: Callable[[FrameType | None], bool]
 ) -> Iterator[None]:
-    """Raise :class:`BudgetExceeded` in this thread from a watcher thread after ``seconds``.
+    """Raise :class:`BudgetExceeded` in this thread from the watcher thread after ``seconds``.
 
     The exception arrives at a bytecode boundary of this thread; the watcher sends it
-    only while this thread runs interruptible code. A lock settles whether it was sent before
-    the block ended; if it was and has not arrived yet, we wait for it here rather than
-    let it surface in the caller. (A pending exception is never withdrawn: in CPython
-    3.11 withdrawing one leaves the eval breaker set for good, which stalls traced
-    threads.)
+    only while this thread runs interruptible code. The watcher's lock settles whether it
+    was sent before the block ended; if it was and has not arrived yet, we wait for it
+    here rather than let it surface in the caller. (A pending exception is never
+    withdrawn: in CPython 3.11 withdrawing one leaves the eval breaker set for good, which
+    stalls traced threads.)
     """
-    thread_id = threading.get_ident()
-    lock = threading.Lock()
-    stop = threading.Event()
-    state = {"done": False, "sent": False}
-
-    def watch() -> None:
-        if stop.wait(seconds):
-            return
-        while True:
-            with lock:
-                if state["done"]:
-                    return
-                if check(sys._current_frames().get(thread_id)):
-                    state["sent"] = True
-                    set_async_exc(thread_id, BudgetExceeded)
-                    return
-            if stop.wait(_RETRY):
-                return
-
-    watcher = threading.Thread(target=watch, name="llmfix-parse-budget", daemon=True)
-    watcher.start()
+    entry = _Entry(threading.get_ident(), time.monotonic() + seconds, check)
+    watcher.add(entry)
     try:
         yield
     finally:
         in_flight = isinstance(sys.exc_info()[1], BudgetExceeded)
-        with lock:
-            state["done"] = True
-            sent = state["sent"]
-        stop.set()
+        sent = watcher.remove(entry)
         if sent and not in_flight:
             _receive_interrupt()
 

@@ -8,8 +8,12 @@ Parsing has its own budget tests in test_parse.py; these check that the same
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
+import warnings
+
+import pytest
 
 import llmfix
 from llmfix.model import Result, Status
@@ -126,3 +130,41 @@ def test_schema_errors_are_capped_per_value() -> None:
     assert result.status is Status.INVALID
     assert (codes.count("schema.type"), codes.count("schema.too_many_errors")) == (MAX_ERRORS, 1)
     assert elapsed < 5  # about 0.3 s; uncapped, 20,000 errors took about 2.5 s
+
+
+# -- the watcher thread: one per process, serving every thread's budgets -----------------
+
+
+def _budgets_in_a_thread(count: int) -> None:
+    worker = threading.Thread(
+        target=lambda: [llmfix.repair("{'a': 1,}", time_budget=5) for _ in range(count)]
+    )
+    worker.start()
+    worker.join(timeout=60)
+
+
+def test_budgets_in_threads_share_one_watcher_thread() -> None:
+    _budgets_in_a_thread(50)
+    _budgets_in_a_thread(50)
+    names = [t.name for t in threading.enumerate()]
+    assert names.count("llmfix-budget") == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_a_forked_child_gets_its_own_watcher() -> None:
+    _budgets_in_a_thread(5)  # the parent's watcher is running
+    read, write = os.pipe()
+    with warnings.catch_warnings():  # 3.12+: fork() of a process with threads warns
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # the child: a budget in a thread must still fire
+        results: list[Result] = []
+        worker = threading.Thread(
+            target=lambda: results.append(llmfix.repair(_LONG_ANSWER * 8, time_budget=0.01))
+        )
+        worker.start()
+        worker.join(timeout=20)
+        os.write(write, b"ok" if results and _time_errors(results[0]) else b"no")
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert os.read(read, 2) == b"ok"

@@ -262,7 +262,7 @@ def test_time_budget_in_a_worker_thread() -> None:
 
 
 def test_time_budget_in_a_thread_without_async_exceptions(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(budget_module, "_SET_ASYNC_EXC", None)  # as on other interpreters
+    monkeypatch.setattr(budget_module, "_WATCHER", None)  # as on other interpreters
     outcome, elapsed = _in_a_thread(_SLOW, Limits(time_budget=0.2))
     assert (_codes(outcome), elapsed < 3) == (["limits.time"], True)
 
