@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from llmfix.config import Limits  # noqa: E402
 from llmfix.repair_parser import ParserResult, repair_parse  # noqa: E402
+from tests.conformance import same_json  # noqa: E402
 
 CORPORA = ROOT / "tests" / "corpora"
 _SKIP_OPTIONS = {"strict", "stream_stable", "schema_repair_mode"}
@@ -74,19 +75,6 @@ DIFFERENCES: dict[str, str] = {
     "json_repair-0158": "known gap: a string holding doubly escaped JSON with an unescaped part",
     "json_repair-0169": "known gap: '{5}' (a number where a key belongs) fails",
 }
-
-
-def same_json(a: Any, b: Any) -> bool:
-    """JSON equality: booleans are not numbers, 1 equals 1.0."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
-    return type(a) is type(b) and a == b
 
 
 def load_cases() -> Iterator[tuple[str, dict[str, Any]]]:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from llmfix.repair_parser import repair_parse
+from tests.conformance import same_json
 
 HERE = Path(__file__).resolve().parent
 CORPORA = HERE / "corpora"
@@ -76,19 +77,6 @@ def _differences() -> dict[str, str]:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return dict(module.DIFFERENCES)
-
-
-def same_json(a: Any, b: Any) -> bool:
-    """JSON equality: booleans are not numbers, 1 equals 1.0."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
-    return type(a) is type(b) and a == b
 
 
 def corpus_cases() -> Iterator[Case]:

@@ -422,6 +422,31 @@ def test_an_oversized_answer_is_not_read_on(server: LlmServer, validator: Schema
 # ------------------------------------------------------------------ the command line
 
 
+def _repair_with_a_model(
+    server: LlmServer, tmp_path: Path, paths: list[str]
+) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
+    """`llmfix repair PATHS -s person.json --llm` (settings in llmfix.yaml, one retry, short
+    backoff, no cache) on answers missing "age"; the process and its report's items."""
+    (tmp_path / "person.json").write_text(json.dumps(PERSON), encoding="utf-8")
+    for path in paths:
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(MISSING_AGE, encoding="utf-8")
+    (tmp_path / "llmfix.yaml").write_text(
+        "llm:\n  provider: openai\n  model: test-model\n"
+        f"  base-url: {server.openai_base}\n  timeout: {TIMEOUT}\n  max-retries: 1\n"
+        "  backoff-base: 0.01\n  backoff-max: 0.02\n  cache: false\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "OPENAI_API_KEY": FAKE_KEY, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    command = [sys.executable, "-m", "llmfix", "repair", *paths, "-s", "person.json", "--llm"]
+    command += ["--report", "report.json"]
+    done = subprocess.run(
+        command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60, check=False
+    )
+    items = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["items"]
+    return done, items
+
+
 def test_a_batch_against_a_faulty_server_reports_every_item(
     server: LlmServer, tmp_path: Path
 ) -> None:
@@ -429,36 +454,13 @@ def test_a_batch_against_a_faulty_server_reports_every_item(
 
     (`llmfix check` has no --llm; `repair` with several files is the batch that asks a model.)
     """
-    (tmp_path / "person.json").write_text(json.dumps(PERSON), encoding="utf-8")
-    answers = tmp_path / "answers"
-    answers.mkdir()
     names = ["a.txt", "b.txt", "c.txt"]
-    for name in names:
-        (answers / name).write_text(MISSING_AGE, encoding="utf-8")
-    (tmp_path / "llmfix.yaml").write_text(
-        "llm:\n  provider: openai\n  model: test-model\n"
-        f"  base-url: {server.openai_base}\n  timeout: {TIMEOUT}\n  max-retries: 1\n"
-        "  backoff-base: 0.01\n  backoff-max: 0.02\n  cache: false\n",
-        encoding="utf-8",
-    )
     server.enqueue(
         reset_reply(), reset_reply(), trickle_reply(TRICKLE), trickle_reply(TRICKLE), html_reply()
     )
-    env = {**os.environ, "OPENAI_API_KEY": FAKE_KEY, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     started = time.monotonic()
-    command = [sys.executable, "-m", "llmfix", "repair", *(f"answers/{n}" for n in names)]
-    command += ["-s", "person.json", "--llm", "--report", "report.json"]
-    done = subprocess.run(
-        command,
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=60,
-        check=False,
-    )
+    done, items = _repair_with_a_model(server, tmp_path, [f"answers/{n}" for n in names])
     seconds = time.monotonic() - started
-    items = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["items"]
     seen = [(Path(i["source"]).name, i["status"], i["diagnostics"][-1]["code"]) for i in items]
     assert seen == [
         ("a.txt", "invalid", "llm.provider_unavailable"),
@@ -474,24 +476,8 @@ def test_a_provider_down_for_three_requests_is_not_asked_again_in_the_run(
     server: LlmServer, tmp_path: Path
 ) -> None:
     """The circuit breaker: five answers, the server resets every connection."""
-    (tmp_path / "person.json").write_text(json.dumps(PERSON), encoding="utf-8")
-    names = [f"{n}.txt" for n in "abcde"]
-    for name in names:
-        (tmp_path / name).write_text(MISSING_AGE, encoding="utf-8")
-    (tmp_path / "llmfix.yaml").write_text(
-        "llm:\n  provider: openai\n  model: test-model\n"
-        f"  base-url: {server.openai_base}\n  timeout: {TIMEOUT}\n  max-retries: 1\n"
-        "  backoff-base: 0.01\n  backoff-max: 0.02\n  cache: false\n",
-        encoding="utf-8",
-    )
     server.enqueue(*(reset_reply() for _ in range(6)))  # 3 answers x (1 try + 1 retry)
-    env = {**os.environ, "OPENAI_API_KEY": FAKE_KEY, "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    command = [sys.executable, "-m", "llmfix", "repair", *names, "-s", "person.json", "--llm"]
-    command += ["--report", "report.json"]
-    done = subprocess.run(
-        command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60, check=False
-    )
-    items = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["items"]
+    done, items = _repair_with_a_model(server, tmp_path, [f"{n}.txt" for n in "abcde"])
     last = [i["diagnostics"][-1] for i in items]
     assert [d["code"] for d in last] == ["llm.provider_unavailable"] * 5
     assert ["not sent to the model" in d["message"] for d in last] == [False] * 3 + [True] * 2

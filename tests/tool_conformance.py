@@ -41,6 +41,7 @@ from typing import Any
 from llmfix.model import Severity
 from llmfix.toolcalls import check_tool_calls, extract_tool_calls
 from llmfix.tools import ToolRegistry
+from tests.conformance import same_json
 
 CORPUS = Path(__file__).parent / "corpora" / "vllm_tool_calls.jsonl"
 DIFFERENCES = Path(__file__).parent / "tool_conformance_differences.yaml"
@@ -101,19 +102,6 @@ class Outcome:
     why: str  # the first comparison that failed ("" when passed)
     got: list[dict[str, Any]]
     hinted: bool  # passed with the family's format forced
-
-
-def same_json(a: Any, b: Any) -> bool:
-    """JSON equality: booleans are not numbers, 1 equals 1.0, key order is ignored."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
-    return type(a) is type(b) and a == b
 
 
 def load_cases() -> list[Case]:
