@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from llmfix.deadline import Deadline
 from llmfix.model import Risk
 from llmfix.repair_parser import _text as T
 from llmfix.repair_parser._machine import Parser
@@ -106,9 +107,16 @@ class ParserResult:
 
 
 def repair_parse(
-    text: str, *, max_depth: int = 10_000, max_size: int | None = None
+    text: str,
+    *,
+    max_depth: int = 10_000,
+    max_size: int | None = None,
+    deadline: Deadline | None = None,
 ) -> ParserResult:
-    """Parse ``text`` leniently; see the module docstring for what is repaired."""
+    """Parse ``text`` leniently; see the module docstring for what is repaired.
+
+    With a ``deadline``, the parser checks it as it goes and raises
+    :class:`~llmfix.deadline.OutOfTime` when the time is spent."""
     if max_size is not None and len(text) > max_size:
         return ParserResult(
             False, None, (), f"input of {len(text)} characters exceeds {max_size}", "size"
@@ -119,7 +127,7 @@ def repair_parse(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        value, raw = _parse_document(text, max_depth)
+        value, raw = _parse_document(text, max_depth, deadline=deadline)
         repairs = _repairs(raw)
     except ParseFailure as failure:
         where = f" at offset {failure.position}" if failure.position is not None else ""
@@ -155,12 +163,12 @@ def _position(raw: tuple[str, int, int, str, str]) -> tuple[int, int]:
 
 
 def _parse_document(
-    text: str, max_depth: int, unescaped: bool = False
+    text: str, max_depth: int, unescaped: bool = False, deadline: Deadline | None = None
 ) -> tuple[Any, list[tuple[str, int, int, str, str]]]:
     end = len(text)
     first = T.WS.match(text, 0, end).end()  # type: ignore[union-attr]
     if not unescaped and _is_escaped_document(text, first):
-        return _parse_escaped(text, max_depth)
+        return _parse_escaped(text, max_depth, deadline)
     repairs: list[tuple[str, int, int, str, str]] = []
     # a closing fence glued to the end of the value: {"a": "b}```
     tail = len(text.rstrip())
@@ -177,9 +185,9 @@ def _parse_document(
         and not text.startswith("```", first)
         and T.FENCE_ANYWHERE.search(text, first, end)
     ):
-        value, found = _parse_fenced_blocks(text, first, end, max_depth)
+        value, found = _parse_fenced_blocks(text, first, end, max_depth, deadline)
         return value, repairs + found
-    parser = Parser(text, 0, end, max_depth)
+    parser = Parser(text, 0, end, max_depth, deadline)
     values = parser.run()
     value = _top_value(values, parser.top_spans, parser.repairs)
     return value, repairs + parser.repairs
@@ -220,7 +228,7 @@ def _is_empty(value: Any) -> bool:
 
 
 def _parse_fenced_blocks(
-    text: str, start: int, end: int, max_depth: int
+    text: str, start: int, end: int, max_depth: int, deadline: Deadline | None
 ) -> tuple[Any, list[tuple[str, int, int, str, str]]]:
     """Prose with markdown code fences: the value(s) in the fenced blocks."""
     repairs: list[tuple[str, int, int, str, str]] = []
@@ -243,7 +251,7 @@ def _parse_fenced_blocks(
         repairs.append(("parse.fence", opening.start(), body, "lossless", "markdown fence removed"))
         closing = T.FENCE_ANYWHERE.search(text, body, end)
         body_end = closing.start() if closing else end
-        parser = Parser(text, body, body_end, max_depth)
+        parser = Parser(text, body, body_end, max_depth, deadline)
         parser.document = document  # one copy of the text for all the blocks
         try:
             found = parser.run()
@@ -278,7 +286,9 @@ def _is_escaped_document(text: str, first: int) -> bool:
     return False
 
 
-def _parse_escaped(text: str, max_depth: int) -> tuple[Any, list[tuple[str, int, int, str, str]]]:
+def _parse_escaped(
+    text: str, max_depth: int, deadline: Deadline | None
+) -> tuple[Any, list[tuple[str, int, int, str, str]]]:
     """``{\\"a\\": 1}``: a document pasted as the content of a JSON string."""
     parts: list[str] = []
     new_starts: list[int] = []
@@ -304,7 +314,7 @@ def _parse_escaped(text: str, max_depth: int) -> tuple[Any, list[tuple[str, int,
             return old_starts[i]
         return old_starts[i] + 1 + (offset - new_starts[i])
 
-    value, raw = _parse_document(plain, max_depth, unescaped=True)
+    value, raw = _parse_document(plain, max_depth, unescaped=True, deadline=deadline)
     mapped = [(code, old(a), old(b), risk, _moved(msg, old)) for code, a, b, risk, msg in raw]
     return value, [
         ("parse.escaped_document", 0, len(text), "safe", "escaped document unescaped"),

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, Final
 
+from llmfix.deadline import CHECK_EVERY, Deadline
 from llmfix.jsontext import (
     DuplicateKey,
     JsonNumber,
@@ -38,6 +39,8 @@ from llmfix.repair_parser._strings import (
     SpannedMessage,
     StringScanner,
 )
+
+_CHECK_MASK: Final = CHECK_EVERY - 1  # the main loop checks its deadline this often
 
 # Frame kinds.
 K_TOP: Final = 0
@@ -137,8 +140,11 @@ def _regroup_row(items: list[Any]) -> bool:
 class Parser(StringScanner):
     """Parses ``text[start:end]``; offsets in repairs are offsets into ``text``."""
 
-    def __init__(self, text: str, start: int, end: int, max_depth: int) -> None:
+    def __init__(
+        self, text: str, start: int, end: int, max_depth: int, deadline: Deadline | None = None
+    ) -> None:
         self.text = text
+        self.deadline = deadline
         self.start = start
         self.end = end
         self.max_depth = max_depth
@@ -173,8 +179,14 @@ class Parser(StringScanner):
         ws_match = T.WS.match
         number_match = T.NUMBER.match
         quick = self._quick_string
+        deadline = self.deadline
+        steps = 0
         pos = self.start
         while pos < end:
+            if deadline is not None:
+                steps += 1
+                if not steps & _CHECK_MASK:
+                    deadline.check()
             c = text[pos]
             if c in trivia:
                 if c in " \t\n\r":
