@@ -348,7 +348,13 @@ def describe_kind(value: Any) -> str:
 
 
 def _builtin_dir() -> Any:
-    return resources.files("llmfix") / "schemas"
+    """The bundled schemas: the top-level ``schemas/`` folder, installed by the wheel as
+    ``llmfix.builtin_schemas`` and read from the source tree in a checkout (an editable
+    install, which maps only the ``llmfix`` folder)."""
+    try:
+        return resources.files("llmfix.builtin_schemas")
+    except ModuleNotFoundError:
+        return Path(__file__).resolve().parent.parent / "schemas"
 
 
 def _load_builtin(name: str) -> SchemaSpec:
