@@ -178,7 +178,7 @@ def make_options(**options: Any) -> RepairOptions:
     rest = {k: v for k, v in options.items() if k in option_names}
     if rest.get("pick", "best") not in PICKS:
         raise ConfigError(f"unknown pick {rest['pick']!r} (expected one of: {', '.join(PICKS)})")
-    if rest.get("engine", "json-repair") not in ENGINES:
+    if rest.get("engine", "llmfix") not in ENGINES:
         raise ConfigError(
             f"unknown engine {rest['engine']!r} (expected one of: {', '.join(ENGINES)})"
         )

@@ -1,64 +1,42 @@
 """The parse stage: turn one candidate text into a JSON value, reporting every repair.
 
-Order of attempts:
-
 1. **Strict.** RFC 8259 JSON through the stdlib decoder (``NaN``/``Infinity`` rejected).
    Valid input never reaches any heuristic, and this path costs one ``json`` decode.
-2. **Scanner fixes.** :mod:`llmfix.syntax_scan` reports each departure from JSON with
-   its span. When every departure has a mechanical fix (trailing commas, comments,
-   single quotes, Python literals, missing commas/colons, closing brackets at the end,
-   …), those fixes are applied and the text is decoded strictly again: the value is
-   exactly what the diagnostics describe (each with its risk tier), and json-repair's
-   heuristics are not involved.
-3. **json-repair** for the rest: departures that need a judgement (an unquoted string,
-   an unescaped quote, prose around the value). Its log has no positions, so the
-   diagnostics are the scanner's; when the scanner found nothing (or its fixes did not
-   give valid JSON), one ``parse.repaired`` diagnostic says a repair happened anyway.
+2. **llmfix's reader** (:mod:`llmfix.repair_parser`, the default engine) for the rest:
+   linear time, every repair with its exact span, code and risk tier. It is the only
+   source of parse diagnostics. Strict JSON with a duplicate key or a number beyond the
+   float range is read by it too, so those notes have spans.
+3. **json-repair** (``engine="json-repair"``): json-repair reads the text and llmfix's
+   reader reads it as well. When both give the same value, that value (which keeps number
+   texts) and llmfix's repairs are the outcome; json-repair's log names only some of its
+   repairs. Otherwise json-repair's value is kept and its log, put in llmfix's codes by
+   :mod:`llmfix.json_repair_engine` (spans from llmfix's repairs of the same fix), is the
+   account, with a ``parse.json_repair`` guess saying the readings differ. json-repair
+   answers ``""`` when it finds nothing: that is ``parse.failed`` unless the text is an
+   empty string literal, so pure prose is not read as a string.
 
-Guards around the lenient path (all from :class:`~llmfix.config.Limits`): a size cap, a
-nesting pre-scan (json-repair recurses once per level; the recursion limit is raised for
-the levels allowed, and a ``RecursionError`` becomes ``limits.depth``), and a time budget.
-The budget is :mod:`llmfix.budget`'s, allowed to interrupt only parser code (this
-module, the scanner, :mod:`llmfix.repair_parser` and json-repair); its exception is a
-``BaseException`` subclass that json-repair cannot catch, and it never leaves this module.
-
-json-repair drops an empty ``{}``/``[]``/``""`` array item that is followed by whitespace
-before the next ``,`` or ``]`` (``[1, {}\\n]`` gives ``[1]``); the whitespace (and any
-comment) in that position is removed before json-repair sees the text, which changes no
-value.
-
-json-repair answers ``""`` when it finds nothing; that is ``parse.failed`` (not an empty
-string value) unless the text is itself an empty string literal. Pure prose is not read
-as a string.
+Limits (from :class:`~llmfix.config.Limits`): a size cap on the lenient path, the nesting
+depth (``limits.depth``; a ``RecursionError`` in json-repair is one too), and a time budget:
+a :class:`~llmfix.deadline.Deadline` for the stage (given, or made from
+``limits.time_budget``) that llmfix's reader checks as it goes; json-repair, which cannot
+check a clock, runs in a worker process that is stopped when the deadline passes.
+Running out is ``limits.time`` naming the stage.
 """
 
 from __future__ import annotations
 
-import functools
 import math
-import os
-import re
-import sys
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
-from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from llmfix.budget import files, package_dir, protect, time_budget
 from llmfix.config import ENGINES, Limits
+from llmfix.deadline import Deadline, OutOfTime
 from llmfix.errors import ConfigError
-from llmfix.jsontext import (
-    DuplicateKey,
-    OutOfRange,
-    loads,
-    strict_decode,
-)
+from llmfix.jsontext import DuplicateKey, OutOfRange, strict_decode
 from llmfix.model import Diagnostic, LineIndex, Risk, Severity, Span
 
 if TYPE_CHECKING:
-    from llmfix.syntax_scan import SyntaxScan
+    from llmfix.repair_parser import ParserResult
 
 STAGE = "parse"
 
@@ -83,20 +61,25 @@ _new_instance = object.__new__
 
 
 def parse_json(
-    text: str, *, limits: Limits = _DEFAULT_LIMITS, engine: str = _DEFAULT_ENGINE
+    text: str,
+    *,
+    limits: Limits = _DEFAULT_LIMITS,
+    engine: str = _DEFAULT_ENGINE,
+    deadline: Deadline | None = None,
 ) -> ParseOutcome:
-    """Parse ``text`` as strict JSON, else repair it (see the module docstring)."""
+    """Parse ``text`` as strict JSON, else repair it (see the module docstring).
+
+    ``deadline`` bounds the lenient path; without one, ``limits.time_budget`` seconds
+    from when strict parsing failed."""
     if engine is not _DEFAULT_ENGINE and engine not in ENGINES:
         known = ", ".join(ENGINES)
         raise ConfigError(f"unknown parse engine {engine!r} (expected one of: {known})")
     try:
         value = strict_decode(text)
     except (OutOfRange, DuplicateKey):
-        return _parse_own(text, limits)  # strict JSON: read exactly, with the spans
+        return _lenient(text, limits, "llmfix", deadline)  # strict JSON, read with the spans
     except (ValueError, RecursionError):
-        if engine == "json-repair":
-            return _parse_lenient(text, limits)
-        return _parse_own(text, limits)
+        return _lenient(text, limits, engine, deadline)
     # Built without the frozen dataclass __init__ (four object.__setattr__ calls), whose
     # cost shows against json.loads on 1 KB inputs; the result is an ordinary instance.
     outcome = _new_instance(ParseOutcome)
@@ -108,26 +91,45 @@ def parse_json(
     return outcome
 
 
-# -- the lenient path: llmfix's own parser ----------------------------------------------
-
-
-def _parse_own(text: str, limits: Limits) -> ParseOutcome:
-    """Repair with :mod:`llmfix.repair_parser` (linear time, exact spans)."""
+def _lenient(text: str, limits: Limits, engine: str, deadline: Deadline | None) -> ParseOutcome:
     if len(text) > limits.max_size:
         return _fail(
             "limits.size",
             f"input of {len(text):,} characters is over the {limits.max_size:,} character "
             "limit for repair",
         )
+    if deadline is None:
+        deadline = Deadline(limits.time_budget, STAGE)
     from llmfix.repair_parser import repair_parse
 
-    result = None
-    with time_budget(limits.time_budget, _parser_files()):
-        result = repair_parse(text, max_depth=limits.max_depth)
-    if result is None:
-        return _fail("limits.time", f"repair took longer than the {limits.time_budget:g} s budget")
+    try:
+        ours = repair_parse(text, max_depth=limits.max_depth, deadline=deadline)
+        if engine == "json-repair" and ours.limit != "depth":
+            return _with_json_repair(text, limits, ours, deadline)
+    except OutOfTime as out:
+        return _fail("limits.time", str(out))
+    return _own(text, ours, limits)
+
+
+# -- llmfix's reader ---------------------------------------------------------------------
+
+
+def _own(text: str, result: ParserResult, limits: Limits) -> ParseOutcome:
+    """The outcome llmfix's reader gives (linear time, exact spans)."""
+    if result.limit == "depth":
+        return _depth_failure(limits)
+    diagnostics = _diagnostics(text, result)
+    if not result.ok:
+        return _failure_with(diagnostics, "parse.failed", result.error or "no JSON value found")
+    if all(r.risk is None for r in result.repairs):
+        # strict JSON with only notes (a number beyond the float range, kept as written)
+        return ParseOutcome(True, result.value, True, tuple(diagnostics))
+    return _recovered(result.value, diagnostics)
+
+
+def _diagnostics(text: str, result: ParserResult) -> list[Diagnostic]:
     lines = LineIndex(text)
-    diagnostics = [
+    return [
         Diagnostic(
             code=r.code,
             severity=Severity.WARNING,
@@ -141,109 +143,60 @@ def _parse_own(text: str, limits: Limits) -> ParseOutcome:
         )
         for r in result.repairs
     ]
-    if result.limit == "depth":
-        return _depth_failure(limits)
-    if not result.ok:
-        return _failure_with(diagnostics, "parse.failed", result.error or "no JSON value found")
-    if all(r.risk is None for r in result.repairs):
-        # strict JSON with only notes (a number beyond the float range, kept as written)
-        return ParseOutcome(True, result.value, True, tuple(diagnostics))
-    return _recovered(result.value, diagnostics)
 
 
-# -- the lenient path: json-repair ------------------------------------------------------
+# -- json-repair -------------------------------------------------------------------------
 
 
-def _parse_lenient(text: str, limits: Limits) -> ParseOutcome:
-    if len(text) > limits.max_size:
-        return _fail(
-            "limits.size",
-            f"input of {len(text):,} characters is over the {limits.max_size:,} character "
-            "limit for repair",
-        )
-    from json_repair import repair_json  # heavy: imported on first use, outside the clock
-
-    outcome = None
-    try:
-        with time_budget(limits.time_budget, _parser_files()):
-            outcome = (
-                _depth_failure(limits)
-                if _nesting_exceeds(text, limits.max_depth)
-                else _repair(text, limits, repair_json)
-            )
-    except RecursionError:
-        return _depth_failure(limits)
-    if outcome is None:
-        return _fail(
-            "limits.time",
-            f"repair took longer than the {limits.time_budget:g} s time budget",
-        )
-    return outcome
-
-
-def _repair(text: str, limits: Limits, repair_json: Callable[..., Any]) -> ParseOutcome:
-    from llmfix.syntax_scan import scan  # only the json-repair engine needs it
-
-    found = scan(text)
-    if found.max_depth > limits.max_depth:
-        return _depth_failure(limits)
-    lines = LineIndex(text)
-    diagnostics = found.diagnostics(lines)
-    fixed = found.fixed_text(text)
-    if fixed is not None:
-        try:
-            value = strict_decode(fixed)
-        except (DuplicateKey, OutOfRange) as found_note:
-            # fixed text that is strict JSON: read it keeping numbers and the last value
-            diagnostics.append(_unlocated_note(found_note))
-            return _recovered(loads(fixed), diagnostics)
-        except ValueError:
-            pass  # the scanner missed something: json-repair decides, and we say so
-        else:
-            return _recovered(value, diagnostics)
+def _with_json_repair(
+    text: str, limits: Limits, ours: ParserResult, deadline: Deadline
+) -> ParseOutcome:
+    from llmfix.json_repair_engine import (
+        UNMAPPED,
+        EngineError,
+        log_repairs,
+        run_json_repair,
+        same_reading,
+    )
 
     try:
-        value, notes = _run_json_repair(repair_json, text, found, limits)
+        value, log = run_json_repair(text, limits.max_depth, deadline)
     except RecursionError:
         return _depth_failure(limits)
-    except _EngineError as error:
-        return _failure_with(diagnostics, "parse.failed", f"json-repair failed: {error}")
-
+    except EngineError as error:
+        return _fail("parse.failed", f"json-repair failed: {error}")
     if value == "" and not _is_empty_string_literal(text):
-        return _failure_with(diagnostics, "parse.failed", "no JSON value could be recovered")
-    if not found.findings or found.explained:
-        diagnostics.append(
-            Diagnostic(
-                code="parse.repaired",
-                severity=Severity.WARNING,
-                stage=STAGE,
-                message="the text was repaired in ways that could not be located",
-                rule="repaired",
-                risk=Risk.GUESS,
-                data={"engine": "json-repair", "notes": notes} if notes else None,
-            )
-        )
-    return _recovered(value, diagnostics)
-
-
-def _unlocated_note(found: ValueError) -> Diagnostic:
-    """What the json-repair engine's path found in repaired text, without a position."""
-    if isinstance(found, DuplicateKey):
-        return Diagnostic(
-            code="parse.duplicate_key",
+        return _fail("parse.failed", "json-repair recovered no JSON value")
+    if ours.ok and same_reading(ours.value, value):
+        return _own(text, ours, limits)  # the same value, with every repair located
+    lines = LineIndex(text)
+    diagnostics = [
+        Diagnostic(
+            code=found.code,
             severity=Severity.WARNING,
             stage=STAGE,
-            message="a key is written twice in one object: the last value is kept",
-            rule="duplicate_key",
-            risk=Risk.GUESS,
+            message=found.message,
+            span=Span(*found.span) if found.span else None,
+            rule=found.code.partition(".")[2],
+            risk=found.risk,
+            position=lines.position(found.span[0]) if found.span else None,
+            data={"engine": "json-repair"},
         )
-    return Diagnostic(
-        code="parse.number_out_of_range",
-        severity=Severity.WARNING,
-        stage=STAGE,
-        message=f"{found}: kept as written",
-        rule="number_out_of_range",
+        for found in log_repairs(text, log, ours.repairs if ours.ok else ())
+    ]
+    diagnostics.append(
+        Diagnostic(
+            code=UNMAPPED,
+            severity=Severity.WARNING,
+            stage=STAGE,
+            message="json-repair read this text differently from llmfix's reader; "
+            "its log does not name every change",
+            rule=UNMAPPED.partition(".")[2],
+            risk=Risk.GUESS,
+            data={"engine": "json-repair"},
+        )
     )
+    return _recovered(value, diagnostics)
 
 
 def _recovered(value: Any, diagnostics: list[Diagnostic]) -> ParseOutcome:
@@ -262,44 +215,9 @@ def _recovered(value: Any, diagnostics: list[Diagnostic]) -> ParseOutcome:
     return ParseOutcome(True, value, False, tuple(diagnostics))
 
 
-class _EngineError(Exception):
-    """json-repair raised; carries only its message."""
-
-
-def _run_json_repair(
-    repair_json: Callable[..., Any], text: str, found: SyntaxScan, limits: Limits
-) -> tuple[Any, list[str]]:
-    prepared = _close_empty_item_gaps(text, found.empty_item_gaps)
-    with _recursion_room(limits.max_depth):
-        try:
-            value, log = repair_json(
-                prepared, return_objects=True, skip_json_loads=True, logging=True
-            )
-        except RecursionError:
-            raise
-        except Exception as error:  # a third-party failure must not escape as itself
-            if isinstance(error.__cause__, RecursionError):
-                raise RecursionError from None
-            raise _EngineError(f"{type(error).__name__}: {error}") from None
-    notes = list(dict.fromkeys(str(entry.get("text", "")) for entry in log))[:10]
-    return value, notes
-
-
-def _close_empty_item_gaps(text: str, gaps: tuple[Span, ...]) -> str:
-    if not gaps:
-        return text
-    pieces = []
-    done = 0
-    for gap in gaps:
-        pieces.append(text[done : gap.start])
-        done = gap.end
-    pieces.append(text[done:])
-    return "".join(pieces)
-
-
 def _finite(value: Any) -> tuple[Any, int]:
     """``value`` with NaN and infinities (which JSON cannot hold) replaced by ``None``,
-    and how many were replaced (``1e999`` decodes to infinity)."""
+    and how many were replaced (json-repair reads ``1e999`` as infinity)."""
     if type(value) is float:
         return (value, 0) if math.isfinite(value) else (None, 1)
     if not isinstance(value, (dict, list)):
@@ -343,68 +261,3 @@ def _depth_failure(limits: Limits) -> ParseOutcome:
     return _fail(
         "limits.depth", f"nesting deeper than the {limits.max_depth} level limit for repair"
     )
-
-
-# -- guards -----------------------------------------------------------------------------
-
-_DEPTH_TOKEN = re.compile(r'[\[{]|[\]}]|"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
-
-
-def _nesting_exceeds(text: str, max_depth: int) -> bool:
-    """Whether ``{``/``[`` nest deeper than ``max_depth`` outside double-quoted strings."""
-    depth = 0
-    for match in _DEPTH_TOKEN.finditer(text):
-        char = match.group()[0]
-        if char in "[{":
-            depth += 1
-            if depth > max_depth:
-                return True
-        elif char in "]}":
-            depth = max(depth - 1, 0)
-    return False
-
-
-@functools.cache
-def _parser_files() -> tuple[str, ...]:
-    """Source files the parse budget may interrupt: json-repair's, and this stage's own."""
-    found = files("parse.py", "syntax_scan.py", "repair_parser" + os.sep)
-    json_repair = package_dir("json_repair")
-    return (*found, json_repair) if json_repair else found
-
-
-# json-repair uses three to four Python frames per nesting level.
-_FRAMES_PER_LEVEL = 6
-_RECURSION_CAP = 10_000
-_recursion_lock = threading.Lock()
-_recursion_users = 0
-_recursion_saved = 0
-
-
-@protect
-@contextmanager
-def _recursion_room(max_depth: int) -> Iterator[None]:
-    """Raise the recursion limit so ``max_depth`` levels fit (restored by the last user)."""
-    global _recursion_users, _recursion_saved
-    needed = min(_RECURSION_CAP, _frame_depth() + _FRAMES_PER_LEVEL * max_depth + 200)
-    with _recursion_lock:
-        if _recursion_users == 0:
-            _recursion_saved = sys.getrecursionlimit()
-        _recursion_users += 1
-        if needed > sys.getrecursionlimit():
-            sys.setrecursionlimit(needed)
-    try:
-        yield
-    finally:
-        with _recursion_lock:
-            _recursion_users -= 1
-            if _recursion_users == 0:
-                sys.setrecursionlimit(_recursion_saved)
-
-
-def _frame_depth() -> int:
-    depth = 0
-    frame: FrameType | None = sys._getframe()
-    while frame is not None:
-        depth += 1
-        frame = frame.f_back
-    return depth

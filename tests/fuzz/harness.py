@@ -26,6 +26,7 @@ import atheris
 with atheris.instrument_imports(include=["llmfix"]):
     import llmfix
     import llmfix.extract
+    import llmfix.json_repair_engine
     import llmfix.normalize
     import llmfix.parse
     import llmfix.partial
@@ -33,7 +34,6 @@ with atheris.instrument_imports(include=["llmfix"]):
     import llmfix.repair_parser
     import llmfix.schema_repair
     import llmfix.select
-    import llmfix.syntax_scan
     import llmfix.toolcalls
     from llmfix.errors import LlmfixError
     from llmfix.tools import ToolRegistry
