@@ -48,6 +48,8 @@ __all__ = [
 ]
 
 UNMAPPED = "parse.json_repair"
+_UNQUOTED = "While parsing a string, we found a literal instead of a quote"
+_UNCLOSED = "While parsing a string, we missed the closing quote"  # also ends an unquoted one
 
 # json-repair's log texts (json_repair 0.64: parse_*.py, json_parser.py; the ones that
 # only occur with a schema or in strict mode are left to UNMAPPED), by how they start,
@@ -99,18 +101,9 @@ LOG_CODES: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("parse.unescaped_quote",),
     ),
     ("While parsing a string, we found a bare quote inside a regex", ()),
+    (_UNQUOTED, ("parse.unquoted_string", "parse.unquoted_key", "parse.stray_text")),
     (
-        "While parsing a string, we found a literal instead of a quote",
-        (
-            "parse.unquoted_string",
-            "parse.unquoted_key",
-            "parse.python_literal",
-            "parse.js_literal",
-            "parse.stray_text",
-        ),
-    ),
-    (
-        "While parsing a string, we missed the closing quote",
+        _UNCLOSED,
         ("parse.missing_quote", "parse.truncated", "parse.unquoted_string", "parse.unquoted_key"),
     ),
     ("While parsing a string, handling an extreme corner case", ("parse.comment",)),
@@ -159,11 +152,13 @@ def log_repairs(
     (llmfix's reader's, on the same text); one entry per fix and place."""
     found: list[LoggedRepair] = []
     seen: set[tuple[str, tuple[int, int] | None, str]] = set()
+    unquoted = False  # the last fix named was a string without quotes
     for entry in log:
         message = str(entry.get("text", ""))
         codes = codes_for(message)
-        if codes == ():
+        if codes == () or (unquoted and message.startswith(_UNCLOSED)):
             continue
+        unquoted = message.startswith(_UNQUOTED)
         if codes is None:
             logged = LoggedRepair(UNMAPPED, None, Risk.GUESS, f"json-repair: {message}")
         else:

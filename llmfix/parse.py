@@ -98,10 +98,10 @@ def _lenient(text: str, limits: Limits, engine: str, deadline: Deadline | None) 
             f"input of {len(text):,} characters is over the {limits.max_size:,} character "
             "limit for repair",
         )
+    from llmfix.repair_parser import repair_parse  # imported before the clock starts
+
     if deadline is None:
         deadline = Deadline(limits.time_budget, STAGE)
-    from llmfix.repair_parser import repair_parse
-
     try:
         ours = repair_parse(text, max_depth=limits.max_depth, deadline=deadline)
         if engine == "json-repair" and ours.limit != "depth":

@@ -319,8 +319,7 @@ _PROSE_READINGS = frozenset(
         "parse.trailing_text",
         "parse.stray_text",
         "parse.unquoted_string",
-        "parse.unexpected",
-        "parse.repaired",
+        "parse.json_repair",
     }
 )
 

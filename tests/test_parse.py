@@ -1,38 +1,37 @@
-"""The parse stage: strict JSON first, then repairs that are all reported, within limits."""
+"""The parse stage: strict JSON first, then repairs that are all reported, within limits.
+
+Both engines are tested here as the stage runs them; llmfix's reader itself is tested in
+test_repair_parser.py, the mapping of json-repair's log in test_json_repair_engine.py.
+"""
 
 from __future__ import annotations
 
-import gc
 import json
 import re
-import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmfix import budget as budget_module
 from llmfix.config import Limits
+from llmfix.deadline import Deadline
 from llmfix.errors import ConfigError
 from llmfix.model import Risk, Severity
-from llmfix.parse import ParseOutcome
-from llmfix.parse import parse_json as _parse_json
+from llmfix.parse import ParseOutcome, parse_json
 
-
-def parse_json(text: str, **options: Any) -> ParseOutcome:
-    """This file tests the guarded json-repair engine (``--engine json-repair``); the
-    default engine, llmfix's own parser, is tested in test_repair_parser.py."""
-    options.setdefault("engine", "json-repair")
-    return _parse_json(text, **options)
+ENGINES = ["llmfix", "json-repair"]
 
 
 def _codes(outcome: ParseOutcome) -> list[str]:
     return [d.code for d in outcome.diagnostics]
+
+
+def with_json_repair(text: str, **options: Any) -> ParseOutcome:
+    return parse_json(text, engine="json-repair", **options)
 
 
 # -- strict ------------------------------------------------------------------------------
@@ -47,24 +46,16 @@ VALID = [
 ]
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("text", VALID)
-def test_valid_json_is_strict(text: str) -> None:
-    assert parse_json(text).strict
-
-
-@pytest.mark.parametrize("text", VALID)
-def test_valid_json_has_no_diagnostics(text: str) -> None:
-    assert parse_json(text).diagnostics == ()
+def test_valid_json_is_strict_with_no_diagnostics(text: str, engine: str) -> None:
+    outcome = parse_json(text, engine=engine)
+    assert (outcome.strict, outcome.diagnostics) == (True, ())
 
 
 @pytest.mark.parametrize("text", VALID)
 def test_valid_json_value_is_what_json_gives(text: str) -> None:
-    assert parse_json(text).value == json.loads(text)
-
-
-def test_empty_string_value_is_a_value() -> None:
-    outcome = parse_json('""')
-    assert (outcome.ok, outcome.value) == (True, "")
+    assert with_json_repair(text).value == json.loads(text)
 
 
 _json_values = st.recursive(
@@ -78,20 +69,20 @@ _json_values = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_json_values)
 def test_any_dumped_value_parses_strictly_to_itself(value: Any) -> None:
-    outcome = parse_json(json.dumps(value))
+    outcome = with_json_repair(json.dumps(value))
     assert (outcome.ok, outcome.strict, outcome.value) == (True, True, value)
 
 
 def _with_trailing_commas_and_comments(text: str) -> str:
     # json.dumps escapes newlines in strings, so every raw newline here is layout.
     text = re.sub(r"(?<=[^\[{\s])\n(\s*)([}\]])", r",\n\1\2", text)
-    return text.replace("\n", "  // note\n# note\n")
+    return text.replace("\n", "  // note\n")
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(_json_values.filter(lambda v: isinstance(v, (list, dict))))
 def test_lossless_departures_keep_the_value(value: Any) -> None:
     text = _with_trailing_commas_and_comments(json.dumps(value, indent=1))
@@ -100,14 +91,21 @@ def test_lossless_departures_keep_the_value(value: Any) -> None:
     assert (outcome.value, risks <= {Risk.LOSSLESS}) == (value, True)
 
 
-@pytest.mark.parametrize("text", ["[NaN]", '{"a": Infinity}', "-Infinity"])
-def test_nan_and_infinity_are_not_strict(text: str) -> None:
-    outcome = parse_json(text)
-    assert (outcome.strict, _codes(outcome)) == (False, ["parse.js_literal"])
-
-
-def test_nan_becomes_null() -> None:
-    assert parse_json('{"a": NaN, "b": -Infinity}').value == {"a": None, "b": None}
+@settings(max_examples=50, deadline=None)
+@given(_json_values.filter(lambda v: isinstance(v, (list, dict))))
+def test_json_repair_never_reads_differently_in_silence(value: Any) -> None:
+    # json-repair has its own readings of some escapes (\f, surrogate pairs): a value
+    # other than llmfix's is allowed, but only with a guess saying so.
+    text = _with_trailing_commas_and_comments(json.dumps(value, indent=1))
+    outcome = with_json_repair(text)
+    risks = {d.risk for d in outcome.diagnostics}
+    if outcome.value == value:
+        assert risks <= {Risk.LOSSLESS}
+    else:
+        assert (_codes(outcome)[-1], outcome.diagnostics[-1].risk) == (
+            "parse.json_repair",
+            Risk.GUESS,
+        )
 
 
 def test_unknown_engine_is_a_config_error() -> None:
@@ -115,7 +113,7 @@ def test_unknown_engine_is_a_config_error() -> None:
         parse_json("{}", engine="magic")
 
 
-# -- repairs -----------------------------------------------------------------------------
+# -- repairs: where json-repair reads what llmfix's reader reads, its account is used -------
 
 REPAIRS = [
     ('{"a": 1,}', {"a": 1}, ["parse.trailing_comma"]),
@@ -127,212 +125,173 @@ REPAIRS = [
         ["parse.unescaped_quote", "parse.unescaped_quote"],
     ),
     ('{"a": hello world}', {"a": "hello world"}, ["parse.unquoted_string"]),
-    ('{"a" true}', {"a": True}, ["parse.missing_colon"]),
-    ('{"array": [{}\n{}]}', {"array": [{}, {}]}, ["parse.missing_comma"]),
+    ("[1,,2]", [1, 2], ["parse.trailing_comma"]),
+    ('{"a":\u00a01}', {"a": 1}, ["parse.special_whitespace"]),
 ]
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize(("text", "expected", "codes"), REPAIRS)
-def test_repair_is_reported(text: str, expected: Any, codes: list[str]) -> None:
-    assert _codes(parse_json(text)) == codes
-
-
-@pytest.mark.parametrize(("text", "expected", "codes"), REPAIRS)
-def test_repair_gives_the_value(text: str, expected: Any, codes: list[str]) -> None:
-    outcome = parse_json(text)
+def test_repair_is_reported_with_one_code_per_fix(
+    text: str, expected: Any, codes: list[str], engine: str
+) -> None:
+    outcome = parse_json(text, engine=engine)
     assert (outcome.ok, outcome.strict, outcome.value) == (True, False, expected)
+    assert _codes(outcome) == codes
+    assert all(d.span is not None for d in outcome.diagnostics)
 
 
 def test_positions_are_relative_to_the_text() -> None:
-    outcome = parse_json('{\n  "a": 1,\n  "b": [1, 2,],\n}')
+    outcome = with_json_repair('{\n  "a": 1,\n  "b": [1, 2,],\n}')
     assert [str(d.position) for d in outcome.diagnostics] == ["3:13", "3:15"]
 
 
-@pytest.mark.skipif(not hasattr(sys, "get_int_max_str_digits"), reason="no int digit limit")
-def test_a_repair_the_scanner_cannot_place_is_still_reported() -> None:
-    # An integer too long for Python's decoder: json-repair turns it into a string.
-    outcome = parse_json("[" + "1" * 5000 + "]")
-    assert [(d.code, d.risk) for d in outcome.diagnostics] == [("parse.repaired", Risk.GUESS)]
+def test_json_repair_engine_keeps_number_texts_and_notes_a_duplicate_key() -> None:
+    from llmfix.jsontext import dumps
+
+    duplicate = with_json_repair("{'a': 1, 'a': 2}")
+    assert duplicate.value == {"a": 2}
+    assert "parse.duplicate_key" in _codes(duplicate)
+    numbers = with_json_repair("{'n': 1e400, 'm': 1.50}")
+    assert dumps(numbers.value) == '{"n": 1e400, "m": 1.50}'
+    assert "parse.number_out_of_range" in _codes(numbers)
 
 
-# -- json-repair's dropped empty items -----------------------------------------------------
-
-# Each text needs json-repair (an unquoted value), and puts whitespace between an empty
-# array item and the ',' or ']' after it: json-repair alone drops that item.
-EMPTY_ITEMS = [
-    ('{"a": [1, {}\n], "b": hello}', {"a": [1, {}], "b": "hello"}),
-    ('{"a": [[1, []\n]\n], "b": hello}', {"a": [[1, []]], "b": "hello"}),
-    ('{"a": [1, []\t], "b": hello}', {"a": [1, []], "b": "hello"}),
-    ('{"a": [1, { }\n, 2], "b": hello}', {"a": [1, {}, 2], "b": "hello"}),
-    ('{"a": [1, {}\r\n], "b": hello}', {"a": [1, {}], "b": "hello"}),
-    ('{"a": [1, ""\n], "b": hello}', {"a": [1, ""], "b": "hello"}),
-    ('{"a": [{} , {}], "b": hello}', {"a": [{}, {}], "b": "hello"}),
-    ('{"a": [1, {} /* c */ ], "b": hello}', {"a": [1, {}], "b": "hello"}),
-]
+def test_strict_json_with_a_duplicate_key_is_read_by_the_own_parser_with_spans() -> None:
+    outcome = with_json_repair('{"a": 1, "a": 2}')
+    (dup,) = [d for d in outcome.diagnostics if d.code == "parse.duplicate_key"]
+    assert dup.span is not None
+    assert (dup.span.start, dup.span.end) == (9, 12)
 
 
-@pytest.mark.parametrize(("text", "expected"), EMPTY_ITEMS)
-def test_empty_array_items_are_kept(text: str, expected: Any) -> None:
-    assert parse_json(text).value == expected
+# -- where the readings differ, json-repair's value and its log ---------------------------
 
 
-def test_empty_item_before_trailing_comma_is_kept() -> None:
-    assert parse_json('{"a": [1, {}\n], "b": 2,}').value == {"a": [1, {}], "b": 2}
+def test_a_different_reading_keeps_json_repairs_value_and_says_so() -> None:
+    # json-repair reads a missing colon before `true` as the string "rue".
+    outcome = with_json_repair('{"a" true}')
+    assert outcome.value == {"a": "rue"}
+    assert _codes(outcome)[0] == "parse.missing_colon"
+    assert _codes(outcome)[-1] == "parse.json_repair"
+    assert outcome.diagnostics[-1].risk is Risk.GUESS
+
+
+def test_a_logged_fix_gets_the_span_of_the_same_fix_from_llmfixs_reader() -> None:
+    outcome = with_json_repair('{"a" true}')
+    colon = outcome.diagnostics[0]
+    assert colon.span is not None
+    assert ((colon.span.start, colon.span.end), colon.risk) == ((4, 4), Risk.SAFE)
+    assert colon.message.startswith("json-repair: While parsing an object we missed a :")
+
+
+def test_a_fix_llmfixs_reader_did_not_make_has_no_span_and_is_a_guess() -> None:
+    # json-repair reads NaN as a string; llmfix's reader reads it as null.
+    outcome = with_json_repair("[NaN]")
+    assert outcome.value == ["NaN"]
+    unquoted = outcome.diagnostics[0]
+    assert (unquoted.code, unquoted.span, unquoted.risk) == (
+        "parse.unquoted_string",
+        None,
+        Risk.GUESS,
+    )
 
 
 # -- nothing to recover ------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("text", ["", "   \n", "Sorry, I cannot help with that.", "hello"])
-def test_nothing_recovered_is_not_ok(text: str) -> None:
-    outcome = parse_json(text)
+def test_nothing_recovered_by_json_repair_is_not_ok(text: str) -> None:
+    outcome = with_json_repair(text)
     assert (outcome.ok, outcome.value, _codes(outcome)[-1]) == (False, None, "parse.failed")
+    assert outcome.diagnostics[-1].severity is Severity.ERROR
 
 
-def test_failure_is_an_error() -> None:
-    assert parse_json("hello").diagnostics[-1].severity is Severity.ERROR
-
-
-def test_failure_keeps_what_the_scanner_saw() -> None:
-    assert _codes(parse_json("hello there")) == ["parse.unquoted_string", "parse.failed"]
+def test_an_empty_string_literal_is_a_value() -> None:
+    outcome = with_json_repair("''")
+    assert (outcome.ok, outcome.value) == (True, "")
 
 
 # -- limits ------------------------------------------------------------------------------
 
 
-def test_deep_nesting_hits_the_depth_limit_quickly() -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_deep_nesting_hits_the_depth_limit_quickly(engine: str) -> None:
     started = time.perf_counter()
-    outcome = parse_json("[" * 100_000)
+    outcome = parse_json("[" * 100_000, engine=engine)
     assert (_codes(outcome), time.perf_counter() - started < 2) == (["limits.depth"], True)
 
 
 def test_deep_valid_json_hits_the_depth_limit() -> None:
     # The stdlib decoder raises RecursionError here; it must not escape.
-    assert _codes(parse_json("[" * 100_000 + "]" * 100_000)) == ["limits.depth"]
+    assert _codes(with_json_repair("[" * 100_000 + "]" * 100_000)) == ["limits.depth"]
 
 
-def test_recursion_in_json_repair_is_a_depth_limit() -> None:
-    limits = Limits(max_depth=1_000_000)
-    assert _codes(parse_json("[" * 100_000 + "x", limits=limits)) == ["limits.depth"]
+@pytest.mark.parametrize("budget", [0.0, 30.0])
+def test_recursion_in_json_repair_is_a_depth_limit(budget: float) -> None:
+    limits = Limits(max_depth=1_000_000, time_budget=budget)
+    assert _codes(with_json_repair("[" * 100_000 + "x", limits=limits)) == ["limits.depth"]
 
 
-def test_nesting_within_the_limit_is_repaired() -> None:
+@pytest.mark.parametrize("budget", [0.0, 30.0])
+def test_nesting_within_the_limit_is_repaired(budget: float) -> None:
     # Deeper than json-repair manages under the default recursion limit.
     text = "[" * 450 + "x" + "]" * 450
-    assert parse_json(text, limits=Limits(max_depth=500)).ok
+    assert with_json_repair(text, limits=Limits(max_depth=500, time_budget=budget)).ok
 
 
 def test_recursion_limit_is_restored() -> None:
     before = sys.getrecursionlimit()
-    parse_json("[" * 400 + "x" + "]" * 400)
+    with_json_repair("[" * 400 + "x" + "]" * 400, limits=Limits(time_budget=0))
     assert sys.getrecursionlimit() == before
 
 
-def test_size_limit() -> None:
-    outcome = parse_json("{'a': 1}" + " " * 100, limits=Limits(max_size=50))
+@pytest.mark.parametrize("engine", ENGINES)
+def test_size_limit(engine: str) -> None:
+    outcome = parse_json("{'a': 1}" + " " * 100, limits=Limits(max_size=50), engine=engine)
     assert (outcome.ok, _codes(outcome)) == (False, ["limits.size"])
 
 
 def test_size_limit_does_not_apply_to_valid_json() -> None:
-    assert parse_json('{"a": "' + "x" * 100 + '"}', limits=Limits(max_size=50)).ok
+    assert with_json_repair('{"a": "' + "x" * 100 + '"}', limits=Limits(max_size=50)).ok
 
+
+# -- time --------------------------------------------------------------------------------
 
 # json-repair takes tens of seconds on 30 KB of prose with braces and brackets in it.
 _SLOW = "Some prose with {name} and [value] in it. " * 750
+_LONG = "[" + ", ".join(f"{{'id': {i}, name: 'n{i}', ok: True,}}" for i in range(40_000)) + "]"
 
 
-def test_time_budget_stops_a_slow_repair() -> None:
+def test_llmfixs_reader_stops_at_the_deadline_naming_the_stage() -> None:
     started = time.perf_counter()
-    outcome = parse_json(_SLOW, limits=Limits(time_budget=0.2))
-    assert (_codes(outcome), time.perf_counter() - started < 2) == (["limits.time"], True)
+    outcome = parse_json(_LONG, limits=Limits(time_budget=0.005))
+    elapsed = time.perf_counter() - started
+    assert (_codes(outcome), elapsed < 1) == (["limits.time"], True)
+    assert outcome.diagnostics[0].message == "parse took longer than the 0.005 s time budget"
 
 
-def _in_a_thread(text: str, limits: Limits) -> tuple[ParseOutcome, float]:
+def test_a_deadline_given_is_the_one_checked_and_named() -> None:
+    outcome = parse_json(_LONG, deadline=Deadline(0.005, "extraction"))
+    assert outcome.diagnostics[0].message.startswith("extraction took longer")
+
+
+def test_a_slow_json_repair_is_stopped_and_the_next_call_works() -> None:
+    started = time.perf_counter()
+    outcome = with_json_repair(_SLOW, limits=Limits(time_budget=0.2))
+    elapsed = time.perf_counter() - started
+    # A new worker's start (an interpreter importing json-repair) is not counted.
+    assert (_codes(outcome), elapsed < 5) == (["limits.time"], True)
+    assert outcome.diagnostics[0].message == "parse took longer than the 0.2 s time budget"
+    after = with_json_repair("{'a': hello}", limits=Limits(time_budget=5))
+    assert after.value == {"a": "hello"}
+
+
+def test_time_budget_in_a_thread() -> None:
     outcomes: list[ParseOutcome] = []
-    worker = threading.Thread(target=lambda: outcomes.append(parse_json(text, limits=limits)))
-    started = time.perf_counter()
+    limits = Limits(time_budget=0.2)
+    worker = threading.Thread(
+        target=lambda: outcomes.append(with_json_repair(_SLOW, limits=limits))
+    )
     worker.start()
     worker.join(timeout=20)
-    return outcomes[0], time.perf_counter() - started
-
-
-def test_time_budget_in_a_worker_thread() -> None:
-    outcome, elapsed = _in_a_thread(_SLOW, Limits(time_budget=0.2))
-    assert (_codes(outcome), elapsed < 3) == (["limits.time"], True)
-
-
-def test_time_budget_in_a_thread_without_async_exceptions(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(budget_module, "_WATCHER", None)  # as on other interpreters
-    outcome, elapsed = _in_a_thread(_SLOW, Limits(time_budget=0.2))
-    assert (_codes(outcome), elapsed < 3) == (["limits.time"], True)
-
-
-def test_work_within_the_budget_in_a_thread_is_not_interrupted() -> None:
-    outcome, _ = _in_a_thread('{"a": hello}', Limits(time_budget=0.05))
-    time.sleep(0.1)  # a withdrawn interrupt must not arrive later
-    assert outcome.value == {"a": "hello"}
-
-
-@pytest.fixture
-def busy_gc_callback() -> Iterator[None]:
-    """A gc callback running Python code often: an interrupt landing there is swallowed."""
-
-    def callback(phase: str, info: dict[str, int]) -> None:
-        time.sleep(0.0002)  # an alarm arriving meanwhile is handled in this frame
-
-    threshold = gc.get_threshold()
-    gc.callbacks.append(callback)
-    gc.set_threshold(50, 2, 2)
-    yield
-    gc.set_threshold(*threshold)
-    gc.callbacks.remove(callback)
-
-
-@pytest.mark.usefixtures("busy_gc_callback")
-def test_time_budget_survives_gc_callbacks() -> None:
-    started = time.perf_counter()
-    outcome = parse_json(_SLOW, limits=Limits(time_budget=0.2))
-    assert (_codes(outcome), time.perf_counter() - started < 2) == (["limits.time"], True)
-
-
-@pytest.mark.usefixtures("busy_gc_callback")
-def test_time_budget_survives_gc_callbacks_in_a_thread() -> None:
-    outcome, elapsed = _in_a_thread(_SLOW, Limits(time_budget=0.2))
-    assert (_codes(outcome), elapsed < 3) == (["limits.time"], True)
-
-
-@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="no interval timers")
-def test_time_budget_restores_the_alarm_handler() -> None:
-    def handler(signum: int, frame: Any) -> None:
-        raise AssertionError("not expected")
-
-    previous = signal.signal(signal.SIGALRM, handler)
-    try:
-        parse_json(_SLOW, limits=Limits(time_budget=0.05))
-        assert signal.getsignal(signal.SIGALRM) is handler
-    finally:
-        signal.signal(signal.SIGALRM, previous)
-
-
-def test_time_budget_is_not_left_running() -> None:
-    parse_json("{'a': 1}", limits=Limits(time_budget=0.05))
-    time.sleep(0.1)  # an alarm left armed would interrupt this test
-    assert parse_json("{'a': 1}").value == {"a": 1}
-
-
-def test_json_repair_engine_reports_a_duplicate_key_and_keeps_number_texts() -> None:
-    from llmfix.jsontext import dumps
-
-    duplicate = parse_json("{'a': 1, 'a': 2}")
-    assert duplicate.value == {"a": 2}
-    assert "parse.duplicate_key" in [d.code for d in duplicate.diagnostics]
-    numbers = parse_json("{'n': 1e400, 'm': 1.50}")
-    assert dumps(numbers.value) == '{"n": 1e400, "m": 1.50}'
-    assert "parse.number_out_of_range" in [d.code for d in numbers.diagnostics]
-
-
-def test_strict_json_with_a_duplicate_key_is_read_by_the_own_parser_with_spans() -> None:
-    outcome = parse_json('{"a": 1, "a": 2}')
-    (dup,) = [d for d in outcome.diagnostics if d.code == "parse.duplicate_key"]
-    assert dup.span is not None
-    assert (dup.span.start, dup.span.end) == (9, 12)
+    assert _codes(outcomes[0]) == ["limits.time"]
