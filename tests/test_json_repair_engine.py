@@ -50,7 +50,7 @@ def test_every_mapped_code_is_one_of_llmfixs_reader() -> None:
 
 
 def _logged(text: str) -> list[engine.LoggedRepair]:
-    value, log = run_json_repair(text, 500, Deadline.never())
+    _, log = run_json_repair(text, 500, Deadline.never())
     return log_repairs(text, log, repair_parse(text).repairs)
 
 
