@@ -19,6 +19,7 @@ time is spent and started again by the next call. Idle workers are kept for the 
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import threading
@@ -395,6 +396,31 @@ def _borrow() -> _Worker:
 def _give_back(worker: _Worker) -> None:
     with _idle_lock:
         _idle.append(worker)
+
+
+def _stop_all() -> None:
+    with _idle_lock:
+        while _idle:
+            _idle.pop().stop()
+
+
+_inherited: list[_Worker] = []  # a parent's workers, seen by a forked child: never used
+
+
+def _forget_parents_workers() -> None:
+    """In a forked child: the idle workers are the parent's (their pipes are shared)."""
+    global _idle_lock
+    _idle_lock = threading.Lock()
+    for worker in _idle:
+        worker.requests.close()  # this process's copies of the pipe ends
+        worker.answers.close()
+    _inherited.extend(_idle)  # kept referenced: the parent still runs and stops them
+    _idle.clear()
+
+
+atexit.register(_stop_all)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_parents_workers)
 
 
 # json-repair uses several Python frames per nesting level.

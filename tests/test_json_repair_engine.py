@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -120,3 +122,24 @@ def test_a_worker_answers_what_json_repair_answers_here() -> None:
     assert run_json_repair(text, 500, Deadline(30, "parse")) == run_json_repair(
         text, 500, Deadline.never()
     )
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_a_forked_child_starts_its_own_worker_and_the_parents_keeps_working() -> None:
+    assert run_json_repair("[1, 2,", 500, Deadline(30, "parse"))[0] == [1, 2]
+    parents = engine._idle[-1].process.pid
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover (the child)
+        try:
+            value = run_json_repair("{'child': 1", 500, Deadline(30, "parse"))[0]
+            used = engine._idle[-1].process.pid
+            os.write(write, json.dumps([value, used]).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(child, 0)
+    with os.fdopen(read, "rb") as answer:
+        value, used = json.loads(answer.read())
+    assert (value, used != parents) == ({"child": 1}, True)
+    assert run_json_repair("{'parent': 1", 500, Deadline(30, "parse"))[0] == {"parent": 1}
