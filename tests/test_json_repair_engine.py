@@ -142,4 +142,6 @@ def test_a_forked_child_starts_its_own_worker_and_the_parents_keeps_working() ->
     with os.fdopen(read, "rb") as answer:
         value, used = json.loads(answer.read())
     assert (value, used != parents) == ({"child": 1}, True)
+    # The child left the parent's worker alone.
+    assert (engine._idle[-1].process.pid, engine._idle[-1].alive()) == (parents, True)
     assert run_json_repair("{'parent': 1", 500, Deadline(30, "parse"))[0] == {"parent": 1}
