@@ -20,6 +20,8 @@ time is spent and started again by the next call. Idle workers are kept for the 
 from __future__ import annotations
 
 import atexit
+import bisect
+import functools
 import os
 import sys
 import threading
@@ -138,6 +140,7 @@ class EngineError(Exception):
     """json-repair raised (or its worker stopped); carries only a message."""
 
 
+@functools.lru_cache(maxsize=512)  # a log repeats a few texts many times
 def codes_for(entry: str) -> tuple[str, ...] | None:
     """The codes for a log entry's text; ``()`` for a note, ``None`` when not mapped."""
     for start, codes in LOG_CODES:
@@ -147,23 +150,34 @@ def codes_for(entry: str) -> tuple[str, ...] | None:
 
 
 def log_repairs(
-    text: str, log: Sequence[dict[str, Any]], repairs: Sequence[Repair]
+    text: str,
+    log: Sequence[dict[str, Any]],
+    repairs: Sequence[Repair],
+    deadline: Deadline | None = None,
 ) -> list[LoggedRepair]:
     """json-repair's ``log`` for ``text`` in llmfix's codes, located with ``repairs``
     (llmfix's reader's, on the same text); one entry per fix and place."""
+    locator = _Locator(text, repairs)
     found: list[LoggedRepair] = []
     seen: set[tuple[str, tuple[int, int] | None, str]] = set()
     unquoted = False  # the last fix named was a string without quotes
     for entry in log:
+        if deadline is not None:
+            deadline.check()
         message = str(entry.get("text", ""))
         codes = codes_for(message)
         if codes == () or (unquoted and message.startswith(_UNCLOSED)):
             continue
         unquoted = message.startswith(_UNQUOTED)
-        if codes is None:
-            logged = LoggedRepair(UNMAPPED, None, Risk.GUESS, f"json-repair: {message}")
+        near = None
+        if codes:
+            reading = locator.reading_at(str(entry.get("context", "")))
+            near = None if reading is None else locator.nearest(codes, reading)
+        said = f"json-repair: {message}"
+        if near is not None:
+            logged = LoggedRepair(near.code, (near.start, near.end), near.risk, said)
         else:
-            logged = _located(text, str(entry.get("context", "")), codes, repairs, message)
+            logged = LoggedRepair(codes[0] if codes else UNMAPPED, None, Risk.GUESS, said)
         key = (logged.code, logged.span, "" if logged.span else message)
         if key not in seen:
             seen.add(key)
@@ -171,35 +185,56 @@ def log_repairs(
     return found
 
 
-def _located(
-    text: str, context: str, codes: tuple[str, ...], repairs: Sequence[Repair], message: str
-) -> LoggedRepair:
-    near = _nearest(text, context, [r for r in repairs if r.code in codes])
-    if near is None:
-        return LoggedRepair(codes[0], None, Risk.GUESS, f"json-repair: {message}")
-    return LoggedRepair(near.code, (near.start, near.end), near.risk, f"json-repair: {message}")
+class _Locator:
+    """Where in the text json-repair was reading, and llmfix's repairs near there.
 
+    The log follows json-repair's reading, mostly forwards: a context is looked for near
+    where the last one was found, and in the whole text a bounded number of times, so a
+    long log on a long text stays linear."""
 
-def _nearest(text: str, context: str, candidates: list[Repair]) -> Repair | None:
-    """The candidate closest to where json-repair was reading, if one is near enough."""
-    if not candidates or not context:
-        return None
-    best: Repair | None = None
-    best_distance = _NEAR + 1
-    at = text.find(context)
-    looked = 0
-    while at != -1 and looked < 64:  # a context that repeats is looked up a bounded number of times
-        reading = at + _CONTEXT_SIDE if at > 0 else max(0, len(context) - _CONTEXT_SIDE)
-        for repair in candidates:
-            if repair.start <= reading <= repair.end:
-                distance = 0
-            else:
-                distance = min(abs(repair.start - reading), abs(repair.end - reading))
-            if distance < best_distance:
-                best, best_distance = repair, distance
-        at = text.find(context, at + 1)
-        looked += 1
-    return best
+    _BEHIND = 64
+    _AHEAD = 4096
+    _WHOLE_TEXT_SEARCHES = 32
+
+    def __init__(self, text: str, repairs: Sequence[Repair]) -> None:
+        self.text = text
+        self.cursor = 0
+        self.searches = 0
+        self.by_code: dict[str, list[Repair]] = {}
+        for repair in repairs:
+            self.by_code.setdefault(repair.code, []).append(repair)
+        self.starts = {code: [r.start for r in found] for code, found in self.by_code.items()}
+
+    def reading_at(self, context: str) -> int | None:
+        if not context:
+            return None
+        low = max(0, self.cursor - self._BEHIND)
+        at = self.text.find(context, low, self.cursor + self._AHEAD + len(context))
+        if at == -1 and self.searches < self._WHOLE_TEXT_SEARCHES:
+            self.searches += 1
+            at = self.text.find(context)
+        if at == -1:
+            return None
+        self.cursor = at
+        return at + _CONTEXT_SIDE if at > 0 else max(0, len(context) - _CONTEXT_SIDE)
+
+    def nearest(self, codes: tuple[str, ...], reading: int) -> Repair | None:
+        """The repair of one of ``codes`` closest to ``reading``, if one is near enough."""
+        best: Repair | None = None
+        best_distance = _NEAR + 1
+        for code in codes:
+            found = self.by_code.get(code)
+            if not found:
+                continue
+            index = bisect.bisect_right(self.starts[code], reading)
+            for repair in found[max(0, index - 1) : index + 1]:
+                if repair.start <= reading <= repair.end:
+                    distance = 0
+                else:
+                    distance = min(abs(repair.start - reading), abs(repair.end - reading))
+                if distance < best_distance:
+                    best, best_distance = repair, distance
+        return best
 
 
 def same_reading(ours: Any, theirs: Any) -> bool:

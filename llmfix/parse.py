@@ -3,9 +3,9 @@
 1. **Strict.** RFC 8259 JSON through the stdlib decoder (``NaN``/``Infinity`` rejected).
    Valid input never reaches any heuristic, and this path costs one ``json`` decode.
 2. **llmfix's reader** (:mod:`llmfix.repair_parser`, the default engine) for the rest:
-   linear time, every repair with its exact span, code and risk tier. It is the only
-   source of parse diagnostics. Strict JSON with a duplicate key or a number beyond the
-   float range is read by it too, so those notes have spans.
+   linear time, every repair with its exact span, code and risk tier. Its codes are the
+   only parse codes, whichever engine reads the text. Strict JSON with a duplicate key or
+   a number beyond the float range is read by it too, so those notes have spans.
 3. **json-repair** (``engine="json-repair"``): json-repair reads the text and llmfix's
    reader reads it as well. When both give the same value, that value (which keeps number
    texts) and llmfix's repairs are the outcome; json-repair's log names only some of its
@@ -182,7 +182,7 @@ def _with_json_repair(
             position=lines.position(found.span[0]) if found.span else None,
             data={"engine": "json-repair"},
         )
-        for found in log_repairs(text, log, ours.repairs if ours.ok else ())
+        for found in log_repairs(text, log, ours.repairs if ours.ok else (), deadline)
     ]
     diagnostics.append(
         Diagnostic(
