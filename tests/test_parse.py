@@ -295,3 +295,19 @@ def test_time_budget_in_a_thread() -> None:
     worker.start()
     worker.join(timeout=20)
     assert _codes(outcomes[0]) == ["limits.time"]
+
+
+_brokenish = st.text(
+    alphabet=st.sampled_from(list("{}[]:,'\"`\\ \n#/*.-+0123456789eETtruefalsNoxyz"))
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_brokenish)
+def test_any_text_gives_an_outcome_and_a_repair_is_never_silent(text: str) -> None:
+    for engine in ENGINES:
+        outcome = parse_json(text, engine=engine)
+        if outcome.ok and not outcome.strict:
+            assert outcome.diagnostics, (engine, text)
+        if not outcome.ok:
+            assert outcome.diagnostics[-1].severity is Severity.ERROR
