@@ -96,6 +96,26 @@ def test_the_collection_finds_codes_of_every_kind() -> None:
     )
 
 
+def _code_arguments() -> set[str]:
+    """Every string passed as ``code=...`` anywhere in llmfix/."""
+    found = set()
+    for path in (ROOT / "llmfix").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                for keyword in node.keywords:
+                    value = keyword.value
+                    if keyword.arg == "code" and isinstance(value, ast.Constant):
+                        found.add(str(value.value))
+    return found
+
+
+def test_every_code_argument_is_of_a_known_family() -> None:
+    # A code of a new family would be missed by the collection above: add the family.
+    codes = _code_arguments()
+    assert "parse.cut_off" in codes  # the collection sees Diagnostic(code="...")
+    assert sorted(c for c in codes if c.partition(".")[0] not in FAMILIES) == []
+
+
 def test_every_schema_repair_rule_is_documented() -> None:
     from llmfix.schema_repair import RULES
 
