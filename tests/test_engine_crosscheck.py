@@ -26,3 +26,17 @@ def test_generated_breakage_is_read_right_by_our_parser() -> None:
     scores = generated_scores()
     assert scores["llmfix"] == scores["cases"]
     assert scores["json-repair"] < scores["cases"]  # the generator exercises real differences
+
+
+def test_the_json_repair_engine_says_so_wherever_the_engines_disagree() -> None:
+    from llmfix.config import Limits
+    from llmfix.parse import parse_json
+
+    _, _, found = disagreements()
+    silent = []
+    for d in found:
+        outcome = parse_json(d.case.text, engine="json-repair", limits=Limits(time_budget=0))
+        codes = [diagnostic.code for diagnostic in outcome.diagnostics]
+        if not outcome.strict and "parse.json_repair" not in codes:  # strict JSON: not repaired
+            silent.append(d.case.id)
+    assert (len(found) > 50, silent) == (True, [])
