@@ -11,10 +11,11 @@ json-repair's own text; entries that only note what json-repair kept or where a 
 ended give nothing.
 
 json-repair cannot check a clock, so :func:`run_json_repair` runs it under an outside
-limit when one is asked for: in a worker process (started on first use, with the
-``forkserver`` start method where there is one, else ``spawn``) that is killed when the
-time is spent and started again by the next call. Idle workers are kept for the next call
-(one per thread that used the engine at once). Without a limit it runs in this process.
+limit when one is asked for: in a worker process (``python -m llmfix.json_repair_engine``,
+started on first use) that is killed when the time is spent and started again by the next
+call; the wait for a new worker to start is not counted against the limit. Idle workers
+are kept for the next call (one per thread that used the engine at once). Without a
+limit, or where there are no POSIX pipes to wait on (Windows), it runs in this process.
 """
 
 from __future__ import annotations
