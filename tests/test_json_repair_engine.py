@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -145,3 +147,18 @@ def test_a_forked_child_starts_its_own_worker_and_the_parents_keeps_working() ->
     # The child left the parent's worker alone.
     assert (engine._idle[-1].process.pid, engine._idle[-1].alive()) == (parents, True)
     assert run_json_repair("{'parent': 1", 500, Deadline(30, "parse"))[0] == {"parent": 1}
+
+
+def test_a_script_without_a_main_guard_is_not_run_again_by_the_worker(tmp_path: Path) -> None:
+    script = tmp_path / "use_engine.py"
+    script.write_text(
+        "from llmfix.config import Limits\n"
+        "from llmfix.parse import parse_json\n"
+        "outcome = parse_json(\"{'a': 1,\", engine='json-repair', limits=Limits(time_budget=30))\n"
+        "print(outcome.value)\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "{'a': 1}\n", "")
