@@ -31,7 +31,8 @@ if __package__ in (None, ""):
 
 from llmfix.errors import SchemaError
 from llmfix.schemas import load_schema
-from llmfix.validate import SchemaValidator, _fast_is_valid
+from llmfix.validate import SchemaValidator
+from llmfix.validate_fast import fast_is_valid
 
 PROBES: list[Any] = [None, True, 0, -1, 1.5, "", "x", [], {}, [1, "a"], {"a": 1}]
 
@@ -99,7 +100,7 @@ def cross_check(files: list[Path], generated: int = 0) -> CrossCheck:
             except Exception:  # jsonschema itself fails on it: not a comparison
                 continue
             report.instances += 1
-            got = _fast_is_valid(fast, instance)
+            got = fast_is_valid(fast, instance)
             if got == expected:
                 report.agree += 1
             elif expected:
