@@ -636,8 +636,8 @@ def test_guess_rules_carry_guess_risk() -> None:
 
 @pytest.mark.parametrize("rule", sorted(RULES))
 def test_rules_table_has_risk_and_description(rule: str) -> None:
-    risk, description = RULES[rule]
-    assert (isinstance(risk, Risk), bool(description.strip())) == (True, True)
+    entry = RULES[rule]
+    assert (isinstance(entry.risk, Risk), bool(entry.description.strip())) == (True, True)
 
 
 def test_interview_style_answer() -> None:

@@ -96,5 +96,5 @@ def rules() -> None:
     """List the schema repair rules with their risk tier (for --rules / --disable-rule)."""
     from llmfix.schema_repair import RULES
 
-    for rule_id, (risk, description) in RULES.items():
-        sys.stdout.write(f"{rule_id}\t{risk.value}\t{description}\n")
+    for rule_id, rule in RULES.items():
+        sys.stdout.write(f"{rule_id}\t{rule.risk.value}\t{rule.description}\n")
