@@ -15,8 +15,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis_jsonschema import from_schema
 
+from llmfix.deadline import Deadline, OutOfTime
 from llmfix.model import Risk, Severity
+from llmfix.schema_coercers import COERCERS
+from llmfix.schema_context import FIXERS
 from llmfix.schema_repair import RULES, SchemaRepairOutcome, coerce_to_schema
+from llmfix.schema_walk import JSON_TYPES
 
 DRAFT4 = "http://json-schema.org/draft-04/schema#"
 DRAFT7 = "http://json-schema.org/draft-07/schema#"
@@ -563,6 +567,71 @@ def test_key_under_broken_pattern_property_is_kept() -> None:
 
 def test_unknown_type_name_does_not_raise() -> None:
     assert repair([1], {"type": "array", "items": {"type": "bogus"}}).patch == ()
+
+
+# --- deadlines ---------------------------------------------------------------------------------
+
+_MANY_NUMERALS = ["1"] * 20_000
+_INTEGERS = {"type": "array", "items": INT}
+
+
+def test_deadline_stops_a_long_walk() -> None:
+    with pytest.raises(OutOfTime) as caught:
+        coerce_to_schema(_MANY_NUMERALS, _INTEGERS, deadline=Deadline(0.001, "schema_repair"))
+    assert caught.value.stage == "schema_repair"
+
+
+class _ExpiresAfter(Deadline):
+    """A deadline that passes after a number of checks (to see where the walk checks)."""
+
+    __slots__ = ("checks_left",)
+
+    def __init__(self, checks: int) -> None:
+        super().__init__(None, "schema_repair")
+        self.checks_left = checks
+
+    def check(self) -> None:
+        self.checks_left -= 1
+        if self.checks_left < 0:
+            raise OutOfTime(self.stage, 1.0)
+
+
+def test_deadline_is_checked_inside_the_walk_not_only_on_entry() -> None:
+    deadline = _ExpiresAfter(100)
+    with pytest.raises(OutOfTime):
+        coerce_to_schema(_MANY_NUMERALS[:1000], _INTEGERS, deadline=deadline)
+
+
+def test_deadline_is_checked_at_every_node() -> None:
+    deadline = _ExpiresAfter(10_000)
+    coerce_to_schema(["1", "2", "3"], _INTEGERS, deadline=deadline)
+    assert 10_000 - deadline.checks_left == 4  # the array and its three items
+
+
+def test_deadline_with_time_left_repairs_as_without_one() -> None:
+    value = ["1", "x", "3"]
+    within = repair(value, _INTEGERS, deadline=Deadline(60, "schema_repair"))
+    assert (within.value, within.patch) == (
+        repair(value, _INTEGERS).value,
+        repair(value, _INTEGERS).patch,
+    )
+
+
+# --- the rules table ------------------------------------------------------------------------
+
+
+def test_every_rule_points_at_a_function_marked_as_carrying_it_out() -> None:
+    assert [rule for rule, entry in RULES.items() if entry.fixer not in FIXERS.get(rule, [])] == []
+
+
+def test_every_marked_function_carries_out_a_listed_and_documented_rule() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    stray = [rule for rule in FIXERS if rule not in RULES or f"| `{rule}` |" not in readme]
+    assert stray == []
+
+
+def test_there_is_a_coercer_for_every_json_type() -> None:
+    assert sorted(COERCERS) == sorted(JSON_TYPES)
 
 
 # --- patch and diagnostics -------------------------------------------------------------------
