@@ -24,6 +24,12 @@ Principles:
 Not handled (left as they are): ``$dynamicRef``/``$recursiveRef``, ``unevaluatedProperties``,
 ``dependentSchemas``, ``not``, OpenAPI's ``nullable``.
 
+Layout: this module holds :data:`RULES` and the walk (``$ref``, ``allOf``, ``if``, unions,
+type conversions); :mod:`llmfix.schema_coercers` holds one coercer per JSON type and the
+enum fixes, :mod:`llmfix.schema_objects` the object and array fixes, and
+:mod:`llmfix.schema_context` the context they share (validity cache, ``$ref`` lookups, rule
+switches, limits, the deadline). Each :class:`Rule` names the function that carries it out.
+
 Patch operations are in application order: a node's own change first (``replace``, the
 ``move`` of an unwrap), then key renames (``move``), removals, its children's changes (at the
 renamed paths), then ``add`` of defaults.
@@ -137,6 +143,8 @@ RULES: dict[str, Rule] = {
     ),
 }
 
+_RISKS = {rule: entry.risk for rule, entry in RULES.items()}
+
 
 @dataclass(frozen=True)
 class SchemaRepairOutcome:
@@ -174,12 +182,11 @@ def coerce_to_schema(
     """
     if not isinstance(schema, dict):  # true accepts everything; nothing can satisfy false
         return SchemaRepairOutcome(sw.copy_json(value))
-    risks = {rule: entry.risk for rule, entry in RULES.items()}
     try:
         ctx = RepairContext(
             schema,
             resolver,
-            risks,
+            _RISKS,
             disabled_rules,
             max_risk,
             deadline if deadline is not None else Deadline.never(STAGE),

@@ -33,6 +33,11 @@ What it decides, and why:
   ``additionalProperties``/``unevaluatedProperties: false`` get one diagnostic each,
   pointing at the property. ``anyOf``/``oneOf`` failures are summarised: the types or
   constants the alternatives accept, or the closest alternative's first problem.
+
+Layout: this module compiles a schema, retrieves what its references name and runs the
+validation; :mod:`llmfix.schema_check` checks the schema first (draft, meta-schema,
+references, patterns, cycles); :mod:`llmfix.validate_fast` is the jsonschema-rs path;
+:mod:`llmfix.validate_explain` writes the messages, one small function per keyword.
 """
 
 from __future__ import annotations
