@@ -8,16 +8,33 @@ process: the baseline, ``jsonschema``'s ``iter_errors`` listed on a validator co
 errors as llmfix diagnostics, messages and hints included); and ``coerce_to_schema``
 (schema repair). Ratios are llmfix's time over the baseline's (lower is better), so they
 hold across machines and loads; compare them between two versions of the code.
+
+``--against DIR`` compares this code with another checkout (``git worktree add DIR REV``,
+or ``git archive REV | tar -x -C DIR``) in the same process: DIR's ``llmfix`` package is
+copied to a temporary directory as ``llmfix_base`` (its imports renamed), and both versions'
+``errors()`` and ``coerce_to_schema`` are timed interleaved, in CPU time (``process_time``,
+which other processes on a shared machine disturb less than the wall clock), with the
+function calls each makes (cProfile, exact). Prints after/before ratios.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import cProfile
+import gc
+import importlib
 import json
+import pstats
 import random
+import re
+import shutil
 import sys
+import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 if __package__ in (None, ""):
@@ -163,11 +180,90 @@ def format_report(rows: list[dict[str, Any]]) -> str:
     return markdown_table(header, table)
 
 
+def _import_base(checkout: Path, scratch: Path) -> dict[str, ModuleType]:
+    """The other checkout's llmfix, importable alongside this one as ``llmfix_base``."""
+    package = scratch / "llmfix_base"
+    shutil.copytree(checkout / "llmfix", package)
+    for path in package.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        text = re.sub(r"\bllmfix(?=[. ]|$)", "llmfix_base", text, flags=re.MULTILINE)
+        path.write_text(text, encoding="utf-8")
+    sys.path.insert(0, str(scratch))
+    names = ("schema_repair", "schemas", "validate")
+    return {name: importlib.import_module(f"llmfix_base.{name}") for name in names}
+
+
+def _cpu_best(fns: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
+    """Best CPU seconds per call of each function, interleaved over ``rounds``."""
+    loops = {}
+    for name, fn in fns.items():
+        started = time.process_time()
+        fn()
+        loops[name] = max(1, int(0.05 / max(time.process_time() - started, 1e-6)))
+    best = dict.fromkeys(fns, float("inf"))
+    order = list(fns.items())
+    for _ in range(rounds):
+        # Reversed every round: what one function leaves in caches must not favour the next.
+        order.reverse()
+        for name, fn in order:
+            gc.collect()
+            gc.disable()
+            try:
+                started = time.process_time()
+                for _ in range(loops[name]):
+                    fn()
+                best[name] = min(best[name], (time.process_time() - started) / loops[name])
+            finally:
+                gc.enable()
+    return best
+
+
+def _calls(fn: Callable[[], object]) -> int:
+    profile = cProfile.Profile()
+    profile.runcall(fn)
+    return int(pstats.Stats(profile).total_calls)
+
+
+def against(checkout: Path, quick: bool) -> str:
+    from llmfix import schema_repair, schemas, validate
+
+    with tempfile.TemporaryDirectory() as scratch:
+        base = _import_base(checkout, Path(scratch))
+        rows = []
+        for name, (value, schema) in cases().items():
+            old = base["validate"].SchemaValidator(base["schemas"].schema_from_value(schema))
+            new = validate.SchemaValidator(schemas.schema_from_value(schema))
+            fns: dict[str, Callable[[], object]] = {
+                "errors before": lambda o=old, v=value: o.errors(v),
+                "errors after": lambda n=new, v=value: n.errors(v),
+                "repair before": lambda s=schema, v=value: base["schema_repair"].coerce_to_schema(
+                    v, s
+                ),
+                "repair after": lambda s=schema, v=value: schema_repair.coerce_to_schema(v, s),
+            }
+            cpu = _cpu_best(fns, 5 if quick else 15)
+            calls = {key: _calls(fn) for key, fn in fns.items()}
+            rows.append(
+                [name]
+                + [
+                    f"{figures[f'{what} after'] / figures[f'{what} before']:.3f}×"
+                    for what in ("errors", "repair")
+                    for figures in (cpu, calls)
+                ]
+            )
+    header = ["case", "errors() CPU", "errors() calls", "coerce CPU", "coerce calls"]
+    return "after / before\n\n" + markdown_table(header, rows)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="shorter runs (noisier figures)")
     parser.add_argument("--json", action="store_true", help="raw figures as JSON")
+    parser.add_argument("--against", type=Path, help="another checkout to compare with")
     args = parser.parse_args(argv)
+    if args.against is not None:
+        print(against(args.against, args.quick))
+        return
     rows = run(quick=args.quick)
     print(json.dumps(rows, indent=2) if args.json else format_report(rows))
 

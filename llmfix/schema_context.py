@@ -165,7 +165,8 @@ class RepairContext:
             for rule, risk in risks.items()
             if rule not in disabled and (max_risk is None or risk.rank <= max_risk.rank)
         }
-        self.deadline = deadline
+        # None when there is no limit: then the walk does not read the clock at all.
+        self.deadline = deadline if deadline.limited else None
         self.visits = 0
         self.active_refs: set[tuple[int, str]] = set()
         self.notes: dict[str, Diagnostic] = {}
@@ -201,7 +202,8 @@ class RepairContext:
         Checks the deadline at every node (raising :class:`~llmfix.deadline.OutOfTime`):
         each node costs a validation, next to which a clock read is nothing.
         """
-        self.deadline.check()
+        if self.deadline is not None:
+            self.deadline.check()
         self.visits += 1
         if depth <= MAX_DEPTH and self.visits <= MAX_VISITS:
             return False

@@ -587,7 +587,7 @@ class _ExpiresAfter(Deadline):
     __slots__ = ("checks_left",)
 
     def __init__(self, checks: int) -> None:
-        super().__init__(None, "schema_repair")
+        super().__init__(3600, "schema_repair")
         self.checks_left = checks
 
     def check(self) -> None:
