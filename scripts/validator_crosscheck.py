@@ -12,6 +12,11 @@ The other direction costs only time (jsonschema is asked as well, and decides).
 Instances per schema: fixed probes, a skeleton built from the schema's shape, simple
 mutations of it (numbers as strings, keys upper-cased, an extra key, booleans as strings),
 and optionally instances from hypothesis-jsonschema. ``tests/test_validate.py`` runs a sample.
+
+``--dump FILE`` also writes, per (schema, instance), every diagnostic ``SchemaValidator.errors``
+gives and what ``coerce_to_schema`` returns, as JSON lines: two dumps taken before and after a
+change to validation or schema repair are identical when it kept every message, pointer,
+patch and repaired value (``cmp before.jsonl after.jsonl``).
 """
 
 from __future__ import annotations
@@ -24,12 +29,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TextIO
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from llmfix.errors import SchemaError
+from llmfix.schema_repair import coerce_to_schema
 from llmfix.schemas import load_schema
 from llmfix.validate import SchemaValidator
 from llmfix.validate_fast import fast_is_valid
@@ -71,7 +77,19 @@ def instances_for(schema: Any, corpus: ModuleType, generated: int) -> list[Any]:
     return found
 
 
-def cross_check(files: list[Path], generated: int = 0) -> CrossCheck:
+def _dump_line(name: str, validator: SchemaValidator, instance: Any) -> str:
+    try:
+        errors: Any = [d.to_dict() for d in validator.errors(instance)]
+    except SchemaError as error:
+        errors = f"SchemaError: {error}"
+    outcome = coerce_to_schema(instance, validator.schema)
+    repaired = [outcome.value, [op.to_dict() for op in outcome.patch]]
+    repaired.append([d.to_dict() for d in outcome.diagnostics])
+    record = {"schema": name, "instance": instance, "errors": errors, "repair": repaired}
+    return json.dumps(record, sort_keys=True, default=repr) + "\n"
+
+
+def cross_check(files: list[Path], generated: int = 0, dump: TextIO | None = None) -> CrossCheck:
     corpus = _corpus_script()
     if generated:
         corpus.install_hypothesis_jsonschema_shim()
@@ -80,9 +98,14 @@ def cross_check(files: list[Path], generated: int = 0) -> CrossCheck:
         report.schemas += 1
         try:
             validator = SchemaValidator(load_schema(str(path)))
-        except SchemaError:
+        except SchemaError as error:
             report.not_compiled += 1
+            if dump is not None:
+                dump.write(json.dumps({"schema": path.name, "rejected": str(error)}) + "\n")
             continue
+        if dump is not None:
+            for instance in instances_for(validator.schema, corpus, generated):
+                dump.write(_dump_line(path.name, validator, instance))
         fast = validator._fast
         if fast is None:
             continue
@@ -114,13 +137,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=0, help="a deterministic sample")
     parser.add_argument("--generated", type=int, default=0, help="hypothesis instances each")
+    parser.add_argument("--dump", type=Path, help="write every diagnostic and repair here")
     args = parser.parse_args(argv)
     corpus = _corpus_script()
     files = corpus.schema_files()
     if args.limit:
         files = corpus.sample_files(files, args.limit)
     started = time.perf_counter()
-    report = cross_check(files, args.generated)
+    if args.dump is not None:
+        with args.dump.open("w", encoding="utf-8") as dump:
+            report = cross_check(files, args.generated, dump)
+    else:
+        report = cross_check(files, args.generated)
     seconds = time.perf_counter() - started
     print(
         f"{report.schemas} schemas ({report.not_compiled} rejected by llmfix), "
