@@ -1,0 +1,122 @@
+"""The lenient parser alone: ``repair_parse`` against ``json_repair.loads`` in one process.
+
+Run: ``.venv/bin/python bench/bench_parser.py [--quick] [--sizes 1000,100000] [--mb 1]``.
+
+Two tables. The first times ``llmfix.repair_parser.repair_parse`` (no extraction, no
+diagnostics) and ``json_repair.loads`` on the broken shapes of ``bench_pipeline.py`` (trailing
+commas, single quotes, Python literals, cut off at 90%); the ratio is json_repair's time
+over the parser's, so higher is better. The second gives CPU seconds per MB of the
+pathological families (missing commas, trailing commas, inner unescaped quotes) for the
+parser alone and for ``llmfix.repair``, at ``--mb`` megabytes (issue 16's target is
+≤ 2 s/MB at 10 MB through ``llmfix.repair``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._common import compare, markdown_table
+from bench.bench_pipeline import shapes
+from bench.bench_valid import make_document
+
+SIZES = (1_000, 100_000, 1_000_000)
+BROKEN = ("trailing commas", "single quotes", "Python literals", "cut off at 90%")
+
+
+def _repeat(unit: str, size: int, head: str = "[", tail: str = "]") -> str:
+    return head + unit * max(1, (size - len(head) - len(tail)) // len(unit)) + tail
+
+
+# The pathological families of issue 16 (as scripts/parser_conformance.py --linear builds them).
+PATHOLOGICAL: dict[str, Callable[[int], str]] = {
+    "missing commas": lambda n: _repeat('"abc" 12 ', n),
+    "trailing commas": lambda n: _repeat("[1,],", n),
+    "inner unescaped quotes": lambda n: _repeat('{"a": "say "hi" now"},', n),
+    "quotes in a string": lambda n: '{"a": "' + 'x" ' * (n // 3) + '"}',
+}
+
+
+def run_shapes(sizes: tuple[int, ...], quick: bool) -> list[list[str]]:
+    import json_repair
+
+    from llmfix.repair_parser import repair_parse
+
+    rows = []
+    for size in sizes:
+        every = shapes(make_document(size))
+        for name in BROKEN:
+            text = every[name][0]
+            timing = compare(
+                {
+                    "parser": lambda t=text: repair_parse(t),
+                    "json_repair": lambda t=text: json_repair.loads(t),
+                },
+                budget=0.3 if quick else 2.0,
+                min_sample=0.02 if quick else 0.05,
+                min_rounds=2 if quick else 3,
+            )
+            ours, theirs = timing["parser"].best, timing["json_repair"].best
+            rows.append(
+                [
+                    name,
+                    f"{size // 1000:,} KB",
+                    f"{ours * 1e3:.2f} ms",
+                    f"{theirs * 1e3:.2f} ms",
+                    f"{theirs / ours:.2f}×",
+                ]
+            )
+            print(" | ".join(rows[-1]), file=sys.stderr, flush=True)
+    return rows
+
+
+def _cpu(fn: Callable[[str], object], text: str, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.process_time()
+        fn(text)
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def run_pathological(megabytes: float, quick: bool) -> list[list[str]]:
+    import llmfix
+    from llmfix.repair_parser import repair_parse
+
+    size = int(megabytes * 1_000_000)
+    rows = []
+    for name, make in PATHOLOGICAL.items():
+        text = make(size)
+        mb = len(text) / 1e6
+        parser = _cpu(repair_parse, text, 1 if quick else 3) / mb
+        whole = _cpu(llmfix.repair, text, 1 if quick else 2) / mb
+        rows.append([name, f"{mb:.0f} MB", f"{parser:.2f} s", f"{whole:.2f} s"])
+        print(" | ".join(rows[-1]), file=sys.stderr, flush=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="shorter timing (noisier)")
+    parser.add_argument("--sizes", help="comma-separated byte sizes (default 1000,100000,1000000)")
+    parser.add_argument("--mb", type=float, default=1.0, help="size of the pathological inputs")
+    parser.add_argument("--only", choices=["shapes", "pathological"], help="run one table")
+    args = parser.parse_args(argv)
+    sizes = tuple(int(s) for s in args.sizes.split(",")) if args.sizes else SIZES
+    if args.only != "pathological":
+        header = ["shape", "size", "parser", "json_repair", "json_repair/parser"]
+        print(markdown_table(header, run_shapes(sizes, args.quick)))
+        print()
+    if args.only != "shapes":
+        header = ["family", "size", "parser s/MB", "llmfix.repair s/MB"]
+        print(markdown_table(header, run_pathological(args.mb, args.quick)))
+
+
+if __name__ == "__main__":
+    main()
