@@ -30,13 +30,13 @@ import bisect
 import gc
 import re
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
-from llmfix.deadline import Deadline
-from llmfix.model import Risk
+from llmfix.deadline import CHECK_EVERY, Deadline
 from llmfix.repair_parser import _text as T
 from llmfix.repair_parser._machine import Parser
-from llmfix.repair_parser._strings import ParseFailure, SpannedMessage
+from llmfix.repair_parser._repair import GUESS, LOSSLESS, SAFE, ParseFailure, Repair
 
 __all__ = ["CODES", "ParserResult", "Repair", "repair_parse"]
 
@@ -81,20 +81,9 @@ CODES: dict[str, str] = {
     "parse.number_out_of_range": "a number beyond the range of a 64-bit float, kept as written",
 }
 
-_RISK = {"lossless": Risk.LOSSLESS, "safe": Risk.SAFE, "guess": Risk.GUESS, "none": None}
 _ESCAPED = re.compile(r"\\([\"\\])")
-
-
-@dataclass(frozen=True)
-class Repair:
-    """One change the parser made: ``text[start:end]`` is what it changed."""
-
-    code: str
-    start: int
-    end: int
-    risk: Risk | None  # None for a note that changed nothing (a number kept as written)
-    message: str
-    related: tuple[tuple[int, int], ...] = ()  # other spans it concerns (a duplicate's first)
+_CHECK_MASK = CHECK_EVERY - 1
+_position = attrgetter("start", "end")
 
 
 @dataclass(frozen=True)
@@ -127,49 +116,25 @@ def repair_parse(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        value, raw = _parse_document(text, max_depth, deadline=deadline)
-        repairs = _repairs(raw)
+        value, repairs = _parse_document(text, max_depth, deadline=deadline)
+        repairs.sort(key=_position)
     except ParseFailure as failure:
         where = f" at offset {failure.position}" if failure.position is not None else ""
         return ParserResult(False, None, (), failure.message + where, failure.limit)
     finally:
         if collecting:
             gc.enable()
-    return ParserResult(True, value, repairs, None, None)
-
-
-def _repairs(raw: list[tuple[str, int, int, str, str]]) -> tuple[Repair, ...]:
-    # built without the frozen dataclass __init__ (one object per repair adds up)
-    new = object.__new__
-    out = []
-    raw.sort(key=_position)
-    for code, start, end, risk, message in raw:
-        repair = new(Repair)
-        first = getattr(message, "first", None)
-        repair.__dict__.update(
-            code=code,
-            start=start,
-            end=end,
-            risk=_RISK[risk],
-            message=str(message),
-            related=(first,) if first is not None else (),
-        )
-        out.append(repair)
-    return tuple(out)
-
-
-def _position(raw: tuple[str, int, int, str, str]) -> tuple[int, int]:
-    return raw[1], raw[2]
+    return ParserResult(True, value, tuple(repairs), None, None)
 
 
 def _parse_document(
     text: str, max_depth: int, unescaped: bool = False, deadline: Deadline | None = None
-) -> tuple[Any, list[tuple[str, int, int, str, str]]]:
+) -> tuple[Any, list[Repair]]:
     end = len(text)
     first = T.WS.match(text, 0, end).end()  # type: ignore[union-attr]
     if not unescaped and _is_escaped_document(text, first):
         return _parse_escaped(text, max_depth, deadline)
-    repairs: list[tuple[str, int, int, str, str]] = []
+    repairs: list[Repair] = []
     # a closing fence glued to the end of the value: {"a": "b}```
     tail = len(text.rstrip())
     if tail >= 3 and text.endswith("```", 0, tail):
@@ -177,7 +142,9 @@ def _parse_document(
         while fence_start > 0 and text[fence_start - 1] == "`":
             fence_start -= 1
         if fence_start > first:
-            repairs.append(("parse.fence", fence_start, tail, "lossless", "markdown fence removed"))
+            repairs.append(
+                Repair("parse.fence", fence_start, tail, LOSSLESS, "markdown fence removed")
+            )
             end = fence_start
     if (
         first < end
@@ -193,9 +160,7 @@ def _parse_document(
     return value, repairs + parser.repairs
 
 
-def _top_value(
-    values: list[Any], spans: list[tuple[int, int]], repairs: list[tuple[str, int, int, str, str]]
-) -> Any:
+def _top_value(values: list[Any], spans: list[tuple[int, int]], repairs: list[Repair]) -> Any:
     if not values:
         raise ParseFailure("no JSON value")
     if len(values) == 1:
@@ -205,18 +170,20 @@ def _top_value(
         for v, span in zip(values, spans, strict=True):
             if _is_empty(v):
                 repairs.append(
-                    ("parse.trailing_text", span[0], span[1], "guess", "empty extra value removed")
+                    Repair(
+                        "parse.trailing_text", span[0], span[1], GUESS, "empty extra value removed"
+                    )
                 )
         if len(kept) == 1:
             return kept[0][0]
         values = [v for v, _ in kept]
         spans = [span for _, span in kept]
     repairs.append(
-        (
+        Repair(
             "parse.ndjson",
             spans[0][0],
             spans[-1][1],
-            "guess",
+            GUESS,
             f"{len(values)} values read as an array",
         )
     )
@@ -229,9 +196,9 @@ def _is_empty(value: Any) -> bool:
 
 def _parse_fenced_blocks(
     text: str, start: int, end: int, max_depth: int, deadline: Deadline | None
-) -> tuple[Any, list[tuple[str, int, int, str, str]]]:
+) -> tuple[Any, list[Repair]]:
     """Prose with markdown code fences: the value(s) in the fenced blocks."""
-    repairs: list[tuple[str, int, int, str, str]] = []
+    repairs: list[Repair] = []
     values: list[Any] = []
     spans: list[tuple[int, int]] = []
     pos = start
@@ -241,14 +208,16 @@ def _parse_fenced_blocks(
         opening = T.FENCE_ANYWHERE.search(text, pos, end)
         if opening is None:
             if text[pos:end].strip():
-                repairs.append(("parse.trailing_text", pos, end, "guess", "prose removed"))
+                repairs.append(Repair("parse.trailing_text", pos, end, GUESS, "prose removed"))
             break
         if text[pos : opening.start()].strip():
             code = "parse.leading_text" if not values else "parse.trailing_text"
-            repairs.append((code, pos, opening.start(), "guess", "prose removed"))
+            repairs.append(Repair(code, pos, opening.start(), GUESS, "prose removed"))
         info = T.FENCE.match(text, opening.start(), end)
         body = info.end() if info else opening.end()
-        repairs.append(("parse.fence", opening.start(), body, "lossless", "markdown fence removed"))
+        repairs.append(
+            Repair("parse.fence", opening.start(), body, LOSSLESS, "markdown fence removed")
+        )
         closing = T.FENCE_ANYWHERE.search(text, body, end)
         body_end = closing.start() if closing else end
         parser = Parser(text, body, body_end, max_depth, deadline)
@@ -269,7 +238,9 @@ def _parse_fenced_blocks(
         if closing is None:
             break
         repairs.append(
-            ("parse.fence", closing.start(), closing.end(), "lossless", "markdown fence removed")
+            Repair(
+                "parse.fence", closing.start(), closing.end(), LOSSLESS, "markdown fence removed"
+            )
         )
         pos = closing.end()
     if not values:
@@ -288,7 +259,7 @@ def _is_escaped_document(text: str, first: int) -> bool:
 
 def _parse_escaped(
     text: str, max_depth: int, deadline: Deadline | None
-) -> tuple[Any, list[tuple[str, int, int, str, str]]]:
+) -> tuple[Any, list[Repair]]:
     """``{\\"a\\": 1}``: a document pasted as the content of a JSON string."""
     parts: list[str] = []
     new_starts: list[int] = []
@@ -315,14 +286,8 @@ def _parse_escaped(
         return old_starts[i] + 1 + (offset - new_starts[i])
 
     value, raw = _parse_document(plain, max_depth, unescaped=True, deadline=deadline)
-    mapped = [(code, old(a), old(b), risk, _moved(msg, old)) for code, a, b, risk, msg in raw]
-    return value, [
-        ("parse.escaped_document", 0, len(text), "safe", "escaped document unescaped"),
-        *mapped,
-    ]
-
-
-def _moved(message: str, old: Any) -> str:
-    if isinstance(message, SpannedMessage):
-        return SpannedMessage(message, (old(message.first[0]), old(message.first[1])))
-    return message
+    mapped = [Repair("parse.escaped_document", 0, len(text), SAFE, "escaped document unescaped")]
+    for r in raw:
+        related = tuple((old(a), old(b)) for a, b in r.related)
+        mapped.append(Repair(r.code, old(r.start), old(r.end), r.risk, r.message, related))
+    return value, mapped

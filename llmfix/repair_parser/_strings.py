@@ -15,7 +15,9 @@ import json.decoder
 from collections.abc import Callable
 from typing import Any, Final
 
+from llmfix.model import Risk
 from llmfix.repair_parser import _text as T
+from llmfix.repair_parser._repair import GUESS, SAFE, ParseFailure, Repair
 
 # The C string scanner behind json.loads (typeshed does not list it).
 _scanstring: Callable[[str, int, bool], tuple[str, int]]
@@ -31,38 +33,12 @@ C_OBJ: Final = 1
 C_ARR: Final = 2
 C_TOP: Final = 3
 
-LOSSLESS: Final = "lossless"
-SAFE: Final = "safe"
-GUESS: Final = "guess"
-NOTE: Final = "none"  # a note, not a repair: nothing was changed
-
 # A value that is not there (an empty string cut off by the end of the input).
 NOTHING: Final[Any] = object()
 
 _DOUBLED_STOP = frozenset(",:}])[{(\n\r/#+" + T.QUOTE_CHARS)
 _WS = frozenset(T.WS_CHARS)
 _TRIGGERS = frozenset(",:[]{}()/+")
-
-
-class SpannedMessage(str):
-    """A repair's message that also names another span (a duplicate key's first one)."""
-
-    first: tuple[int, int]
-
-    def __new__(cls, text: str, first: tuple[int, int]) -> SpannedMessage:
-        message = super().__new__(cls, text)
-        message.first = first
-        return message
-
-
-class ParseFailure(Exception):
-    """Nothing can be recovered; ``limit`` names the bound that stopped the parser."""
-
-    def __init__(self, message: str, position: int | None = None, limit: str | None = None):
-        super().__init__(message)
-        self.message = message
-        self.position = position
-        self.limit = limit
 
 
 class _Brackets:
@@ -99,10 +75,18 @@ class StringScanner:
 
     text: str
     end: int
-    repairs: list[tuple[str, int, int, str, str]]
+    repairs: list[Repair]
 
-    def _repair(self, code: str, start: int, end: int, risk: str, message: str) -> None:
-        self.repairs.append((code, start, end, risk, message))
+    def _repair(
+        self,
+        code: str,
+        start: int,
+        end: int,
+        risk: Risk | None,
+        message: str,
+        related: tuple[tuple[int, int], ...] = (),
+    ) -> None:
+        self.repairs.append(Repair(code, start, end, risk, message, related))
 
     # -- entry point -------------------------------------------------------------------
 
@@ -542,17 +526,17 @@ class StringScanner:
                         parts.append(e)
                         if e not in T.END_QUOTES[q]:
                             repairs.append(
-                                ("parse.invalid_escape", i, i + 2, SAFE, f"\\{e} read as {e}")
+                                Repair("parse.invalid_escape", i, i + 2, SAFE, f"\\{e} read as {e}")
                             )
                     elif e == "\n" or e == "\r":
                         parts.append(e)
                         repairs.append(
-                            ("parse.invalid_escape", i, i + 2, SAFE, "escaped line break")
+                            Repair("parse.invalid_escape", i, i + 2, SAFE, "escaped line break")
                         )
                     else:
                         parts.append(tok)
                         repairs.append(
-                            (
+                            Repair(
                                 "parse.invalid_escape",
                                 i,
                                 i + 2,
@@ -565,15 +549,23 @@ class StringScanner:
                     raise ParseFailure(f"invalid character U+{ord(c0):04X} inside a string", i)
                 parts.append(c0)
                 prev = repairs[-1] if repairs else None
-                if prev is not None and prev[0] == "parse.unescaped_control" and prev[2] == i:
-                    repairs[-1] = (prev[0], prev[1], i + 1, prev[3], prev[4])
+                if prev is not None and prev.code == "parse.unescaped_control" and prev.end == i:
+                    repairs[-1] = prev._replace(end=i + 1)
                 else:
                     repairs.append(
-                        ("parse.unescaped_control", i, i + 1, SAFE, "raw control character escaped")
+                        Repair(
+                            "parse.unescaped_control",
+                            i,
+                            i + 1,
+                            SAFE,
+                            "raw control character escaped",
+                        )
                     )
             else:
                 parts.append(c0)
-                repairs.append(("parse.unescaped_quote", i, i + 1, GUESS, "inner quote escaped"))
+                repairs.append(
+                    Repair("parse.unescaped_quote", i, i + 1, GUESS, "inner quote escaped")
+                )
             m = special(text, last, b)
         if last < b:
             parts.append(text[last:b])
