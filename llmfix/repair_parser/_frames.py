@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from llmfix.deadline import Deadline
+from llmfix.deadline import CHECK_EVERY, Deadline
 from llmfix.repair_parser import _text as T
 from llmfix.repair_parser._repair import GUESS, LOSSLESS, SAFE, ParseFailure
 from llmfix.repair_parser._strings import StringScanner
+
+# How many characters (or steps) a loop may go between two checks of the deadline.
+CHUNK: Final = 4 * CHECK_EVERY
 
 # Frame kinds.
 K_TOP: Final = 0
@@ -80,7 +83,7 @@ class Containers(StringScanner):
         self, text: str, start: int, end: int, max_depth: int, deadline: Deadline | None = None
     ) -> None:
         self.text = text
-        # checked every CHECK_EVERY steps of every loop that may run long
+        # checked by every loop that may run long, once per CHUNK characters or steps
         self.deadline = deadline or Deadline.never("parse")
         self.start = start
         self.end = end

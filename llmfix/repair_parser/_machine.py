@@ -8,14 +8,15 @@ the nesting depth is bounded by ``max_depth`` and not by Python's stack.
 from __future__ import annotations
 
 import re
-from typing import Any, Final
+from typing import Any
 
-from llmfix.deadline import CHECK_EVERY
+from llmfix.deadline import Deadline
 from llmfix.jsontext import JsonNumber, read_float
 from llmfix.repair_parser import _text as T
 from llmfix.repair_parser._frames import (
     AFTER_STATES,
     ARRAY_LIKE,
+    CHUNK,
     K_ARR,
     K_IMPL,
     K_OBJ,
@@ -36,7 +37,6 @@ from llmfix.repair_parser._repair import GUESS, LOSSLESS, SAFE, ParseFailure, Re
 from llmfix.repair_parser._strings import C_ARR, C_KEY, C_OBJ, C_TOP, NOTHING
 from llmfix.repair_parser._values import _NUMBER_START, Values, _scanstring
 
-_CHECK_MASK: Final = CHECK_EVERY - 1  # the main loop checks its deadline this often
 _VALUE_START = frozenset("{[(-0123456789" + T.QUOTE_CHARS)
 _AFTER_NUMBER = frozenset(",}] \t\n\r")
 _NEXT_ENTRY = frozenset("}]{[" + T.QUOTE_CHARS)
@@ -44,27 +44,46 @@ _SIMPLE_KEY = re.compile(r"([A-Za-z_$][\w$]*)[ \t]*:")
 _SINGLE_QUOTED = re.compile(r"'([^'\\\x00-\x1f]*)'")
 
 
-def _regroup_row(items: list[Any]) -> bool:
+def _regroup_row(items: list[Any], checked: dict[int, tuple[int, int]]) -> bool:
     """``[[r1], [r2], a, b]`` → ``[[r1], [r2], [a, b]]``: the scalars after the rows of a
-    table are a row whose ``[`` is missing. False (nothing changed) for other lists."""
-    last_row = -1
-    for i, item in enumerate(items):
+    table are a row whose ``[`` is missing. False (nothing changed) for other lists.
+
+    A list split by early ``]`` is asked again each time it grows; ``checked`` keeps, per
+    list, how many leading items are rows and how many items were looked at (rows -1:
+    not a table, for good), so each item is looked at once in all."""
+    key = id(items)
+    rows, seen = checked.get(key, (0, 0))
+    if rows < 0:
+        return False
+    size = len(items)
+    for i in range(seen, size):
+        item = items[i]
         if type(item) is list:
-            if last_row != i - 1:
-                return False  # rows and scalars interleaved: not a table
-            last_row = i
-    if last_row < 0 or last_row == len(items) - 1:
+            if i != rows:
+                checked[key] = (-1, size)  # rows and scalars interleaved: not a table
+                return False
+            rows += 1
+        elif isinstance(item, (dict, list)):
+            checked[key] = (-1, size)
+            return False
+    checked[key] = (rows, size)
+    if rows == 0 or rows == size:
         return False
-    tail = items[last_row + 1 :]
-    if any(isinstance(item, (dict, list)) for item in tail):
-        return False
-    del items[last_row + 1 :]
+    tail = items[rows:]
+    del items[rows:]
     items.append(tail)
+    checked[key] = (rows + 1, rows + 1)
     return True
 
 
 class Parser(Values):
     """Parses ``text[start:end]``; offsets in repairs are offsets into ``text``."""
+
+    def __init__(
+        self, text: str, start: int, end: int, max_depth: int, deadline: Deadline | None = None
+    ) -> None:
+        super().__init__(text, start, end, max_depth, deadline)
+        self.rows_checked: dict[int, tuple[int, int]] = {}  # see _regroup_row
 
     # -- driver ------------------------------------------------------------------------
 
@@ -78,119 +97,120 @@ class Parser(Values):
         number_match = T.NUMBER.match
         quick = self._quick_string
         deadline = self.deadline
-        steps = 0
         pos = self.start
-        while pos < end:
-            if deadline is not None:
-                steps += 1
-                if not steps & _CHECK_MASK:
-                    deadline.check()
-            c = text[pos]
-            if c in trivia:
-                if c in " \t\n\r":
-                    pos = ws_match(text, pos, end).end()  # type: ignore[union-attr]
-                    if pos >= end:
-                        break
-                    c = text[pos]
+        while pos < end and not self.stopped:
+            # the deadline is checked once per CHUNK characters: every step either moves
+            # on or is one of a bounded number that do not (closing frames), so this
+            # bounds the work between two checks without counting steps
+            deadline.check()
+            limit = min(end, pos + CHUNK)
+            while pos < limit:
+                c = text[pos]
                 if c in trivia:
-                    pos = self._skip(pos)
-                    if pos >= end:
-                        break
-                    c = text[pos]
-            if self.stopped:
-                break
-            frame = stack[-1]
-            state = frame.state
-            if state in AFTER_STATES:
-                if c == ",":
-                    frame.comma = pos
-                    frame.state = S_VALUE_NEXT if state == S_AFTER else S_KEY_NEXT
-                    pos += 1
-                elif c in "}])":
-                    pos = self._close(c, pos)
-                else:
-                    pos = self._after_value(frame, c, pos)
-                continue
-            kind = frame.kind
-            if (c == '"' or c == "'") and (kind != K_TOP or state == S_VALUE_NEXT):
-                if state == S_OBJ_VALUE:
-                    found = quick(pos, C_OBJ)
-                elif state <= S_VALUE_NEXT:
-                    found = quick(pos, C_ARR)
-                elif state != S_COLON:
-                    found = quick(pos, C_KEY)
-                    if found is not None:
-                        self._set_key(frame, found[0], pos, found[1])
-                        self.last_end = found[1]
-                        if text[found[2]] == ":":
-                            frame.state = S_OBJ_VALUE
-                            pos = found[2] + 1
-                        else:
-                            frame.state = S_COLON
-                            pos = found[1]
-                        continue
-                else:
-                    found = None
-                if found is not None:
-                    value, stop, j = found
-                    if kind in KEYED:
-                        if frame.key in frame.container:
-                            self._duplicate(frame)
-                        frame.container[frame.key] = value
-                        after = S_OBJ_AFTER
+                    if c in " \t\n\r":
+                        pos = ws_match(text, pos, end).end()  # type: ignore[union-attr]
+                        if pos >= end:
+                            break
+                        c = text[pos]
+                    if c in trivia:
+                        pos = self._skip(pos)
+                        if pos >= end:
+                            break
+                        c = text[pos]
+                if self.stopped:
+                    break
+                frame = stack[-1]
+                state = frame.state
+                if state in AFTER_STATES:
+                    if c == ",":
+                        frame.comma = pos
+                        frame.state = S_VALUE_NEXT if state == S_AFTER else S_KEY_NEXT
+                        pos += 1
+                    elif c in "}])":
+                        pos = self._close(c, pos)
                     else:
-                        frame.container.append(value)
-                        after = S_AFTER
-                        if kind == K_TOP:
-                            self.top_spans.append((pos, stop))
-                    self.last_start = pos
-                    self.last_end = stop
-                    if text[j] == ",":
-                        frame.comma = j
-                        frame.state = S_KEY_NEXT if after == S_OBJ_AFTER else S_VALUE_NEXT
-                        pos = j + 1
-                    else:
-                        frame.state = after
-                        pos = j
+                        pos = self._after_value(frame, c, pos)
                     continue
-            elif (
-                (c in "-0123456789")
-                and kind != K_TOP
-                and (state == S_OBJ_VALUE or state <= S_VALUE_NEXT)
-            ):
-                m = number_match(text, pos, end)
-                if m is not None:
-                    stop = m.end()
-                    if stop < end and text[stop] in _AFTER_NUMBER:
-                        number: int | float | None
-                        if m.group(1) is None and m.group(2) is None:
-                            token = m.group()
-                            number = int(token) if len(token) <= T.MAX_INT_DIGITS else None
-                        else:
-                            number = read_float(m.group())
-                            if type(number) is JsonNumber and not number.in_range:
-                                number = None  # reported the long way
-                        if number is not None:
-                            if kind in KEYED:
-                                if frame.key in frame.container:
-                                    self._duplicate(frame)
-                                frame.container[frame.key] = number
-                                frame.state = S_OBJ_AFTER
+                kind = frame.kind
+                if (c == '"' or c == "'") and (kind != K_TOP or state == S_VALUE_NEXT):
+                    if state == S_OBJ_VALUE:
+                        found = quick(pos, C_OBJ)
+                    elif state <= S_VALUE_NEXT:
+                        found = quick(pos, C_ARR)
+                    elif state != S_COLON:
+                        found = quick(pos, C_KEY)
+                        if found is not None:
+                            self._set_key(frame, found[0], pos, found[1])
+                            self.last_end = found[1]
+                            if text[found[2]] == ":":
+                                frame.state = S_OBJ_VALUE
+                                pos = found[2] + 1
                             else:
-                                frame.container.append(number)
-                                frame.state = S_AFTER
-                            self.last_start = pos
-                            self.last_end = stop
-                            pos = stop
+                                frame.state = S_COLON
+                                pos = found[1]
                             continue
-            if state <= S_VALUE_NEXT:
-                pos = self._array_slot(frame, state, c, pos)
-            elif state == S_OBJ_VALUE:
-                pos = self._object_value(frame, c, pos)
-            elif state == S_COLON:
-                pos = self._colon(frame, c, pos)
-            else:
-                pos = self._key(frame, state, c, pos)
+                    else:
+                        found = None
+                    if found is not None:
+                        value, stop, j = found
+                        if kind in KEYED:
+                            if frame.key in frame.container:
+                                self._duplicate(frame)
+                            frame.container[frame.key] = value
+                            after = S_OBJ_AFTER
+                        else:
+                            frame.container.append(value)
+                            after = S_AFTER
+                            if kind == K_TOP:
+                                self.top_spans.append((pos, stop))
+                        self.last_start = pos
+                        self.last_end = stop
+                        if text[j] == ",":
+                            frame.comma = j
+                            frame.state = S_KEY_NEXT if after == S_OBJ_AFTER else S_VALUE_NEXT
+                            pos = j + 1
+                        else:
+                            frame.state = after
+                            pos = j
+                        continue
+                elif (
+                    (c in "-0123456789")
+                    and kind != K_TOP
+                    and (state == S_OBJ_VALUE or state <= S_VALUE_NEXT)
+                ):
+                    m = number_match(text, pos, end)
+                    if m is not None:
+                        stop = m.end()
+                        if stop < end and text[stop] in _AFTER_NUMBER:
+                            number: int | float | None
+                            if m.group(1) is None and m.group(2) is None:
+                                token = m.group()
+                                number = int(token) if len(token) <= T.MAX_INT_DIGITS else None
+                            else:
+                                number = read_float(m.group())
+                                if type(number) is JsonNumber and not number.in_range:
+                                    number = None  # reported the long way
+                            if number is not None:
+                                if kind in KEYED:
+                                    if frame.key in frame.container:
+                                        self._duplicate(frame)
+                                    frame.container[frame.key] = number
+                                    frame.state = S_OBJ_AFTER
+                                else:
+                                    frame.container.append(number)
+                                    frame.state = S_AFTER
+                                self.last_start = pos
+                                self.last_end = stop
+                                pos = stop
+                                continue
+                if state <= S_VALUE_NEXT:
+                    pos = self._array_slot(frame, state, c, pos)
+                elif state == S_OBJ_VALUE:
+                    pos = self._object_value(frame, c, pos)
+                elif state == S_COLON:
+                    pos = self._colon(frame, c, pos)
+                else:
+                    pos = self._key(frame, state, c, pos)
         self._finish_eof()
         return stack[0].container  # type: ignore[no-any-return]
 
@@ -343,7 +363,7 @@ class Parser(Values):
             if type(previous) is list and self.last_end > 0 and text[self.last_end - 1] == "]":
                 early = self.last_end - 1
                 row_next = self._peek(pos + 1) < end and text[self._peek(pos + 1)] not in "[{"
-                if row_next and _regroup_row(previous):
+                if row_next and _regroup_row(previous, self.rows_checked):
                     # {"rows": [["a"], "b", "c"], ["d"]]}: a row lost its '[', so its
                     # items ended the table early; they become a row, the table goes on
                     self._repair(
