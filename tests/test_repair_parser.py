@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import llmfix
+from llmfix.deadline import Deadline, OutOfTime
 from llmfix.model import Risk, Status
 from llmfix.repair_parser import CODES, ParserResult, _values, repair_parse
 
@@ -245,6 +246,59 @@ def test_a_run_of_braces_is_one_repair() -> None:
 def test_size_limit() -> None:
     result = repair_parse("[1, 2, 3]", max_size=5)
     assert (result.ok, result.limit) == (False, "size")
+
+
+# -- deadlines ------------------------------------------------------------------------
+
+# Pathological inputs, each spending its time in one of the parser's loops (about 0.2 s
+# each on a shared 2-core machine): (family, text, max_depth).
+_KB = 1000
+PATHOLOGICAL = [
+    ("missing commas", "[" + '"abc" 12 ' * (50 * _KB) + "]", 10_000),
+    ("trailing commas", "[" + "[1,]," * (50 * _KB) + "]", 10_000),
+    ("unclosed string, inner quotes", '{"a": "' + 'x" ' * (70 * _KB), 10_000),
+    ("closed string, inner quotes", '{"a": "' + 'x" ' * (70 * _KB) + '"}', 10_000),
+    ("string full of escapes", '["' + "\\q" * (150 * _KB) + '"]', 10_000),
+    ("deep nesting near the limit", "[" * 9_990 + '"a" 1 ' * (50 * _KB) + "]" * 9_990, 10_000),
+    ("deep values near the limit", "[" + ("[" * 400 + "]" * 400 + ",") * 2000 + "0]", 450),
+    ("many fenced blocks", "Hi\n" + 'Block:\n```json\n{"a": [1, 2]}\n```\n' * (25 * _KB), 10_000),
+    ("many comments", "[1 " + "/* c */ " * (150 * _KB) + "]", 10_000),
+    ("lines of words", "hello world\n" * (120 * _KB), 10_000),
+    ("unquoted value with commas", '{"a": ' + "x, y (z) " * (150 * _KB) + "}", 10_000),
+    ("strings joined with +", "[" + '"a" + ' * (80 * _KB) + '"b"]', 10_000),
+    ("escaped document", '{\\"a\\": [' + '\\"x\\", ' * (120 * _KB) + "]}", 10_000),
+    ("a table split by early brackets", '{"rows": [1]' + ", [2]" * (60 * _KB) + "}", 10_000),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "depth"), [c[1:] for c in PATHOLOGICAL], ids=[c[0] for c in PATHOLOGICAL]
+)
+def test_a_pathological_input_runs_out_of_a_tiny_deadline(text: str, depth: int) -> None:
+    # Checked inside the loops: a long string, comment run or value that ends the input
+    # would otherwise finish before anything looked at the clock again.
+    with pytest.raises(OutOfTime) as raised:
+        repair_parse(text, max_depth=depth, deadline=Deadline(0.01, "parse"))
+    assert raised.value.stage == "parse"
+
+
+@pytest.mark.parametrize(
+    ("text", "depth"), [c[1:] for c in PATHOLOGICAL], ids=[c[0] for c in PATHOLOGICAL]
+)
+def test_a_pathological_input_parses_without_a_deadline(text: str, depth: int) -> None:
+    result = repair_parse(text, max_depth=depth)
+    assert (result.ok, bool(result.value)) == (True, True)
+
+
+def test_a_generous_deadline_changes_nothing() -> None:
+    text = "[" + "[1,]," * 2000 + "]"
+    assert repair_parse(text, deadline=Deadline(60, "parse")) == repair_parse(text)
+
+
+def test_a_table_split_by_many_early_brackets_is_read_as_one_list() -> None:
+    result = repair_parse('{"rows": [1], [2], [3]}')
+    assert result.value == {"rows": [1, 2, 3]}
+    assert [r.code for r in result.repairs] == ["parse.redundant_closer"] * 2
 
 
 # -- round trips ----------------------------------------------------------------------

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
-from llmfix.deadline import CHECK_EVERY, Deadline
+from llmfix.deadline import Deadline
 from llmfix.repair_parser import _text as T
 from llmfix.repair_parser._machine import Parser
 from llmfix.repair_parser._repair import GUESS, LOSSLESS, SAFE, ParseFailure, Repair
@@ -82,7 +82,6 @@ CODES: dict[str, str] = {
 }
 
 _ESCAPED = re.compile(r"\\([\"\\])")
-_CHECK_MASK = CHECK_EVERY - 1
 _position = attrgetter("start", "end")
 
 
@@ -116,7 +115,8 @@ def repair_parse(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        value, repairs = _parse_document(text, max_depth, deadline=deadline)
+        never = Deadline.never("parse")
+        value, repairs = _parse_document(text, max_depth, deadline or never)
         repairs.sort(key=_position)
     except ParseFailure as failure:
         where = f" at offset {failure.position}" if failure.position is not None else ""
@@ -128,7 +128,7 @@ def repair_parse(
 
 
 def _parse_document(
-    text: str, max_depth: int, unescaped: bool = False, deadline: Deadline | None = None
+    text: str, max_depth: int, deadline: Deadline, unescaped: bool = False
 ) -> tuple[Any, list[Repair]]:
     end = len(text)
     first = T.WS.match(text, 0, end).end()  # type: ignore[union-attr]
@@ -195,7 +195,7 @@ def _is_empty(value: Any) -> bool:
 
 
 def _parse_fenced_blocks(
-    text: str, start: int, end: int, max_depth: int, deadline: Deadline | None
+    text: str, start: int, end: int, max_depth: int, deadline: Deadline
 ) -> tuple[Any, list[Repair]]:
     """Prose with markdown code fences: the value(s) in the fenced blocks."""
     repairs: list[Repair] = []
@@ -204,7 +204,11 @@ def _parse_fenced_blocks(
     pos = start
     failure: ParseFailure | None = None
     document = None
+    check_at = pos + T.CHUNK
     while pos < end:
+        if pos >= check_at:  # many small blocks (each parser checks only long ones)
+            deadline.check()
+            check_at = pos + T.CHUNK
         opening = T.FENCE_ANYWHERE.search(text, pos, end)
         if opening is None:
             if text[pos:end].strip():
@@ -257,16 +261,18 @@ def _is_escaped_document(text: str, first: int) -> bool:
     return False
 
 
-def _parse_escaped(
-    text: str, max_depth: int, deadline: Deadline | None
-) -> tuple[Any, list[Repair]]:
+def _parse_escaped(text: str, max_depth: int, deadline: Deadline) -> tuple[Any, list[Repair]]:
     """``{\\"a\\": 1}``: a document pasted as the content of a JSON string."""
     parts: list[str] = []
     new_starts: list[int] = []
     old_starts: list[int] = []
     last = 0
     size = 0
+    check_at = T.CHUNK
     for m in _ESCAPED.finditer(text):
+        if last >= check_at:
+            deadline.check()
+            check_at = last + T.CHUNK
         parts.append(text[last : m.start()])
         size += m.start() - last
         new_starts.append(size)
@@ -285,7 +291,7 @@ def _parse_escaped(
             return old_starts[i]
         return old_starts[i] + 1 + (offset - new_starts[i])
 
-    value, raw = _parse_document(plain, max_depth, unescaped=True, deadline=deadline)
+    value, raw = _parse_document(plain, max_depth, deadline, unescaped=True)
     mapped = [Repair("parse.escaped_document", 0, len(text), SAFE, "escaped document unescaped")]
     for r in raw:
         related = tuple((old(a), old(b)) for a, b in r.related)

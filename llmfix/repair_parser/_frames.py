@@ -9,13 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from llmfix.deadline import CHECK_EVERY, Deadline
+from llmfix.deadline import Deadline
 from llmfix.repair_parser import _text as T
 from llmfix.repair_parser._repair import GUESS, LOSSLESS, SAFE, ParseFailure
 from llmfix.repair_parser._strings import StringScanner
-
-# How many characters (or steps) a loop may go between two checks of the deadline.
-CHUNK: Final = 4 * CHECK_EVERY
 
 # Frame kinds.
 K_TOP: Final = 0

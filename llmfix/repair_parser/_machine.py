@@ -16,7 +16,6 @@ from llmfix.repair_parser import _text as T
 from llmfix.repair_parser._frames import (
     AFTER_STATES,
     ARRAY_LIKE,
-    CHUNK,
     K_ARR,
     K_IMPL,
     K_OBJ,
@@ -103,7 +102,7 @@ class Parser(Values):
             # on or is one of a bounded number that do not (closing frames), so this
             # bounds the work between two checks without counting steps
             deadline.check()
-            limit = min(end, pos + CHUNK)
+            limit = min(end, pos + T.CHUNK)
             while pos < limit:
                 c = text[pos]
                 if c in trivia:
@@ -646,7 +645,11 @@ class Parser(Values):
         something JSON-like was found)."""
         text = self.text
         found = False
+        check_at = pos + T.CHUNK
         for m in T.BARE_WORDS.finditer(text, pos, self.end):
+            if m.start() >= check_at:  # many lines of words
+                self.deadline.check()
+                check_at = m.start() + T.CHUNK
             if T.WORD_CHAR.search(m.group(1)) is None:
                 continue  # punctuation alone ('/', '?!') is not a word
             start, stop = m.span(1)

@@ -15,6 +15,7 @@ import json.decoder
 from collections.abc import Callable
 from typing import Any, Final
 
+from llmfix.deadline import Deadline
 from llmfix.model import Risk
 from llmfix.repair_parser import _text as T
 from llmfix.repair_parser._repair import GUESS, SAFE, ParseFailure, Repair
@@ -76,6 +77,7 @@ class StringScanner:
     text: str
     end: int
     repairs: list[Repair]
+    deadline: Deadline
 
     def _repair(
         self,
@@ -128,10 +130,14 @@ class StringScanner:
         brackets = _Brackets(text, cstart)
         inner = 0
         pos = cstart
+        check_at = pos + T.CHUNK
         while True:
             pos = run(text, pos, end).end()  # type: ignore[union-attr]
             if pos >= end:
                 break
+            if pos >= check_at:  # a long string with many inner quotes or escapes
+                self.deadline.check()
+                check_at = pos + T.CHUNK
             ch = text[pos]
             if ch == "\\":
                 pos += 2
@@ -402,8 +408,12 @@ class StringScanner:
             pattern = T.STOP_OBJECT
         else:
             pattern = T.STOP_ARRAY
+        check_at = cstart + T.CHUNK
         for m in pattern.finditer(text, cstart, end):
             p = m.start()
+            if p >= check_at:
+                self.deadline.check()
+                check_at = p + T.CHUNK
             ch = text[p]
             if ch == "\\":
                 continue
@@ -487,8 +497,12 @@ class StringScanner:
         parts: list[str] = []
         last = a
         repairs = self.repairs
+        check_at = a + T.CHUNK
         while m is not None:
             i = m.start()
+            if i >= check_at:  # long content full of escapes
+                self.deadline.check()
+                check_at = i + T.CHUNK
             if i > last:
                 parts.append(text[last:i])
             tok = m.group()

@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import re
 
+from llmfix.deadline import CHECK_EVERY
+
 # How far a bounded lookahead (a key after a comma, a key before a colon) may look.
 LOOKAHEAD = 200
+# How many characters (or steps) a loop may go between two checks of its deadline.
+CHUNK = 4 * CHECK_EVERY
 
 # Whitespace JSON allows, and the Unicode spaces models emit in its place.
 WS_CHARS = " \t\n\r"

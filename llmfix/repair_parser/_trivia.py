@@ -21,7 +21,11 @@ class Trivia(Containers):
         """Skip whitespace, comments and markdown fences; record them when ``record``."""
         text = self.text
         end = self.end
+        check_at = pos + T.CHUNK
         while pos < end:
+            if pos >= check_at:  # a long run of comments
+                self.deadline.check()
+                check_at = pos + T.CHUNK
             c = text[pos]
             if c in " \t\n\r":
                 pos = T.WS.match(text, pos, end).end()  # type: ignore[union-attr]

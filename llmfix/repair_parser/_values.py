@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from llmfix.deadline import Deadline
+from llmfix.deadline import CHECK_EVERY, Deadline
 from llmfix.jsontext import (
     DuplicateKey,
     JsonNumber,
@@ -69,6 +69,7 @@ _WASTE_FACTOR = 4
 _MAX_SKIP = 32
 
 _NUMBER_START = frozenset("-0123456789.")
+_CHECK_MASK = CHECK_EVERY - 1
 
 
 class Values(Trivia):
@@ -122,7 +123,11 @@ class Values(Trivia):
             self.top_close_pos = stop - 1
         room = self.max_depth - (len(self.stack) - 1)
         # the C decoder cannot nest deeper than the recursion limit; below that, check
-        if room < sys.getrecursionlimit() and 2 * room < stop - pos and not _within(value, room):
+        if (
+            room < sys.getrecursionlimit()
+            and 2 * room < stop - pos
+            and not _within(value, room, self.deadline)
+        ):
             raise ParseFailure(
                 f"nesting deeper than {self.max_depth} levels", position=pos, limit="depth"
             )
@@ -281,11 +286,15 @@ class Values(Trivia):
         run = T.UNQUOTED_RUN.match
         paren = square = curly = 0
         p = pos
+        check_at = pos + T.CHUNK
         while True:
             p = run(text, p, end).end()  # type: ignore[union-attr]
             if p >= end:
                 stop = resume = end
                 break
+            if p >= check_at:  # a long value with many brackets or commas inside
+                self.deadline.check()
+                check_at = p + T.CHUNK
             ch = text[p]
             if ch == "\n" or ch == "\r":
                 stop = resume = p
@@ -360,7 +369,11 @@ class Values(Trivia):
         after = self._skip(stop) if stop < end and text[stop] in T.TRIVIA_START else stop
         if after < end and text[after] == "+":
             parts = [value]
+            check_at = after + T.CHUNK
             while after < end and text[after] == "+":
+                if after >= check_at:  # "a" + "b" + ... many times
+                    self.deadline.check()
+                    check_at = after + T.CHUNK
                 plus = after
                 nxt = self._skip(plus + 1)
                 if nxt < end and text[nxt] in T.QUOTE_CHARS:
@@ -468,10 +481,14 @@ class Values(Trivia):
         return stop
 
 
-def _within(value: Any, room: int) -> bool:
+def _within(value: Any, room: int, deadline: Deadline) -> bool:
     """Whether the containers in ``value`` nest at most ``room`` deep."""
     todo = [(value, 1)]
+    steps = 0
     while todo:
+        steps += 1
+        if not steps & _CHECK_MASK:  # a large value decoded near the depth limit
+            deadline.check()
         container, depth = todo.pop()
         if depth > room:
             return False
