@@ -8,7 +8,8 @@ How it stays fast and linear: tokens are matched with compiled regular expressio
 inner loops run in C), strings that are already valid go through the stdlib's C string
 scanner, containers live on an explicit stack (depth is bounded by ``max_depth``, not by
 Python's recursion limit), and every lookahead is either bounded or over text that is
-scanned next anyway.
+scanned next anyway. With a ``deadline``, every loop that may run long checks it once
+per 4,096 characters (or steps) and raises :class:`~llmfix.deadline.OutOfTime`.
 
 What it does at the top level:
 

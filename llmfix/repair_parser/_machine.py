@@ -3,6 +3,14 @@
 The loop looks at the next significant character and the state of the innermost frame,
 consumes one token (or repairs the lack of one), and moves on; nothing recurses, so
 the nesting depth is bounded by ``max_depth`` and not by Python's stack.
+
+The parser is built in layers, each a class over the one before, so that a call from
+one part to another costs what a method call on one class costs:
+:class:`~._strings.StringScanner` (where a string ends, what it holds),
+:class:`~._frames.Containers` (the stack of frames: open, fill, close),
+:class:`~._trivia.Trivia` (whitespace, comments, fences), :class:`~._values.Values`
+(one value: decoded at C speed, or a string, number, word or literal), and
+:class:`Parser` here (the loop, and what each state does with the next character).
 """
 
 from __future__ import annotations
