@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import llmfix
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.model import Risk, Status
-from llmfix.repair_parser import CODES, ParserResult, _values, repair_parse
+from llmfix.repair_parser import CODES, ParserResult, _frames, repair_parse
 
 
 def spans(result: ParserResult, code: str) -> list[tuple[int, int]]:
@@ -329,7 +329,7 @@ def test_valid_json_is_read_exactly(value: Any, indent: int | None, ascii_only: 
 @given(_VALUES, st.sampled_from([None, 2]))
 def test_valid_json_is_read_exactly_without_the_c_decoder(value: Any, indent: int | None) -> None:
     text = json.dumps(value, indent=indent, ensure_ascii=False)
-    with mock.patch.object(_values, "_WASTE_FACTOR", 0):
+    with mock.patch.object(_frames, "WASTE_FACTOR", 0):
         result = repair_parse(text)
     assert (result.ok, result.repairs) == (True, ())
     assert json.dumps(result.value) == json.dumps(json.loads(text))

@@ -84,6 +84,7 @@ CODES: dict[str, str] = {
 
 _ESCAPED = re.compile(r"\\([\"\\])")
 _position = attrgetter("start", "end")
+_NEVER = Deadline.never("parse")
 
 
 @dataclass(frozen=True)
@@ -116,8 +117,7 @@ def repair_parse(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        never = Deadline.never("parse")
-        value, repairs = _parse_document(text, max_depth, deadline or never)
+        value, repairs = _parse_document(text, max_depth, deadline or _NEVER)
         repairs.sort(key=_position)
     except ParseFailure as failure:
         where = f" at offset {failure.position}" if failure.position is not None else ""

@@ -41,6 +41,11 @@ CLOSER = {K_ARR: "]", K_OBJ: "}", K_SET: "}", K_PAREN: ")", K_IMPL: ""}
 _OBJECTS = (K_OBJ, K_SET, K_IMPL)
 
 
+_NEVER = Deadline.never("parse")
+# Failed C-decoder attempts may re-read at most this many times the input in total.
+WASTE_FACTOR = 4
+
+
 class Frame:
     """One open container: its kind, the value so far, and the parser's state in it."""
 
@@ -81,7 +86,7 @@ class Containers(StringScanner):
     ) -> None:
         self.text = text
         # checked by every loop that may run long, once per CHUNK characters or steps
-        self.deadline = deadline or Deadline.never("parse")
+        self.deadline = deadline or _NEVER
         self.start = start
         self.end = end
         self.max_depth = max_depth
@@ -97,6 +102,15 @@ class Containers(StringScanner):
         self.fenced_quotes: list[tuple[int, str]] = []  # (depth, quote) of "```json {...}```"
         # last search for a closing fence, per quote: (searched from, found at)
         self.fence_close: dict[str, tuple[int, int]] = {}
+        # Valid sub-values are decoded by the C decoder (see Values._decode_valid); a
+        # failed attempt costs the text it read, and once that exceeds a multiple of the
+        # input the attempts stop.
+        self.waste_budget = WASTE_FACTOR * (end - start + 256)
+        self.document: str | None = None  # the text as the C decoder is given it
+        self.fast_streak = 0  # consecutive failed attempts
+        self.fast_skip = 0  # attempts to skip before the next one
+        # per list split by early ']': how far it was checked for a table (_regroup_row)
+        self.rows_checked: dict[int, tuple[int, int]] = {}
 
     def _push(self, kind: int, container: Any, state: int, pos: int) -> Frame:
         stack = self.stack

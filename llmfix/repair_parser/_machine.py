@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from llmfix.deadline import Deadline
 from llmfix.jsontext import JsonNumber, read_float
 from llmfix.repair_parser import _text as T
 from llmfix.repair_parser._frames import (
@@ -85,12 +84,6 @@ def _regroup_row(items: list[Any], checked: dict[int, tuple[int, int]]) -> bool:
 
 class Parser(Values):
     """Parses ``text[start:end]``; offsets in repairs are offsets into ``text``."""
-
-    def __init__(
-        self, text: str, start: int, end: int, max_depth: int, deadline: Deadline | None = None
-    ) -> None:
-        super().__init__(text, start, end, max_depth, deadline)
-        self.rows_checked: dict[int, tuple[int, int]] = {}  # see _regroup_row
 
     # -- driver ------------------------------------------------------------------------
 

@@ -64,8 +64,6 @@ _scan_once: Callable[[str, int], tuple[Any, int]]
 _scan_once = _DECODER.scan_once  # type: ignore[attr-defined]
 _scanstring: Callable[[str, int, bool], tuple[str, int]]
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
-# Failed C-decoder attempts may re-read at most this many times the input in total.
-_WASTE_FACTOR = 4
 _MAX_SKIP = 32
 
 _NUMBER_START = frozenset("-0123456789.")
@@ -74,17 +72,6 @@ _CHECK_MASK = CHECK_EVERY - 1
 
 class Values(Trivia):
     """Reading one value where the parser expects one."""
-
-    def __init__(
-        self, text: str, start: int, end: int, max_depth: int, deadline: Deadline | None = None
-    ) -> None:
-        super().__init__(text, start, end, max_depth, deadline)
-        # Valid sub-values are decoded by the C decoder; a failed attempt costs the text
-        # it read, and once that exceeds a multiple of the input the attempts stop.
-        self.waste_budget = _WASTE_FACTOR * (end - start + 256)
-        self.document: _Document | None = None
-        self.fast_streak = 0  # consecutive failed attempts
-        self.fast_skip = 0  # attempts to skip before the next one
 
     def _decode_valid(self, pos: int) -> int:
         """Decode a strictly valid container at ``pos`` with the C decoder; -1 if not."""
