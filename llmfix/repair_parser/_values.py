@@ -87,12 +87,20 @@ class Values(Trivia):
         try:
             value, stop = _scan_once(doc, pos)
         except json.JSONDecodeError as err:
+            if err.msg.startswith("Unterminated string"):
+                # the text ends inside a string (the position is the string's start)
+                self.waste_budget -= len(doc) - pos
+                return -1
             self.waste_budget -= err.pos - pos + 1
-            self._fast_failed()
+            if err.pos < len(doc):
+                self._fast_failed()
+            # else: cut off, not broken: the containers inside that are closed are still
+            # worth decoding, so the attempts go on (the waste budget still bounds them)
             return -1
         except StopIteration as err:
             self.waste_budget -= err.value - pos + 1
-            self._fast_failed()
+            if err.value < len(doc):
+                self._fast_failed()
             return -1
         except (OutOfRange, DuplicateKey):
             # valid JSON with something to report: read this container the long way
