@@ -36,6 +36,7 @@ from typing import Any
 
 from llmfix.deadline import Deadline
 from llmfix.repair_parser import _text as T
+from llmfix.repair_parser._frames import NEVER
 from llmfix.repair_parser._machine import Parser
 from llmfix.repair_parser._repair import GUESS, LOSSLESS, SAFE, ParseFailure, Repair
 
@@ -84,7 +85,6 @@ CODES: dict[str, str] = {
 
 _ESCAPED = re.compile(r"\\([\"\\])")
 _position = attrgetter("start", "end")
-_NEVER = Deadline.never("parse")
 
 
 @dataclass(frozen=True)
@@ -117,7 +117,7 @@ def repair_parse(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        value, repairs = _parse_document(text, max_depth, deadline or _NEVER)
+        value, repairs = _parse_document(text, max_depth, deadline or NEVER)
         repairs.sort(key=_position)
     except ParseFailure as failure:
         where = f" at offset {failure.position}" if failure.position is not None else ""

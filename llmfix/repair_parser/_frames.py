@@ -41,7 +41,7 @@ CLOSER = {K_ARR: "]", K_OBJ: "}", K_SET: "}", K_PAREN: ")", K_IMPL: ""}
 _OBJECTS = (K_OBJ, K_SET, K_IMPL)
 
 
-_NEVER = Deadline.never("parse")
+NEVER = Deadline.never("parse")  # for a parse without a time budget
 # Failed C-decoder attempts may re-read at most this many times the input in total.
 WASTE_FACTOR = 4
 
@@ -86,7 +86,7 @@ class Containers(StringScanner):
     ) -> None:
         self.text = text
         # checked by every loop that may run long, once per CHUNK characters or steps
-        self.deadline = deadline or _NEVER
+        self.deadline = deadline or NEVER
         self.start = start
         self.end = end
         self.max_depth = max_depth
