@@ -42,6 +42,21 @@ _WS = frozenset(T.WS_CHARS)
 _TRIGGERS = frozenset(",:[]{}()/+")
 
 
+def _space_start(text: str, k: int, floor: int) -> int:
+    """Where the run of JSON whitespace that ends at ``k`` starts (not before ``floor``).
+
+    Stripped in windows at C speed, so that a long run costs no Python loop per space."""
+    if k <= floor or text[k - 1] not in _WS:
+        return k
+    while k > floor:
+        low = max(floor, k - 64)
+        kept = len(text[low:k].rstrip(T.WS_CHARS))
+        if kept:
+            return low + kept
+        k = low
+    return floor
+
+
 class _Brackets:
     """Net count of each bracket kind in ``text[start:pos]``, extended on demand."""
 
@@ -331,9 +346,7 @@ class StringScanner:
         item, with the closing quote of this string missing before a delimiter."""
         text = self.text
         end = self.end
-        k = p - 1
-        while k >= cstart and text[k] in _WS:
-            k -= 1
+        k = _space_start(text, p, cstart) - 1
         if k < cstart:
             return INNER
         b = text[k]
@@ -360,9 +373,7 @@ class StringScanner:
         if b == "/" and k - 1 >= cstart and text[k - 1] == "*" and ctx != C_KEY:
             opener = text.rfind("/*", max(cstart, k - T.LOOKAHEAD), k - 1)
             if opener >= 0:
-                m = opener - 1
-                while m >= cstart and text[m] in _WS:
-                    m -= 1
+                m = _space_start(text, opener, cstart) - 1
                 if m >= cstart and text[m] in ",+":
                     return m
             return INNER
@@ -380,9 +391,7 @@ class StringScanner:
     def _before_comment(self, cstart: int, k: int) -> int:
         """Cut before a block comment that ends right before ``k``: ``"abc/* c */+``."""
         text = self.text
-        m = k - 1
-        while m >= cstart and text[m] in _WS:
-            m -= 1
+        m = _space_start(text, k, cstart) - 1
         if m - 1 >= cstart and text[m] == "/" and text[m - 1] == "*":
             opener = text.rfind("/*", max(cstart, m - T.LOOKAHEAD), m - 1)
             if opener >= 0:
@@ -397,9 +406,7 @@ class StringScanner:
         """
         text = self.text
         end = self.end
-        k = end - 1
-        while k >= cstart and text[k] in _WS:
-            k -= 1
+        k = _space_start(text, end, cstart) - 1
         if k < cstart or text[k] not in _TRIGGERS:
             return -1
         if ctx == C_KEY:
@@ -452,9 +459,7 @@ class StringScanner:
         q = text[s]
         closed = how == "quote" or how == "doubled"
         if closed:
-            k = cend
-            while k > cstart and text[k - 1] in _WS:
-                k -= 1
+            k = _space_start(text, cend, cstart)
             if k < cend and (text.find("\n", k, cend) >= 0 or text.find("\r", k, cend) >= 0):
                 self._repair(
                     "parse.unescaped_control",
@@ -465,8 +470,7 @@ class StringScanner:
                 )
                 cend = k
         else:
-            while cend > cstart and text[cend - 1] in _WS:
-                cend -= 1
+            cend = _space_start(text, cend, cstart)
         if how == "eof" and cstart >= self.end:
             self._repair("parse.truncated", s, self.end, GUESS, "unterminated empty string dropped")
             return NOTHING, resume
