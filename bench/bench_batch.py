@@ -94,11 +94,11 @@ def write_tree(root: Path, count: int, make: Callable[[random.Random, int], str]
 def run_check_in_process(paths: list[str], schema: str, jobs: int, out: Path) -> int:
     """What ``llmfix check PATHS -s SCHEMA -j JOBS -f json -o OUT -q`` runs, minus start-up."""
     from llmfix.cli.check import run_check
-    from llmfix.configfile import load_settings
+    from llmfix.settings import CheckFlags, check_settings
 
     flags = {"paths": paths, "schema": schema, "jobs": jobs, "format": "json", "output": str(out)}
-    settings = load_settings(flags, use_config=False)
-    return int(run_check(settings, verbosity=-1, stdout=io.StringIO()))
+    run = check_settings(CheckFlags(flags, use_config=False, verbosity=-1))
+    return int(run_check(run, stdout=io.StringIO()))
 
 
 # ----------------------------------------------------------------------- sections

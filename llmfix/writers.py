@@ -23,9 +23,13 @@ import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from llmfix.errors import InputError
+from llmfix.errors import ConfigError, InputError
+
+if TYPE_CHECKING:
+    from llmfix.batch import Checked, Outcome
+    from llmfix.inputs import Item
 
 OUTPUT_ERRORS = "llmfix.json-escape"
 
@@ -133,6 +137,177 @@ def write_atomic(path: str | Path, text: str, *, backup: bool = False) -> None:
         sink.discard()
         raise
     sink.commit()
+
+
+# ---------------------------------------------------------------------- repaired copies
+
+
+class FixWriter:
+    """Writes repaired outputs: a mirror tree under ``root``, or the inputs themselves.
+
+    A whole-file item (a raw answer, a ``.json`` document) becomes its repaired JSON. In
+    a ``.json`` response or a JSONL file, each repaired text is put back where it was
+    found (a message's content, a tool call's arguments, the ``--field``), and every other
+    line is copied as it is. Items that are invalid or unparseable are left as they were.
+    With ``root=None`` (``--in-place``) only files with a repair are rewritten, atomically.
+    """
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+        self.source: str | None = None
+        self.fixes: list[tuple[Checked, object]] = []
+        self.changed = False
+
+    def add(self, checked: Checked) -> None:
+        source = checked.item.source
+        if source != self.source:
+            self.close()
+            self.source = source
+        self.fixes.append((checked, _fixed_value(checked)))
+
+    def close(self) -> None:
+        if self.source is not None and not self.source.startswith("<"):
+            self._write(self.source, self.fixes)
+        self.source = None
+        self.fixes = []
+
+    def _target(self, source: str) -> Path:
+        if self.root is None:
+            return Path(source)
+        relative = Path(os.path.normpath(source))
+        if relative.is_absolute() or relative.parts[:1] == ("..",):
+            relative = Path(*[p for p in relative.parts if p not in ("..", relative.anchor)])
+        return self.root / relative
+
+    def _write(self, source: str, fixes: list[tuple[Checked, object]]) -> None:
+        changed = any(value is not _UNCHANGED for _, value in fixes)
+        unreadable = fixes[0][0].item.kind == "file"
+        if unreadable or (self.root is None and not changed):
+            return
+        target = self._target(source)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        sink = AtomicFile(target)
+        try:
+            self._render(source, fixes, sink.handle)
+        except BaseException:
+            sink.discard()
+            raise
+        sink.commit()
+
+    def _render(self, source: str, fixes: list[tuple[Checked, object]], out: TextIO) -> None:
+        from llmfix.inputs import fixed_record
+        from llmfix.jsontext import dumps
+
+        first = fixes[0][0].item
+        if first.whole_file:
+            value = fixes[0][1]
+            if value is _UNCHANGED:
+                out.write(Path(source).read_text(encoding="utf-8", errors="surrogateescape"))
+            else:
+                out.write(dumps(value, indent=2) + "\n")
+            return
+        by_line: dict[int, list[tuple[Item, object]]] = {}
+        records: dict[int, object] = {}
+        for checked, value in fixes:
+            item = checked.item
+            records.setdefault(item.line, item.record)
+            if value is not _UNCHANGED:
+                by_line.setdefault(item.line, []).append((item, value))
+        if not source.lower().endswith((".jsonl", ".ndjson")):  # one .json document
+            record = fixed_record(records.get(1), by_line.get(1, []))
+            out.write(dumps(record, indent=2) + "\n")
+            return
+        with open(source, encoding="utf-8", errors="replace", newline="") as original:
+            for number, line in enumerate(original, start=1):
+                if number in by_line:
+                    ending = "\r\n" if line.endswith("\r\n") else "\n"
+                    record = fixed_record(records[number], by_line[number])
+                    out.write(dumps(record) + ending)
+                else:
+                    out.write(line)
+
+
+_UNCHANGED = object()
+
+
+def _fixed_value(checked: Checked) -> object:
+    """The value to write back for an item, or ``_UNCHANGED``: only what the gate allowed
+    (the rule `repair` follows for stdout, ``-o`` and ``--in-place``)."""
+    from llmfix.gate import writable
+
+    result = checked.outcome.result
+    if result is None or result.status.value == "valid":
+        return _UNCHANGED
+    # Only what passed the gate (a cut-off answer only under --partial, when it passed).
+    return result.value if writable(result, checked.failures) else _UNCHANGED
+
+
+# ---------------------------------------------------------------------- result rows
+
+
+class ResultsWriter:
+    """``--results DIR``: one row per item (``id``, ``source``, ``line``, ``tool``, ``group``,
+    then ``llmfix.columns.RESULT_COLUMNS``) in ``part-NNNNN.parquet`` or ``.jsonl`` files of
+    at most ``ROWS`` rows, each written atomically. A directory that already holds result
+    parts is refused (nothing is overwritten)."""
+
+    ROWS = 100_000
+
+    def __init__(self, root: Path, fmt: str) -> None:
+        self.root = root
+        self.fmt = fmt
+        self.rows: list[dict[str, object]] = []
+        self.parts = 0
+        if fmt == "parquet":
+            try:
+                import pyarrow  # noqa: F401
+            except ImportError:
+                raise ConfigError(
+                    "--results-format parquet needs pyarrow: pip install 'llmfix[parquet]'"
+                ) from None
+        if root.is_dir() and any(root.glob("part-*")):
+            raise ConfigError(f"--results {root}: already holds results; choose a new directory")
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"--results {root}: cannot create: {exc.strerror or exc}") from None
+
+    def add(self, outcome: Outcome) -> None:
+        from llmfix.columns import result_row
+
+        item = outcome.item
+        where = {"id": item.id, "source": item.source, "line": item.line}
+        self.rows.append({**where, "tool": item.tool, "group": item.group, **result_row(outcome)})
+        if len(self.rows) >= self.ROWS:
+            self._flush()
+
+    def close(self) -> None:
+        if self.rows or not self.parts:
+            self._flush()
+
+    def _flush(self) -> None:
+        import json
+
+        target = self.root / f"part-{self.parts:05d}.{self.fmt}"
+        self.parts += 1
+        rows, self.rows = self.rows, []
+        if self.fmt == "jsonl":
+            sink = AtomicFile(target)
+            sink.handle.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+            sink.commit()
+            return
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from llmfix.columns import result_schema
+
+        fields = [("id", pa.string()), ("source", pa.string()), ("line", pa.int64())]
+        fields += [(name, pa.string()) for name in ("tool", "group")]
+        schema = pa.schema([*fields, *result_schema()])
+        table = pa.Table.from_pylist(rows, schema=schema)
+        temporary = target.with_name(f".{target.name}.tmp")
+        pq.write_table(table, temporary)
+        os.replace(temporary, target)
 
 
 def _copy_atomic(source: Path, target: Path) -> None:

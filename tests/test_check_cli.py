@@ -92,7 +92,7 @@ def test_junit_output_parses(cli: Any, project: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["out", "-f", "pdf"], "unknown format 'pdf'"),
+        (["out", "-f", "pdf"], "--format must be one of text, json, yaml, junit, github"),
         (["nowhere"], "nowhere: no such file or directory"),
         (["out", "--schema", "missing.json"], "schema missing.json"),
         (["out", "--fail-on", "sometimes"], "--fail-on must be one of"),

@@ -154,8 +154,8 @@ def test_missing_file_is_one_line_and_batch_continues(cli: Any, tmp_path: Path) 
     ("args", "message"),
     [
         (["--fail-on", "sometimes"], "--fail-on must be one of"),
-        (["--max-risk", "yolo"], "unknown risk tier"),
-        (["--pick", "middle"], "unknown pick"),
+        (["--max-risk", "yolo"], "--max-risk must be one of lossless, safe, guess, not 'yolo'"),
+        (["--pick", "middle"], "--pick must be one of best, first, last, largest, all"),
         (["--schema", "builtin:nope"], "builtin:nope"),
         (["--backup"], "--backup only makes sense with --in-place"),
     ],

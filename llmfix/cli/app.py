@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
+import typer.core
 
 from llmfix.model import ExitCode
+from llmfix.settings import Provider
 
 # Options `repair` and `check` share, written once. Optional[...] (not `| None`): Typer
 # reads these annotations at run time on Python 3.10.
@@ -16,7 +19,7 @@ ModelOption = Annotated[
     typer.Option("--model", help="Model for --llm (e.g. gpt-4o-mini, claude-haiku-4-5)."),
 ]
 ProviderOption = Annotated[
-    Optional[str],  # noqa: UP045
+    Optional[Provider],  # noqa: UP045
     typer.Option("--provider", help="openai (any OpenAI-compatible server) or anthropic."),
 ]
 BaseUrlOption = Annotated[
@@ -45,8 +48,41 @@ if TYPE_CHECKING:
     from llmfix.configfile import Settings
     from llmfix.llm.run import LlmRun
 
+
+class _ChoiceError(typer.BadParameter):
+    """A value outside a flag's choices, said as the config file says it."""
+
+    def format_message(self) -> str:
+        return self.message
+
+
+class _Commands(typer.core.TyperGroup):
+    """The commands; a flag given a value outside its choices is reported in one line,
+    ``--kind must be one of auto, text, json, jsonl, not 'csv'`` (as a config file's
+    value is), and still exits 2."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except typer.BadParameter as exc:
+            raise _choice_error(exc) from None
+
+
+def _choice_error(exc: typer.BadParameter) -> typer.BadParameter:
+    choices = getattr(getattr(exc.param, "type", None), "choices", None)
+    names = getattr(exc.param, "opts", None)
+    if not choices or not names:
+        return exc
+    given = re.match(r"^(['\"].*?['\"]) is not", exc.message)
+    told = f", not {given.group(1)}" if given else ""
+    flag = max(names, key=len)
+    values = ", ".join(str(getattr(c, "value", c)) for c in choices)
+    return _ChoiceError(f"{flag} must be one of {values}{told}", ctx=exc.ctx, param=exc.param)
+
+
 app = typer.Typer(
     name="llmfix",
+    cls=_Commands,
     help=(
         "Validate and repair the JSON that language models write.\n\n"
         "Example: cat answer.txt | llmfix repair --schema person.json > person.json"
@@ -101,11 +137,9 @@ def tolerant_streams() -> None:
 
 def dump_json(value: Any, indent: int | None) -> str:
     """JSON text of a repaired value, each number written as the model wrote it."""
-    from llmfix.jsontext import dumps
+    from llmfix.answers import json_text
 
-    if indent is None:
-        return dumps(value, separators=(",", ":"))
-    return dumps(value, indent=indent)
+    return json_text(value, indent)
 
 
 def warn_untrusted(settings: Settings) -> None:

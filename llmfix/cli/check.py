@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TextIO
+from typing import TYPE_CHECKING, Annotated, Any, TextIO, cast
 from typing import Optional  # typer needs Optional[...], not X | None, on Python 3.10
 
 import typer
@@ -27,19 +27,32 @@ from llmfix.cli.app import (
     tolerant_streams,
     warn_untrusted,
 )
-from llmfix.trust import llm_enabled
+from llmfix.answers import start_llm
 from llmfix.errors import ConfigError, LlmfixError
 from llmfix.model import ExitCode
+from llmfix.settings import (
+    CheckEngine,
+    FailOnChoice,
+    Kind,
+    Messages,
+    ReportFormat,
+    ResultsFormat,
+    RiskChoice,
+    RunSettings,
+    value_of,
+)
 
 if TYPE_CHECKING:
-    from llmfix.batch import BatchLimits, Checked, Outcome, Profile
+    from llmfix.batch import BatchLimits, Outcome, Profile
     from llmfix.configfile import CheckRule, Settings
     from llmfix.gate import Gate
-    from llmfix.inputs import Item, Kind, ReadOptions
+    from llmfix.inputs import Item, ReadOptions
+    from llmfix.inputs import Kind as InputKind
     from llmfix.llm.run import LlmRun
     from llmfix.reporters.base import Reporter, ReportOptions
     from llmfix.tools import ToolRegistry
     from llmfix.validate import SchemaValidator
+    from llmfix.writers import FixWriter, ResultsWriter
 
 
 @app.command()
@@ -65,12 +78,12 @@ def check(
         typer.Option("--field", help="Where the text is in each record: /pointer or a.b.0."),
     ] = None,
     messages: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option("--messages", help="Transcript turns to check: last|all."),
+        Optional[Messages],  # noqa: UP045
+        typer.Option("--messages", help="Transcript turns to check (default: last)."),
     ] = None,
     kind: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option("--kind", help="Read inputs as auto|text|json|jsonl."),
+        Optional[Kind],  # noqa: UP045
+        typer.Option("--kind", help="Read inputs as (default: auto)."),
     ] = None,
     include: Annotated[
         Optional[list[str]],  # noqa: UP045
@@ -81,19 +94,19 @@ def check(
         typer.Option("--exclude", help="Glob of files to skip in directories."),
     ] = None,
     fmt: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option("--format", "-f", help="text|json|yaml|junit|github|sarif|html|baseline."),
+        Optional[ReportFormat],  # noqa: UP045
+        typer.Option("--format", "-f", help="Report format (default: text)."),
     ] = None,
     output: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option("--output", "-o", help="Write the report to this file."),
     ] = None,
     fail_on: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option("--fail-on", help="Fail on items this bad: invalid|repaired|extracted."),
+        Optional[FailOnChoice],  # noqa: UP045
+        typer.Option("--fail-on", help="Fail on items this bad (default: invalid)."),
     ] = None,
     max_risk: Annotated[
-        Optional[str],  # noqa: UP045
+        Optional[RiskChoice],  # noqa: UP045
         typer.Option("--max-risk", help="Fail when a riskier repair was needed."),
     ] = None,
     baseline: Annotated[
@@ -133,15 +146,15 @@ def check(
         typer.Option("--config", help="Use this config file."),
     ] = None,
     engine: Annotated[
-        str, typer.Option("--engine", help="Where to check: local|ray|spark.")
-    ] = "local",
+        CheckEngine, typer.Option("--engine", help="Where to check.")
+    ] = CheckEngine.LOCAL,
     results: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option("--results", help="Write every item's result row under this directory."),
     ] = None,
     results_format: Annotated[
-        str, typer.Option("--results-format", help="--results files: parquet|jsonl.")
-    ] = "parquet",
+        ResultsFormat, typer.Option("--results-format", help="--results files.")
+    ] = ResultsFormat.PARQUET,
     in_place: Annotated[
         bool, typer.Option("--in-place", help="Rewrite inputs with their repairs (atomic).")
     ] = False,
@@ -206,9 +219,9 @@ def check(
     the --baseline, 2 usage, config or schema error.
     """
     tolerant_streams()
-    from llmfix.configfile import load_settings
+    from llmfix.settings import CheckFlags, LlmFlags, check_config, check_settings
 
-    options: dict[str, Any] = {}
+    options: dict[str, object] = {}
     if no_schema_repair:
         options["schema_repair"] = False
     if disable_rule:
@@ -218,45 +231,50 @@ def check(
     if partial:
         options["partial"] = True
     flags = {
-        "paths": paths, "schema": schema, "tools": tools, "field": field, "messages": messages,
-        "kind": kind, "include": include, "exclude": exclude, "format": fmt, "output": output,
-        "fail_on": fail_on, "max_risk": max_risk, "baseline": baseline,
+        "paths": paths, "schema": schema, "tools": tools, "field": field,
+        "messages": value_of(messages), "kind": value_of(kind), "include": include,
+        "exclude": exclude, "format": value_of(fmt), "output": output,
+        "fail_on": value_of(fail_on), "max_risk": value_of(max_risk), "baseline": baseline,
         "write_fixed": write_fixed, "in_place": in_place or None, "jobs": jobs,
         "timeout": timeout, "max_item_size": max_item_size, "group_by": group_by,
         "encoding": encoding, "progress": False if no_progress else None, "options": options,
     }  # fmt: skip
+    llm_flags = LlmFlags(
+        enabled=llm,
+        model=model,
+        provider=value_of(provider),
+        base_url=base_url,
+        max_attempts=max_attempts,
+        max_calls=max_llm_calls,
+        cache=False if no_cache else None,
+    )
+    verbosity = -1 if quiet else int(verbose)
+    model_run = None
     try:
-        settings = load_settings(flags, config=config, use_config=not no_config, trust=trust_config)
+        given = CheckFlags(
+            flags,
+            config=config,
+            use_config=not no_config,
+            trust_config=trust_config,
+            tool_calls=tool_calls,
+            verbosity=verbosity,
+            llm=llm_flags,
+        )
+        settings = check_config(given)
         warn_untrusted(settings)
-        model_run = None
-        if llm_enabled(llm, settings):  # without LLM repair, nothing of llmfix.llm loads
-            from llmfix.llm.run import build_llm_run
-
-            llm_flags = {
-                "model": model, "provider": provider, "base_url": base_url,
-                "max_attempts": max_attempts, "max_calls": max_llm_calls,
-                "cache": False if no_cache else None,
-            }  # fmt: skip
-            model_run = build_llm_run(llm, settings, llm_flags)
-        verbosity = -1 if quiet else int(verbose)
+        run = check_settings(given, settings)
+        model_run = start_llm(run)  # without LLM repair, nothing of llmfix.llm loads
         extras = RunExtras(allow_empty, max_annotations, tuple(report or ()))
         try:
-            scale = Scale(engine, results, results_format)
-            code = run_check(
-                settings,
-                verbosity=verbosity,
-                llm=model_run,
-                tool_calls=tool_calls,
-                scale=scale,
-                extras=extras,
-            )
+            scale = Scale(engine.value, results, results_format.value)
+            code = run_check(run, llm=model_run, scale=scale, extras=extras)
         finally:
             if model_run is not None:
                 model_run.close()
     except LlmfixError as exc:
         raise fail(str(exc)) from None
     if model_run is not None:
-        print_llm_totals(model_run, -1 if quiet else int(verbose))
+        print_llm_totals(model_run, verbosity)
     raise typer.Exit(int(code))
 
 
@@ -279,21 +297,19 @@ class RunExtras:
 
 
 def run_check(
-    settings: Settings,
-    verbosity: int = 0,
+    run: RunSettings,
     stdout: TextIO | None = None,
     llm: LlmRun | None = None,
     *,
-    tool_calls: bool = False,
     scale: Scale | None = None,
     extras: RunExtras | None = None,
 ) -> ExitCode:
-    """Run a check as the settings say; reporters write to ``stdout`` or ``--output``, and
-    to each ``--report`` file.
+    """Run a check as the settings say (see :func:`llmfix.settings.check_settings`);
+    reporters write to ``stdout`` or ``--output``, and to each ``--report`` file.
 
     With ``llm``, items the rules left broken are sent to the model (in this process, one
     call budget for the run) before they are judged, reported and written back.
-    ``tool_calls``: read each answer for tool calls (``--tool-calls``, see ``Profile``).
+    ``run.tool_calls``: read each answer for tool calls (``--tool-calls``, see ``Profile``).
     ``scale`` says where items are checked (``--engine``) and where result rows go
     (``--results``).
 
@@ -304,13 +320,13 @@ def run_check(
     from llmfix.reporters import report_target, reporter_class
     from llmfix.reporters.base import output_stream
 
+    settings, verbosity, tool_calls, gate = run.config, run.verbosity, run.tool_calls, run.gate
     stdout = stdout or sys.stdout
     extras = extras or RunExtras()
     allow_empty = extras.allow_empty
     if extras.max_annotations is not None and extras.max_annotations < 0:
         raise ConfigError("--max-annotations must be 0 or more")
     also = [(fmt, Path(path)) for fmt, path in map(report_target, extras.reports)]
-    gate = _gate(settings)
     if tool_calls and (settings.write_fixed or settings.in_place or settings.schema):
         raise ConfigError(
             "--tool-calls checks the calls, not an answer: no --schema, --write-fixed "
@@ -382,17 +398,6 @@ def _nothing_matched(settings: Settings, what: str) -> str:
     globs += [f"--exclude {g!r}" for g in settings.exclude]
     where = f"{paths} ({', '.join(globs)})" if globs else paths
     return f"{what} to check in {where}; pass --allow-empty if that is expected"
-
-
-def _gate(settings: Settings) -> Gate:
-    from llmfix.gate import Gate
-
-    gate = Gate.parse(settings.fail_on, settings.max_risk)
-    if settings.in_place and settings.write_fixed:
-        raise ConfigError("use either --in-place or --write-fixed, not both")
-    if settings.jobs < 0 or settings.timeout <= 0 or settings.max_item_size < 1:
-        raise ConfigError("--jobs must be 0 or more; --timeout and --max-item-size positive")
-    return gate
 
 
 def _profiles(
@@ -525,6 +530,7 @@ def _outcomes(
 
 def _results_writer(scale: Scale) -> ResultsWriter | None:
     from llmfix.engines import ENGINES
+    from llmfix.writers import ResultsWriter
 
     if scale.engine not in ENGINES:
         raise ConfigError(f"--engine must be one of {', '.join(ENGINES)}, not {scale.engine!r}")
@@ -533,73 +539,6 @@ def _results_writer(scale: Scale) -> ResultsWriter | None:
             f"--results-format must be parquet or jsonl, not {scale.results_format!r}"
         )
     return ResultsWriter(Path(scale.results), scale.results_format) if scale.results else None
-
-
-class ResultsWriter:
-    """``--results DIR``: one row per item (``id``, ``source``, ``line``, ``tool``, ``group``,
-    then ``llmfix.columns.RESULT_COLUMNS``) in ``part-NNNNN.parquet`` or ``.jsonl`` files of
-    at most ``ROWS`` rows, each written atomically. A directory that already holds result
-    parts is refused (nothing is overwritten)."""
-
-    ROWS = 100_000
-
-    def __init__(self, root: Path, fmt: str) -> None:
-        self.root = root
-        self.fmt = fmt
-        self.rows: list[dict[str, Any]] = []
-        self.parts = 0
-        if fmt == "parquet":
-            try:
-                import pyarrow  # noqa: F401
-            except ImportError:
-                raise ConfigError(
-                    "--results-format parquet needs pyarrow: pip install 'llmfix[parquet]'"
-                ) from None
-        if root.is_dir() and any(root.glob("part-*")):
-            raise ConfigError(f"--results {root}: already holds results; choose a new directory")
-        try:
-            root.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ConfigError(f"--results {root}: cannot create: {exc.strerror or exc}") from None
-
-    def add(self, outcome: Outcome) -> None:
-        from llmfix.columns import result_row
-
-        item = outcome.item
-        where = {"id": item.id, "source": item.source, "line": item.line}
-        self.rows.append({**where, "tool": item.tool, "group": item.group, **result_row(outcome)})
-        if len(self.rows) >= self.ROWS:
-            self._flush()
-
-    def close(self) -> None:
-        if self.rows or not self.parts:
-            self._flush()
-
-    def _flush(self) -> None:
-        import json
-
-        from llmfix.writers import AtomicFile
-
-        target = self.root / f"part-{self.parts:05d}.{self.fmt}"
-        self.parts += 1
-        rows, self.rows = self.rows, []
-        if self.fmt == "jsonl":
-            sink = AtomicFile(target)
-            sink.handle.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-            sink.commit()
-            return
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        from llmfix.columns import result_schema
-
-        fields = [("id", pa.string()), ("source", pa.string()), ("line", pa.int64())]
-        fields += [(name, pa.string()) for name in ("tool", "group")]
-        schema = pa.schema([*fields, *result_schema()])
-        table = pa.Table.from_pylist(rows, schema=schema)
-        temporary = target.with_name(f".{target.name}.tmp")
-        pq.write_table(table, temporary)
-        os.replace(temporary, target)
 
 
 def _baseline(path: str | None) -> Any:
@@ -651,13 +590,15 @@ def _progress(settings: Settings, verbosity: int, files: list[str]) -> Any:
         from llmfix.cli.app import stderr_console
         from llmfix.inputs import count_records
 
-        kind: Kind = settings.kind  # type: ignore[assignment]  # checked by _profiles
+        kind = cast("InputKind", settings.kind)  # checked by _profiles
         total = sum(count_records(f, kind) for f in files)
         console = stderr_console() if total > 1 else None
     return progress_bar(console, total)
 
 
-def _fixer(settings: Settings, files: list[str]) -> Any:
+def _fixer(settings: Settings, files: list[str]) -> FixWriter | None:
+    from llmfix.writers import FixWriter
+
     if settings.in_place:
         if "-" in files:
             raise ConfigError("--in-place needs files, not stdin")
@@ -665,177 +606,3 @@ def _fixer(settings: Settings, files: list[str]) -> Any:
     if settings.write_fixed:
         return FixWriter(Path(settings.write_fixed))
     return None
-
-
-class FixWriter:
-    """Writes repaired outputs: a mirror tree under ``root``, or the inputs themselves.
-
-    A whole-file item (a raw answer, a ``.json`` document) becomes its repaired JSON. In
-    a ``.json`` response or a JSONL file, each repaired text is put back where it was
-    found (a message's content, a tool call's arguments, the ``--field``), and every other
-    line is copied as it is. Items that are invalid or unparseable are left as they were.
-    With ``root=None`` (``--in-place``) only files with a repair are rewritten, atomically.
-    """
-
-    def __init__(self, root: Path | None) -> None:
-        self.root = root
-        self.source: str | None = None
-        self.fixes: list[tuple[Checked, Any]] = []
-        self.changed = False
-
-    def add(self, checked: Checked) -> None:
-        source = checked.item.source
-        if source != self.source:
-            self.close()
-            self.source = source
-        self.fixes.append((checked, _fixed_value(checked)))
-
-    def close(self) -> None:
-        if self.source is not None and not self.source.startswith("<"):
-            self._write(self.source, self.fixes)
-        self.source = None
-        self.fixes = []
-
-    def _target(self, source: str) -> Path:
-        if self.root is None:
-            return Path(source)
-        relative = Path(os.path.normpath(source))
-        if relative.is_absolute() or relative.parts[:1] == ("..",):
-            relative = Path(*[p for p in relative.parts if p not in ("..", relative.anchor)])
-        return self.root / relative
-
-    def _write(self, source: str, fixes: list[tuple[Checked, Any]]) -> None:
-        from llmfix.writers import AtomicFile
-
-        changed = any(value is not _UNCHANGED for _, value in fixes)
-        unreadable = fixes[0][0].item.kind == "file"
-        if unreadable or (self.root is None and not changed):
-            return
-        target = self._target(source)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        sink = AtomicFile(target)
-        try:
-            self._render(source, fixes, sink.handle)
-        except BaseException:
-            sink.discard()
-            raise
-        sink.commit()
-
-    def _render(self, source: str, fixes: list[tuple[Checked, Any]], out: TextIO) -> None:
-        from llmfix.inputs import fixed_record
-        from llmfix.jsontext import dumps
-
-        first = fixes[0][0].item
-        if first.whole_file:
-            value = fixes[0][1]
-            if value is _UNCHANGED:
-                out.write(Path(source).read_text(encoding="utf-8", errors="surrogateescape"))
-            else:
-                out.write(dumps(value, indent=2) + "\n")
-            return
-        by_line: dict[int, list[tuple[Item, Any]]] = {}
-        records: dict[int, Any] = {}
-        for checked, value in fixes:
-            item = checked.item
-            records.setdefault(item.line, item.record)
-            if value is not _UNCHANGED:
-                by_line.setdefault(item.line, []).append((item, value))
-        if not source.lower().endswith((".jsonl", ".ndjson")):  # one .json document
-            record = fixed_record(records.get(1), by_line.get(1, []))
-            out.write(dumps(record, indent=2) + "\n")
-            return
-        with open(source, encoding="utf-8", errors="replace", newline="") as original:
-            for number, line in enumerate(original, start=1):
-                if number in by_line:
-                    ending = "\r\n" if line.endswith("\r\n") else "\n"
-                    record = fixed_record(records[number], by_line[number])
-                    out.write(dumps(record) + ending)
-                else:
-                    out.write(line)
-
-
-_UNCHANGED = object()
-
-
-def _fixed_value(checked: Checked) -> Any:
-    """The value to write back for an item, or ``_UNCHANGED``: only what the gate allowed
-    (the rule `repair` follows for stdout, ``-o`` and ``--in-place``)."""
-    from llmfix.gate import writable
-
-    result = checked.outcome.result
-    if result is None or result.status.value == "valid":
-        return _UNCHANGED
-    # Only what passed the gate (a cut-off answer only under --partial, when it passed).
-    return result.value if writable(result, checked.failures) else _UNCHANGED
-
-
-def repair_stream(
-    lines: Iterator[str],
-    out: TextIO,
-    *,
-    options: Any,
-    validator: SchemaValidator | None,
-    field: str | None,
-    fail_on: Any = "invalid",
-    max_risk: Any = None,
-) -> ExitCode:
-    """`llmfix repair --jsonl`: one JSON result per input record, written and flushed at once.
-
-    Each record is read as `check` reads a JSONL line (``--field`` names the text; API
-    responses and transcripts are recognised); every item of it gives one output line:
-    ``{"line", "id", "status", "value", "risk", "failures", "diagnostics"}``. A line that is
-    not JSON gives a line with status ``error``. Exit code 1 when any item fails the gates.
-    """
-    from llmfix.batch import Outcome, Profile, check_item, judge
-    from llmfix.inputs import ReadOptions, field_tokens, items_from_lines
-    from llmfix.jsontext import dumps
-
-    if field is not None:
-        field_tokens(field)
-    profile = Profile(validator=validator, options=options)
-    failed = False
-    numbered = ((n, line.rstrip("\r\n")) for n, line in enumerate(lines, start=1))
-    for item in items_from_lines(numbered, "<stdin>", ReadOptions(field=field)):
-        if item.error is not None:
-            outcome = Outcome(item, None, item.error)
-        else:
-            try:
-                outcome = Outcome(item, check_item(item, profile))
-            except LlmfixError as exc:
-                from llmfix.batch import STAGE
-                from llmfix.model import Diagnostic, Severity
-
-                error = Diagnostic("batch.crash", Severity.ERROR, STAGE, str(exc))
-                outcome = Outcome(item, None, error)
-        checked = judge(outcome, fail_on, max_risk, partial=options.partial)
-        failed = failed or checked.failed
-        result = outcome.result
-        record = {
-            "line": item.line,
-            "id": item.id.replace("<stdin>:", "", 1),
-            "status": outcome.status,
-            "value": result.value if result is not None else None,
-            "risk": result.risk.value if result is not None and result.risk else None,
-            "failures": list(checked.failures),
-            "diagnostics": [d.to_dict() for d in outcome.diagnostics],
-        }
-        out.write(dumps(record) + "\n")
-        out.flush()
-    return ExitCode.FAILED if failed else ExitCode.OK
-
-
-def repair_jsonl(run: Any, files: list[str] | None, field: str | None) -> ExitCode:
-    """`llmfix repair --jsonl [--field F]`: stdin, record by record (``run``: repair's options)."""
-    if files and files != ["-"]:
-        raise ConfigError("--jsonl reads records from stdin; pipe the file in")
-    if getattr(run, "tools", None) is not None:
-        raise ConfigError("--jsonl does not take --tools yet; use `llmfix check --tools`")
-    return repair_stream(
-        iter(sys.stdin.readline, ""),
-        sys.stdout,
-        options=run.options,
-        validator=run.validator,
-        field=field,
-        fail_on=run.fail_on,
-        max_risk=run.max_risk,
-    )
