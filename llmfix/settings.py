@@ -105,6 +105,23 @@ class ToolFormat(Choice):
     HUNYUAN = "hunyuan"
     JAMBA = "jamba"
     MINICPM5 = "minicpm5"
+    MINIMAX_M2 = "minimax-m2"
+    MINIMAX_M3 = "minimax-m3"
+    MISTRAL = "mistral"
+    LLAMA3 = "llama3"
+    LLAMA4 = "llama4"
+    LFM2 = "lfm2"
+    OLMO3 = "olmo3"
+    GEMMA4 = "gemma4"
+    FUNCTIONGEMMA = "functiongemma"
+    HARMONY = "harmony"
+    GRANITE = "granite"
+    GRANITE_20B_FC = "granite-20b-fc"
+    INTERNLM = "internlm"
+    GIGACHAT = "gigachat"
+    PHI4_MINI = "phi4-mini"
+    APERTUS = "apertus"
+    LONGCAT = "longcat"
 
 
 class ReportFormat(Choice):

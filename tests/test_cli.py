@@ -361,7 +361,7 @@ def test_engine_choice(cli: Any, engine: str) -> None:
 def test_unknown_engine_is_a_usage_error(cli: Any) -> None:
     result = cli("repair", "--engine", "regex", input="{}")
     assert result.exit_code == 2
-    assert "unknown engine" in result.stderr
+    assert "--engine must be one of llmfix, json-repair, not 'regex'" in result.stderr
 
 
 # -- issue 20: number texts, extract agreeing with repair --------------------------------
@@ -523,4 +523,52 @@ def test_several_files_to_stdout_are_json_lines_naming_each_input(
             },
             {"source": "gone.txt", "status": "error", "error": "gone.txt: no such file"},
         ],
+    )
+
+
+def test_no_command_module_imports_another() -> None:
+    """Commands share `llmfix.cli.app` (the Typer app, option types, output helpers) and the
+    library; what one command needs from another belongs in the library."""
+    import ast
+
+    cli_dir = REPO / "llmfix" / "cli"
+    commands = {p.stem for p in cli_dir.glob("*.py")} - {"__init__", "app"}
+    assert {"repair", "check"} <= commands
+    for name in sorted(commands):
+        tree = ast.parse((cli_dir / f"{name}.py").read_text(encoding="utf-8"))
+        imported: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                imported.add(node.module)
+                imported.update(f"{node.module}.{a.name}" for a in node.names)
+            elif isinstance(node, ast.Import):
+                imported.update(a.name for a in node.names)
+        others = {f"llmfix.cli.{c}" for c in commands - {name}}
+        assert not imported & others, f"llmfix/cli/{name}.py imports {imported & others}"
+
+
+def test_help_lists_the_values_of_choice_options(cli: Any) -> None:
+    repair_help = cli("repair", "--help").stdout
+    assert "<best|first|last|largest|all>" in repair_help
+    assert "<llmfix|json-repair>" in repair_help
+    assert "<invalid|repaired|extracted>" in repair_help
+    assert "<canonical|openai|anthropic>" in repair_help
+    check_help = cli("check", "--help").stdout
+    assert "<text|json|yaml|junit|github|sarif|html|baseline>" in check_help
+    assert "<local|ray|spark>" in check_help
+    assert "<openai|anthropic>" in check_help
+
+
+def test_a_value_outside_the_choices_is_one_line_exit_2() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "llmfix", "repair", "--kind", "csv"],
+        input="{}",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr == (
+        "llmfix: error: --kind must be one of auto, text, json, jsonl, not 'csv' "
+        "(see `llmfix repair --help`)\n"
     )

@@ -150,3 +150,69 @@ def test_any_json_value_round_trips_through_check_write_fixed(
     assert result.exit_code == 0, result.output
     [written] = [p for p in fixed.rglob("*") if p.is_file()]
     assert json.loads(written.read_bytes()) == value
+
+
+def _checked(path: Path, field: str | None = None) -> list[Any]:
+    """Every item of a file, checked and judged as `check` does it (no schema)."""
+    from llmfix import make_options
+    from llmfix.batch import Outcome, Profile, check_item, judge
+    from llmfix.inputs import ReadOptions, items_from_file
+
+    profile = Profile(validator=None, options=make_options())
+    return [
+        judge(Outcome(item, check_item(item, profile)))
+        for item in items_from_file(str(path), ReadOptions(field=field))
+    ]
+
+
+def test_fix_writer_mirrors_a_jsonl_file_with_only_the_repaired_records_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from llmfix.writers import FixWriter
+
+    monkeypatch.chdir(tmp_path)
+    lines = [
+        json.dumps({"id": 1, "output": '{"a": 1,}'}),
+        json.dumps({"id": 2, "output": '{"b": 2}'}),
+        "not json",
+    ]
+    Path("log.jsonl").write_text("\r\n".join(lines) + "\r\n", encoding="utf-8")
+    writer = FixWriter(Path("fixed"))
+    for checked in _checked(Path("log.jsonl"), field="output"):
+        writer.add(checked)
+    writer.close()
+    written = Path("fixed/log.jsonl").read_bytes().decode().split("\r\n")
+    assert json.loads(written[0]) == {"id": 1, "output": '{"a": 1}'}
+    assert written[1:] == [lines[1], lines[2], ""]  # copied byte for byte
+
+
+def test_fix_writer_in_place_leaves_a_valid_file_alone(tmp_path: Path) -> None:
+    from llmfix.writers import FixWriter
+
+    valid, broken = tmp_path / "valid.json", tmp_path / "broken.txt"
+    valid.write_text('{"a": 1}', encoding="utf-8")
+    broken.write_text('Sure: {"a": 1,}', encoding="utf-8")
+    before = valid.stat().st_mtime_ns
+    writer = FixWriter(None)
+    for path in (valid, broken):
+        for checked in _checked(path):
+            writer.add(checked)
+    writer.close()
+    assert valid.stat().st_mtime_ns == before
+    assert json.loads(broken.read_text(encoding="utf-8")) == {"a": 1}
+
+
+def test_results_writer_writes_jsonl_parts_and_refuses_a_used_directory(tmp_path: Path) -> None:
+    from llmfix.errors import ConfigError
+    from llmfix.writers import ResultsWriter
+
+    (tmp_path / "a.txt").write_text('{"a": 1,}', encoding="utf-8")
+    rows = ResultsWriter(tmp_path / "rows", "jsonl")
+    for checked in _checked(tmp_path / "a.txt"):
+        rows.add(checked.outcome)
+    rows.close()
+    part = (tmp_path / "rows/part-00000.jsonl").read_text(encoding="utf-8")
+    [row] = [json.loads(line) for line in part.splitlines()]
+    assert (row["source"], row["status"]) == (str(tmp_path / "a.txt"), "repaired")
+    with pytest.raises(ConfigError, match="already holds results"):
+        ResultsWriter(tmp_path / "rows", "jsonl")

@@ -1,0 +1,187 @@
+"""llmfix.settings: one run's settings, built once from flags, environment and config files."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from pathlib import Path
+
+import pytest
+
+from llmfix.errors import ConfigError
+from llmfix.model import Risk
+from llmfix.settings import (
+    CheckEngine,
+    CheckFlags,
+    Emit,
+    FailOnChoice,
+    Kind,
+    LlmFlags,
+    Messages,
+    ParserEngine,
+    Pick,
+    Provider,
+    RepairFlags,
+    ReportFormat,
+    ResultsFormat,
+    RiskChoice,
+    ToolFormat,
+    check_settings,
+    repair_config,
+    repair_settings,
+)
+
+PERSON = {"type": "object", "properties": {"age": {"type": "integer"}}, "required": ["age"]}
+
+
+def _library_choices() -> list[tuple[type[Enum], tuple[str, ...]]]:
+    from llmfix.config import ENGINES, PICKS
+    from llmfix.engines import ENGINES as CHECK_ENGINES
+    from llmfix.gate import FAIL_ON
+    from llmfix.inputs import KINDS, MESSAGES
+    from llmfix.llm.config import PROVIDERS
+    from llmfix.reporters import FORMATS
+    from llmfix.toolcalls import EMITS
+    from llmfix.toolcalls.detect import FORMATS as TOOL_FORMATS
+
+    return [
+        (Pick, PICKS),
+        (ParserEngine, ENGINES),
+        (FailOnChoice, FAIL_ON),
+        (RiskChoice, tuple(r.value for r in Risk)),
+        (Kind, KINDS),
+        (Messages, MESSAGES),
+        (Emit, EMITS),
+        (ToolFormat, tuple(TOOL_FORMATS)),
+        (ReportFormat, FORMATS),
+        (CheckEngine, CHECK_ENGINES),
+        (Provider, PROVIDERS),
+    ]
+
+
+def test_each_choice_lists_exactly_what_the_library_accepts() -> None:
+    for choice, accepted in _library_choices():
+        assert tuple(c.value for c in choice) == accepted, choice.__name__
+
+
+def test_results_formats_are_what_the_results_writer_writes(tmp_path: Path) -> None:
+    from llmfix.writers import ResultsWriter
+
+    assert [f.value for f in ResultsFormat] == ["parquet", "jsonl"]
+    assert ResultsWriter(tmp_path / "rows", ResultsFormat.JSONL.value).fmt == "jsonl"
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project directory (the working directory) with a schema and an untrusted config
+    that sets a schema, a gate, and two settings only a trusted file may set."""
+    (tmp_path / "person.json").write_text(json.dumps(PERSON), encoding="utf-8")
+    (tmp_path / "llmfix.yaml").write_text(
+        "schema: person.json\nfail-on: repaired\nallow-remote-refs: true\n"
+        "llm: {model: m, base-url: http://127.0.0.1:9/v1}\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_repair_settings_are_typed_values_with_the_gate_applied() -> None:
+    run = repair_settings(
+        RepairFlags(pick="last", max_risk="safe", engine="json-repair", indent=None)
+    )
+    assert (run.options.pick, run.options.engine, run.indent) == ("last", "json-repair", None)
+    assert (run.fail_on, run.max_risk, run.options.max_risk) == ("invalid", Risk.SAFE, Risk.SAFE)
+    assert (run.tools, run.schema, run.validator_for("a.txt")) == (None, None, None)
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (RepairFlags(indent=-1), "--indent must be 0 or more"),
+        (RepairFlags(time_budget=0), "must be positive"),
+        (RepairFlags(salvage=True), "need --tool-calls or --tools"),
+        (RepairFlags(tool_calls=True, schema="builtin:tool-call"), "don't go together"),
+        (RepairFlags(tool_format="smoke-signals"), "unknown tool-call format"),
+        (RepairFlags(kind="csv"), "--kind must be one of"),
+        (RepairFlags(tools="t.json", kind="jsonl"), "a.json"),
+        (RepairFlags(fail_on="sometimes"), "--fail-on must be one of"),
+    ],
+)
+def test_bad_repair_flags_are_config_errors(
+    flags: RepairFlags, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    if flags.tools:
+        (tmp_path / "t.json").write_text(json.dumps([{"name": "a", "parameters": {}}]))
+        message = "--field and --kind don't apply"
+    with pytest.raises(ConfigError, match=message):
+        repair_settings(flags)
+
+
+def test_repair_without_schema_uses_the_config_schema_but_its_own_gate(project: Path) -> None:
+    run = repair_settings(RepairFlags())
+    validator = run.validator_for("answer.txt")
+    assert validator is not None and validator.is_valid({"age": 3})
+    assert not validator.is_valid({})
+    assert validator is run.validator_for("-")  # compiled once per run
+    assert run.fail_on == "invalid"  # repair's gate is its flags', not the file's
+
+
+def test_an_untrusted_project_file_keeps_its_network_settings_to_itself(project: Path) -> None:
+    flags = RepairFlags()
+    config = repair_config(flags)
+    run = repair_settings(flags, config)
+    assert run.options.allow_remote_refs is False
+    assert "allow-remote-refs" in config.ignored
+    assert "llm.base-url" in config.ignored
+    assert run.config.llm == {"model": "m"}
+    assert run.llm_enabled is False  # an untrusted llm: section turns nothing on
+
+
+def test_a_trusted_project_file_is_used_whole(project: Path) -> None:
+    run = repair_settings(RepairFlags(trust_config=True))
+    assert (run.options.allow_remote_refs, run.config.ignored) == (True, ())
+    assert run.config.llm["base_url"] == "http://127.0.0.1:9/v1"
+    assert run.llm_enabled is True
+
+
+def test_llm_flags_and_environment_decide_over_the_files(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert repair_settings(RepairFlags(llm=LlmFlags(enabled=True))).llm_enabled is True
+    monkeypatch.setenv("LLMFIX_LLM", "1")
+    assert repair_settings(RepairFlags()).llm_enabled is True
+    off = RepairFlags(trust_config=True, llm=LlmFlags(enabled=False))
+    assert repair_settings(off).llm_enabled is False
+
+
+def test_llm_flags_become_config_overrides() -> None:
+    flags = LlmFlags(model="m", cache=False, save_prompts="p")
+    given = {k: v for k, v in flags.overrides().items() if v is not None}
+    assert given == {"model": "m", "cache": False, "save_prompts": "p"}
+
+
+def test_check_settings_take_the_file_under_the_flags(project: Path) -> None:
+    run = check_settings(CheckFlags({"max_risk": "lossless"}, verbosity=1, tool_calls=True))
+    assert (run.fail_on, run.max_risk) == ("repaired", Risk.LOSSLESS)
+    assert run.options.max_risk is Risk.LOSSLESS
+    assert (run.config.schema, run.verbosity, run.tool_calls) == ("person.json", 1, True)
+    assert run.options.allow_remote_refs is False  # untrusted: left out
+
+
+def test_check_settings_ignore_project_files_with_no_config(project: Path) -> None:
+    run = check_settings(CheckFlags(use_config=False))
+    assert (run.config.schema, run.fail_on, run.config.ignored) == (None, "invalid", ())
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        ({"in_place": True, "write_fixed": "out"}, "either --in-place or --write-fixed"),
+        ({"jobs": -1}, "--jobs must be 0 or more"),
+        ({"fail_on": "sometimes"}, "--fail-on must be one of"),
+    ],
+)
+def test_bad_check_flags_are_config_errors(flags: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        check_settings(CheckFlags(flags, use_config=False))
