@@ -71,7 +71,8 @@ def test_an_unchanged_response_is_not_rewritten() -> None:
 def test_kind_text_reads_an_api_response_as_the_answer_itself() -> None:
     run = repair_settings(RepairFlags(kind="text"))
     [(item, result, _, _)] = repair_response(run, None, "r.json", chat('{"a": 1}'), None)
-    assert item is None and result.value["object"] == "chat.completion"
+    assert item is None
+    assert result.value["object"] == "chat.completion"
 
 
 def test_stream_answer_writes_snapshots_then_the_result() -> None:
@@ -80,7 +81,8 @@ def test_stream_answer_writes_snapshots_then_the_result() -> None:
     chunks = ['{"name": "A', 'da", "tags": [1, ', "2]}"]
     result, failures, problems = stream_answer(run, None, chunks, "<stdin>", None, out)
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
-    assert lines[-1]["event"] == "result" and lines[-1]["status"] == "valid"
+    assert lines[-1]["event"] == "result"
+    assert lines[-1]["status"] == "valid"
     assert len(lines) > 1  # at least one snapshot before the result
     assert (result.value, failures, problems) == ({"name": "Ada", "tags": [1, 2]}, [], [])
 
@@ -125,7 +127,8 @@ def test_the_model_repairs_what_the_rules_could_not(
         finally:
             llm.close()
     assert (result.status, result.value, failures) == (Status.LLM_REPAIRED, good, [])
-    assert record is not None and llm.calls == 1 == len(server.requests)
+    assert record is not None
+    assert llm.calls == 1 == len(server.requests)
 
 
 def test_tool_calls_are_left_to_the_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

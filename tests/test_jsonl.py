@@ -25,7 +25,8 @@ def test_one_result_line_per_record_with_the_field_read() -> None:
         (1, "repaired", {"a": 1}),
         (2, "valid", {"b": 2}),
     ]
-    assert got[0]["risk"] == "lossless" and got[0]["diagnostics"]
+    assert got[0]["risk"] == "lossless"
+    assert got[0]["diagnostics"]
 
 
 def test_a_line_that_is_not_json_is_an_error_line_and_the_run_fails() -> None:

@@ -121,7 +121,8 @@ def test_bad_repair_flags_are_config_errors(
 def test_repair_without_schema_uses_the_config_schema_but_its_own_gate(project: Path) -> None:
     run = repair_settings(RepairFlags())
     validator = run.validator_for("answer.txt")
-    assert validator is not None and validator.is_valid({"age": 3})
+    assert validator is not None
+    assert validator.is_valid({"age": 3})
     assert not validator.is_valid({})
     assert validator is run.validator_for("-")  # compiled once per run
     assert run.fail_on == "invalid"  # repair's gate is its flags', not the file's
