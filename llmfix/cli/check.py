@@ -43,9 +43,8 @@ from llmfix.settings import (
 )
 
 if TYPE_CHECKING:
-    from llmfix.batch import BatchLimits, Outcome, Profile
+    from llmfix.batch import Baseline, BatchLimits, Outcome, Profile
     from llmfix.configfile import CheckRule, Settings
-    from llmfix.gate import Gate
     from llmfix.inputs import Item, ReadOptions
     from llmfix.inputs import Kind as InputKind
     from llmfix.llm.run import LlmRun
@@ -332,7 +331,7 @@ def run_check(
             "--tool-calls checks the calls, not an answer: no --schema, --write-fixed "
             "or --in-place with it"
         )
-    profiles, readers = _profiles(settings, gate, tool_calls)
+    profiles, readers = _profiles(run)
     files = _files(settings, extras.reports)
     if not files and not allow_empty:
         raise ConfigError(_nothing_matched(settings, "no files"))
@@ -400,15 +399,14 @@ def _nothing_matched(settings: Settings, what: str) -> str:
     return f"{what} to check in {where}; pass --allow-empty if that is expected"
 
 
-def _profiles(
-    settings: Settings, gate: Gate, tool_calls: bool = False
-) -> tuple[dict[str, Profile], dict[str, ReadOptions]]:
+def _profiles(run: RunSettings) -> tuple[dict[str, Profile], dict[str, ReadOptions]]:
     """One profile (schema, tools, options) and one way of reading per ``checks`` rule."""
     from llmfix import make_options
     from llmfix.batch import Profile
     from llmfix.inputs import KINDS, MESSAGES, ReadOptions, field_tokens
 
-    cache: dict[str, Any] = {}
+    settings, gate, tool_calls = run.config, run.gate, run.tool_calls
+    cache: dict[str, tuple[ToolRegistry, dict[str, SchemaValidator]]] = {}
     profiles: dict[str, Profile] = {}
     readers: dict[str, ReadOptions] = {}
     rules: list[tuple[str, CheckRule | None]] = [("", None)]
@@ -438,7 +436,7 @@ def _profiles(
             field, messages, kind, group_by, settings.encoding, tool_results=bool(outputs)
         )
         profiles[key] = Profile(
-            validator=_validator(schema, options.allow_remote_refs, cache) if schema else None,
+            validator=run.validators.get(schema, options.allow_remote_refs) if schema else None,
             options=options,
             tools=registry[1] if registry else None,
             tool_calls=tool_calls,
@@ -448,19 +446,8 @@ def _profiles(
     return profiles, readers
 
 
-def _validator(ref: str, allow_remote: bool, cache: dict[str, Any]) -> SchemaValidator:
-    from llmfix.schemas import load_schema
-    from llmfix.validate import SchemaValidator
-
-    key = f"schema:{allow_remote}:{ref}"
-    if key not in cache:
-        cache[key] = SchemaValidator(load_schema(ref), allow_remote=allow_remote)
-    validator: SchemaValidator = cache[key]
-    return validator
-
-
 def _tool_registry(
-    path: str, allow_remote: bool, cache: dict[str, Any]
+    path: str, allow_remote: bool, cache: dict[str, tuple[ToolRegistry, dict[str, SchemaValidator]]]
 ) -> tuple[ToolRegistry, dict[str, SchemaValidator]]:
     """A tools file (see ``llmfix.tools``), and its tool name → compiled parameters schema."""
     from llmfix.tools import ToolRegistry
@@ -541,7 +528,7 @@ def _results_writer(scale: Scale) -> ResultsWriter | None:
     return ResultsWriter(Path(scale.results), scale.results_format) if scale.results else None
 
 
-def _baseline(path: str | None) -> Any:
+def _baseline(path: str | None) -> Baseline | None:
     if path is None:
         return None
     from llmfix.batch import Baseline
@@ -554,7 +541,7 @@ def _report_options(
     settings: Settings,
     out: TextIO,
     verbosity: int,
-    baseline: Any,
+    baseline: Baseline | None,
     output: Path | None,
     extras: RunExtras,
 ) -> ReportOptions:
