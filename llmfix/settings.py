@@ -159,7 +159,7 @@ def value_of(choice: Choice | None) -> str | None:
 # ---------------------------------------------------------------------- the settings
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)  # input only: cheaper to define
 class LlmFlags:
     """The LLM repair flags of a run (``None``: not given, the config's value stands)."""
 
@@ -185,6 +185,9 @@ class LlmFlags:
             "redact": self.redact,
             "save_prompts": self.save_prompts,
         }
+
+
+NO_LLM_FLAGS = LlmFlags()
 
 
 @dataclass(frozen=True)
@@ -224,7 +227,7 @@ class RunSettings:
     gate: Gate  # --fail-on, --max-risk
     options: RepairOptions  # the top-level repair options, narrowed by the gate
     verbosity: int = 0  # -1 quiet, 0 normal, 1 verbose
-    llm: LlmFlags = dataclass_field(default_factory=LlmFlags)
+    llm: LlmFlags = NO_LLM_FLAGS
     indent: int | None = 2  # repair: None for --compact
     schema: str | None = None  # repair: --schema
     tools: ToolSettings | None = None  # repair: --tools / --tool-calls
@@ -264,7 +267,7 @@ class RunSettings:
         return None if ref is None else self.validators.get(ref, allow)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)  # input only: cheaper to define
 class RepairFlags:
     """The flags of one `repair` run (defaults as on the command line)."""
 
@@ -296,7 +299,7 @@ class RepairFlags:
     messages: str = "last"
     encoding: str | None = None
     trust_config: bool = False
-    llm: LlmFlags = dataclass_field(default_factory=LlmFlags)
+    llm: LlmFlags = NO_LLM_FLAGS
 
 
 def repair_config(flags: RepairFlags) -> Settings:
@@ -419,7 +422,7 @@ def disabled_rules(disable: tuple[str, ...], only: str | None) -> frozenset[str]
     return disabled
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)  # input only: cheaper to define
 class CheckFlags:
     """The flags of one `check` run: ``settings`` holds those a config file can also set
     (its keys, ``None`` when not given); the rest only the command line sets."""
@@ -430,7 +433,7 @@ class CheckFlags:
     trust_config: bool = False
     tool_calls: bool = False
     verbosity: int = 0
-    llm: LlmFlags = dataclass_field(default_factory=LlmFlags)
+    llm: LlmFlags = NO_LLM_FLAGS
 
 
 def check_config(flags: CheckFlags) -> Settings:

@@ -18,9 +18,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import os
-import shutil
 import stat
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -79,6 +77,8 @@ class AtomicFile:
             self.mode = stat.S_IMODE(target.stat().st_mode) if exists else 0o666 & ~_umask()
             if backup and exists:
                 _copy_atomic(target, target.with_name(target.name + ".bak"))
+            import tempfile  # not at start-up: a run that only prints never needs it
+
             fd, self.tmp = tempfile.mkstemp(
                 prefix=f".{target.name}.", suffix=".tmp", dir=_directory(target)
             )
@@ -312,6 +312,9 @@ class ResultsWriter:
 
 def _copy_atomic(source: Path, target: Path) -> None:
     """Copy ``source`` to ``target`` (contents, mode, times) through a temp file."""
+    import shutil
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=_directory(target))
     os.close(fd)
     try:
