@@ -151,6 +151,10 @@ class Provider(Choice):
     ANTHROPIC = "anthropic"
 
 
+CHECK_ENGINES: tuple[str, ...] = tuple(e.value for e in CheckEngine)
+RESULTS_FORMATS: tuple[str, ...] = tuple(f.value for f in ResultsFormat)
+
+
 def value_of(choice: Choice | None) -> str | None:
     """The string a chosen flag value stands for (``None`` when not given)."""
     return None if choice is None else str(choice.value)
@@ -234,6 +238,12 @@ class RunSettings:
     reading: ReadOptions | None = None  # repair: how to read API responses (None: as text)
     config_schemas: bool = False  # repair: no --schema, so each file gets the config's
     tool_calls: bool = False  # check: --tool-calls
+    engine: str = "local"  # check: where items are checked (local, ray, spark)
+    results: str | None = None  # check: --results DIR, every item's result row
+    results_format: str = "parquet"  # check: --results files (parquet, jsonl)
+    allow_empty: bool = False  # check: no item matched is fine (else a usage error)
+    max_annotations: int | None = None  # check: -f github
+    reports: tuple[str, ...] = ()  # check: --report FILE, more reports from the same run
     validators: Validators = dataclass_field(default_factory=Validators, compare=False, repr=False)
 
     @property
@@ -434,6 +444,12 @@ class CheckFlags:
     tool_calls: bool = False
     verbosity: int = 0
     llm: LlmFlags = NO_LLM_FLAGS
+    engine: str = "local"
+    results: str | None = None
+    results_format: str = "parquet"
+    allow_empty: bool = False
+    max_annotations: int | None = None
+    reports: tuple[str, ...] = ()
 
 
 def check_config(flags: CheckFlags) -> Settings:
@@ -458,6 +474,15 @@ def check_settings(flags: CheckFlags, config: Settings | None = None) -> RunSett
         raise ConfigError("use either --in-place or --write-fixed, not both")
     if config.jobs < 0 or config.timeout <= 0 or config.max_item_size < 1:
         raise ConfigError("--jobs must be 0 or more; --timeout and --max-item-size positive")
+    if flags.max_annotations is not None and flags.max_annotations < 0:
+        raise ConfigError("--max-annotations must be 0 or more")
+    if flags.engine not in CHECK_ENGINES:
+        choices = ", ".join(CHECK_ENGINES)
+        raise ConfigError(f"--engine must be one of {choices}, not {flags.engine!r}")
+    if flags.results_format not in RESULTS_FORMATS:
+        raise ConfigError(
+            f"--results-format must be parquet or jsonl, not {flags.results_format!r}"
+        )
     return RunSettings(
         config=config,
         gate=gate,
@@ -465,4 +490,10 @@ def check_settings(flags: CheckFlags, config: Settings | None = None) -> RunSett
         verbosity=flags.verbosity,
         llm=flags.llm,
         tool_calls=flags.tool_calls,
+        engine=flags.engine,
+        results=flags.results,
+        results_format=flags.results_format,
+        allow_empty=flags.allow_empty,
+        max_annotations=flags.max_annotations,
+        reports=flags.reports,
     )

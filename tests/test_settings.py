@@ -186,3 +186,25 @@ def test_check_settings_ignore_project_files_with_no_config(project: Path) -> No
 def test_bad_check_flags_are_config_errors(flags: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         check_settings(CheckFlags(flags, use_config=False))
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (CheckFlags(use_config=False, max_annotations=-1), "--max-annotations must be 0"),
+        (CheckFlags(use_config=False, engine="dask"), "--engine must be one of local, ray"),
+        (CheckFlags(use_config=False, results_format="csv"), "parquet or jsonl, not 'csv'"),
+    ],
+)
+def test_check_only_flags_are_checked_when_the_run_is_built(
+    flags: CheckFlags, message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        check_settings(flags)
+
+
+def test_check_only_flags_reach_the_run() -> None:
+    flags = CheckFlags(use_config=False, engine="ray", results="rows", reports=("a.sarif",))
+    run = check_settings(flags)
+    assert (run.engine, run.results, run.results_format) == ("ray", "rows", "parquet")
+    assert (run.reports, run.allow_empty, run.max_annotations) == (("a.sarif",), False, None)

@@ -7,7 +7,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TextIO, cast
 from typing import Optional  # typer needs Optional[...], not X | None, on Python 3.10
@@ -258,15 +258,19 @@ def check(
             tool_calls=tool_calls,
             verbosity=verbosity,
             llm=llm_flags,
+            engine=engine.value,
+            results=results,
+            results_format=results_format.value,
+            allow_empty=allow_empty,
+            max_annotations=max_annotations,
+            reports=tuple(report or ()),
         )
         settings = check_config(given)
         warn_untrusted(settings)
         run = check_settings(given, settings)
         model_run = start_llm(run)  # without LLM repair, nothing of llmfix.llm loads
-        extras = RunExtras(allow_empty, max_annotations, tuple(report or ()))
         try:
-            scale = Scale(engine.value, results, results_format.value)
-            code = run_check(run, llm=model_run, scale=scale, extras=extras)
+            code = run_check(run, llm=model_run)
         finally:
             if model_run is not None:
                 model_run.close()
@@ -277,31 +281,10 @@ def check(
     raise typer.Exit(int(code))
 
 
-@dataclass(frozen=True)
-class Scale:
-    """Where the items are checked (``--engine``) and where result rows go (``--results``)."""
-
-    engine: str = "local"
-    results: str | None = None
-    results_format: str = "parquet"
-
-
-@dataclass(frozen=True)
-class RunExtras:
-    """Options of one `check` run that are not settings of a config file."""
-
-    allow_empty: bool = False  # no item matched is fine (else a usage error)
-    max_annotations: int | None = None  # -f github
-    reports: tuple[str, ...] = ()  # --report FILE: more reports from the same run
-
-
 def run_check(
     run: RunSettings,
     stdout: TextIO | None = None,
     llm: LlmRun | None = None,
-    *,
-    scale: Scale | None = None,
-    extras: RunExtras | None = None,
 ) -> ExitCode:
     """Run a check as the settings say (see :func:`llmfix.settings.check_settings`);
     reporters write to ``stdout`` or ``--output``, and to each ``--report`` file.
@@ -309,8 +292,8 @@ def run_check(
     With ``llm``, items the rules left broken are sent to the model (in this process, one
     call budget for the run) before they are judged, reported and written back.
     ``run.tool_calls``: read each answer for tool calls (``--tool-calls``, see ``Profile``).
-    ``scale`` says where items are checked (``--engine``) and where result rows go
-    (``--results``).
+    ``run.engine`` says where items are checked (``--engine``), ``run.results`` where
+    result rows go (``--results``).
 
     A run that matched no item is a usage error (``ConfigError``) unless ``allow_empty``:
     a wrong path or glob must not pass as "all passed".
@@ -321,18 +304,15 @@ def run_check(
 
     settings, verbosity, tool_calls, gate = run.config, run.verbosity, run.tool_calls, run.gate
     stdout = stdout or sys.stdout
-    extras = extras or RunExtras()
-    allow_empty = extras.allow_empty
-    if extras.max_annotations is not None and extras.max_annotations < 0:
-        raise ConfigError("--max-annotations must be 0 or more")
-    also = [(fmt, Path(path)) for fmt, path in map(report_target, extras.reports)]
+    allow_empty = run.allow_empty
+    also = [(fmt, Path(path)) for fmt, path in map(report_target, run.reports)]
     if tool_calls and (settings.write_fixed or settings.in_place or settings.schema):
         raise ConfigError(
             "--tool-calls checks the calls, not an answer: no --schema, --write-fixed "
             "or --in-place with it"
         )
     profiles, readers = _profiles(run)
-    files = _files(settings, extras.reports)
+    files = _files(settings, run.reports)
     if not files and not allow_empty:
         raise ConfigError(_nothing_matched(settings, "no files"))
     baseline = _baseline(settings.baseline)
@@ -340,9 +320,8 @@ def run_check(
         jobs=settings.jobs, item_timeout=settings.timeout, max_item_size=settings.max_item_size
     )
     fixer = _fixer(settings, files)
-    scale = scale or Scale()
-    rows = _results_writer(scale)
-    if scale.engine != "local" and fixer is not None:
+    rows = _results_writer(run)
+    if run.engine != "local" and fixer is not None:
         raise ConfigError("--write-fixed and --in-place need --engine local")
     summary = BatchSummary(groups={} if settings.group_by else None)
     hints = FieldHints(settings.field, settings.group_by)
@@ -350,7 +329,7 @@ def run_check(
     start = time.perf_counter()
     with contextlib.ExitStack() as files_open:
         out = files_open.enter_context(output_stream(output, stdout))
-        options = _report_options(settings, out, verbosity, baseline, output, extras)
+        options = _report_options(run, out, baseline, output)
         reporters = _reporters(settings.format, out, options)
         for fmt, path in also:
             extra = files_open.enter_context(output_stream(path, stdout))
@@ -358,7 +337,7 @@ def run_check(
         with _progress(settings, verbosity, files) as update:
             records = 0
             last: tuple[str, int] | None = None
-            for outcome in _outcomes(scale.engine, files, settings, readers, profiles, limits):
+            for outcome in _outcomes(run.engine, files, settings, readers, profiles, limits):
                 if llm is not None:
                     outcome = llm.fix(outcome, profiles, gate.max_risk)
                 partial = profiles[outcome.item.profile].options.partial
@@ -515,17 +494,10 @@ def _outcomes(
     return run_engine(engine, job, limits.jobs)
 
 
-def _results_writer(scale: Scale) -> ResultsWriter | None:
-    from llmfix.engines import ENGINES
+def _results_writer(run: RunSettings) -> ResultsWriter | None:
     from llmfix.writers import ResultsWriter
 
-    if scale.engine not in ENGINES:
-        raise ConfigError(f"--engine must be one of {', '.join(ENGINES)}, not {scale.engine!r}")
-    if scale.results_format not in ("parquet", "jsonl"):
-        raise ConfigError(
-            f"--results-format must be parquet or jsonl, not {scale.results_format!r}"
-        )
-    return ResultsWriter(Path(scale.results), scale.results_format) if scale.results else None
+    return ResultsWriter(Path(run.results), run.results_format) if run.results else None
 
 
 def _baseline(path: str | None) -> Baseline | None:
@@ -538,19 +510,13 @@ def _baseline(path: str | None) -> Baseline | None:
 
 
 def _report_options(
-    settings: Settings,
-    out: TextIO,
-    verbosity: int,
-    baseline: Baseline | None,
-    output: Path | None,
-    extras: RunExtras,
+    run: RunSettings, out: TextIO, baseline: Baseline | None, output: Path | None
 ) -> ReportOptions:
     from llmfix.reporters.base import ReportOptions
 
     color = output is None and out.isatty() and "NO_COLOR" not in os.environ
-    return ReportOptions(
-        verbosity, baseline is not None, color, settings.group_by, extras.max_annotations
-    )
+    group_by = run.config.group_by
+    return ReportOptions(run.verbosity, baseline is not None, color, group_by, run.max_annotations)
 
 
 def _reporters(fmt: str, out: TextIO, options: ReportOptions) -> list[Reporter]:
