@@ -1,4 +1,7 @@
-"""Project configuration for `llmfix check`: ``llmfix.yaml`` or ``[tool.llmfix]``.
+"""Project configuration: ``llmfix.yaml`` or ``[tool.llmfix]``.
+
+Read once per run by :mod:`llmfix.settings` (all of it for `check`; the schema, ``checks``
+rules, ``allow-remote-refs`` and ``llm:`` for `repair`).
 
 The file is found upward from the working directory: in each directory, ``llmfix.yaml``,
 ``llmfix.yml``, ``.llmfix.yaml``, then a ``pyproject.toml`` with a ``[tool.llmfix]`` table;

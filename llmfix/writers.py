@@ -11,6 +11,10 @@ the encoding cannot carry — a lone surrogate such as ``"\ud800"``, which ``jso
 accepts and UTF-8 cannot encode — is written as its JSON escape (``\ud800``), so any value
 that was read is written back without a traceback. In JSON (and YAML, XML, text reports)
 such a character can only stand inside a string, where the escape is the same value.
+
+Built on these: :class:`FixWriter` (`check --write-fixed` / ``--in-place``: repaired copies,
+each record put back where it was found) and :class:`ResultsWriter` (`check --results`: one
+row per item in Parquet or JSONL parts).
 """
 
 from __future__ import annotations
