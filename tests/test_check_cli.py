@@ -96,7 +96,7 @@ def test_junit_output_parses(cli: Any, project: Path) -> None:
         (["nowhere"], "nowhere: no such file or directory"),
         (["out", "--schema", "missing.json"], "schema missing.json"),
         (["out", "--fail-on", "sometimes"], "--fail-on must be one of"),
-        (["out", "--messages", "first"], "--messages must be one of"),
+        (["out", "--messages", "first"], "--messages must be last or all, not 'first'"),
         (["out", "--in-place", "--write-fixed", "x"], "either --in-place or --write-fixed"),
         ([], "no paths given"),
     ],

@@ -58,8 +58,8 @@ class _ChoiceError(typer.BadParameter):
 
 class _Commands(typer.core.TyperGroup):
     """The commands; a flag given a value outside its choices is reported in one line,
-    ``--kind must be one of auto, text, json, jsonl, not 'csv'`` (as a config file's
-    value is), and still exits 2."""
+    ``--kind must be one of auto, text, json, jsonl, not 'csv'`` (``--messages must be last
+    or all, not 'first'``), as the library says it, and still exits 2."""
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -76,8 +76,9 @@ def _choice_error(exc: typer.BadParameter) -> typer.BadParameter:
     given = re.match(r"^(['\"].*?['\"]) is not", exc.message)
     told = f", not {given.group(1)}" if given else ""
     flag = max(names, key=len)
-    values = ", ".join(str(getattr(c, "value", c)) for c in choices)
-    return _ChoiceError(f"{flag} must be one of {values}{told}", ctx=exc.ctx, param=exc.param)
+    values = [str(getattr(c, "value", c)) for c in choices]
+    allowed = " or ".join(values) if len(values) == 2 else "one of " + ", ".join(values)
+    return _ChoiceError(f"{flag} must be {allowed}{told}", ctx=exc.ctx, param=exc.param)
 
 
 app = typer.Typer(
