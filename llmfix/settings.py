@@ -194,7 +194,7 @@ class LlmFlags:
 NO_LLM_FLAGS = LlmFlags()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared by identity: fewer methods to define
 class ToolSettings:
     """How to read tool calls (``--tools``, ``--tool-calls``, ``--tool-format``)."""
 
@@ -223,7 +223,7 @@ class Validators:
         return self._found[key]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared by identity: fewer methods to define
 class RunSettings:
     """Everything one run of `repair` or `check` needs, built once before any input is read."""
 
@@ -244,7 +244,7 @@ class RunSettings:
     allow_empty: bool = False  # check: no item matched is fine (else a usage error)
     max_annotations: int | None = None  # check: -f github
     reports: tuple[str, ...] = ()  # check: --report FILE, more reports from the same run
-    validators: Validators = dataclass_field(default_factory=Validators, compare=False, repr=False)
+    validators: Validators = dataclass_field(default_factory=Validators, repr=False)
 
     @property
     def fail_on(self) -> FailOn:

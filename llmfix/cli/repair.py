@@ -340,7 +340,7 @@ def _check_outputs(
         raise ConfigError("--output takes one input; use --in-place for several files")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class _Outputs:
     """Where `repair` writes: ``-o``, ``--in-place`` (``--backup``), the ``--report`` and
     ``--patch`` files, and ``--explain`` on stderr."""
