@@ -135,6 +135,11 @@ class ReportFormat(Choice):
     BASELINE = "baseline"
 
 
+class ConfigFormat(Choice):
+    YAML = "yaml"
+    JSON = "json"
+
+
 class CheckEngine(Choice):
     LOCAL = "local"
     RAY = "ray"

@@ -183,6 +183,35 @@ def test_settings_show_with_dashed_keys(ruled: Path) -> None:
     )
 
 
+def _llmfix(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("llmfix")), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_config_shows_the_merged_settings_as_json(ruled: Path) -> None:
+    import json
+
+    done = _llmfix(ruled, "config", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(done.stdout)
+    assert shown["config"] == "llmfix.yaml"
+    assert shown["checks"][0]["files"] == ["evals/goals/*.jsonl"]
+
+
+def test_config_format_is_checked_by_the_parser(ruled: Path) -> None:
+    done = _llmfix(ruled, "config", "--format", "xml")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "llmfix: error: --format must be yaml or json, not 'xml' (see `llmfix config --help`)\n"
+    )
+
+
 # ------------------------------------------------------------------ `repair` reads the config too
 
 

@@ -11,6 +11,7 @@ import typer
 
 from llmfix.cli.app import app, dump_json, fail, warn_untrusted
 from llmfix.errors import LlmfixError
+from llmfix.settings import ConfigFormat
 
 config_app = typer.Typer(
     help="Show the merged configuration; trust a project config file.",
@@ -29,7 +30,9 @@ def show_config(
         Optional[str],  # noqa: UP045
         typer.Option("--config", help="Read this config file instead of searching upward."),
     ] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="yaml|json.")] = "yaml",
+    fmt: Annotated[
+        ConfigFormat, typer.Option("--format", "-f", help="Output format.")
+    ] = ConfigFormat.YAML,
     trust_config: Annotated[
         bool,
         typer.Option("--trust-config", help="Show the settings as if the file were trusted."),
@@ -42,17 +45,15 @@ def show_config(
     """
     if ctx.invoked_subcommand is not None:
         return
-    from llmfix.configfile import load_settings
+    from llmfix.settings import CheckFlags, check_config
 
-    if fmt not in ("yaml", "json"):
-        raise fail(f"--format must be yaml or json, not {fmt!r}")
     try:
-        settings = load_settings({}, config=config, trust=trust_config)
+        settings = check_config(CheckFlags(config=config, trust_config=trust_config))
     except LlmfixError as exc:
         raise fail(str(exc)) from None
     warn_untrusted(settings)
     data = settings.to_dict()
-    if fmt == "json":
+    if fmt is ConfigFormat.JSON:
         sys.stdout.write(dump_json(data, 2) + "\n")
         return
     import yaml
