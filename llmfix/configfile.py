@@ -64,7 +64,7 @@ class CheckRule:
     messages: str | None = None
     kind: str | None = None
     group_by: str | None = None
-    options: Mapping[str, Any] = dataclass_field(default_factory=dict)
+    options: Mapping[str, object] = dataclass_field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"files": list(self.files)}
@@ -101,16 +101,16 @@ class Settings:
     in_place: bool = False
     encoding: str | None = None
     progress: bool = True
-    options: Mapping[str, Any] = dataclass_field(default_factory=dict)
+    options: Mapping[str, object] = dataclass_field(default_factory=dict)
     checks: tuple[CheckRule, ...] = ()
-    llm: Mapping[str, Any] = dataclass_field(default_factory=dict)  # trusted llm: settings
+    llm: Mapping[str, object] = dataclass_field(default_factory=dict)  # trusted llm: settings
     llm_enabled: bool = False  # a trusted llm: section turns LLM repair on
     config: str | None = None  # the file these came from
     trusted: bool = True  # whether the file's network and secret settings are used
     ignored: tuple[str, ...] = ()  # the keys of an untrusted file that were not used
     base: str = "."  # directory the rules' globs are relative to
     flagged: frozenset[str] = frozenset()  # settings given on the command line
-    flag_options: Mapping[str, Any] = dataclass_field(default_factory=dict)
+    flag_options: Mapping[str, object] = dataclass_field(default_factory=dict)
 
     def for_rule(self, rule: CheckRule | None, key: str) -> Any:
         """A setting for files under ``rule``: a flag, else the rule's, else the top level."""
