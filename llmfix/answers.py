@@ -37,7 +37,7 @@ def start_llm(run: RunSettings) -> LlmRun | None:
         return None
     from llmfix.llm.run import build_llm_run
 
-    return build_llm_run(True, run.config, run.llm.overrides())
+    return build_llm_run(run.config, run.llm.overrides())
 
 
 def llm_repair(

@@ -120,13 +120,10 @@ class LlmRun:
         self.provider.close()
 
 
-def build_llm_run(flag: bool | None, settings: Settings, flags: Mapping[str, Any]) -> LlmRun | None:
-    """The run's LLM repair, or ``None`` when it is off; ``flags`` are the LLM flags given
-    (``None``: not given)."""
-    from llmfix.trust import llm_enabled
-
-    if not llm_enabled(flag, settings):
-        return None
+def build_llm_run(settings: Settings, flags: Mapping[str, object]) -> LlmRun:
+    """The run's LLM repair: the config's ``llm:`` settings < ``LLMFIX_*`` < ``flags`` (the
+    LLM flags given; ``None``: not given). Whether it runs at all is decided before (see
+    :attr:`llmfix.settings.RunSettings.llm_enabled`)."""
     from llmfix.llm.config import LlmConfig
     from llmfix.llm.loop import CallBudget
     from llmfix.llm.providers import make_provider
