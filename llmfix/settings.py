@@ -16,13 +16,12 @@ Precedence: built-in defaults < the user config < the project file < ``LLMFIX_*`
 ``allow-remote-refs`` and the ``llm:`` section; its gate and repair options are its flags'.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from enum import Enum
-from typing import TYPE_CHECKING, cast
+from types import MappingProxyType
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from llmfix.errors import ConfigError
 
@@ -168,8 +167,7 @@ def value_of(choice: Choice | None) -> str | None:
 # ---------------------------------------------------------------------- the settings
 
 
-@dataclass(frozen=True, eq=False, repr=False)  # input only: cheaper to define
-class LlmFlags:
+class LlmFlags(NamedTuple):
     """The LLM repair flags of a run (``None``: not given, the config's value stands)."""
 
     enabled: bool | None = None  # --llm / --no-llm
@@ -203,7 +201,7 @@ NO_LLM_FLAGS = LlmFlags()
 class ToolSettings:
     """How to read tool calls (``--tools``, ``--tool-calls``, ``--tool-format``)."""
 
-    registry: ToolRegistry | None
+    registry: "ToolRegistry | None"
     fmt: str | None = None
     salvage: bool = False
     expect_sequence: tuple[str, ...] | None = None
@@ -217,7 +215,7 @@ class Validators:
     def __init__(self) -> None:
         self._found: dict[tuple[str, bool], SchemaValidator] = {}
 
-    def get(self, ref: str, allow_remote: bool) -> SchemaValidator:
+    def get(self, ref: str, allow_remote: bool) -> "SchemaValidator":
         """The validator of ``ref`` (a path, or ``builtin:NAME``); errors name the schema."""
         key = (ref, allow_remote)
         if key not in self._found:
@@ -232,15 +230,15 @@ class Validators:
 class RunSettings:
     """Everything one run of `repair` or `check` needs, built once before any input is read."""
 
-    config: Settings  # defaults < user config < project file (trust rules) < flags
-    gate: Gate  # --fail-on, --max-risk
-    options: RepairOptions  # the top-level repair options, narrowed by the gate
+    config: "Settings"  # defaults < user config < project file (trust rules) < flags
+    gate: "Gate"  # --fail-on, --max-risk
+    options: "RepairOptions"  # the top-level repair options, narrowed by the gate
     verbosity: int = 0  # -1 quiet, 0 normal, 1 verbose
     llm: LlmFlags = NO_LLM_FLAGS
     indent: int | None = 2  # repair: None for --compact
     schema: str | None = None  # repair: --schema
     tools: ToolSettings | None = None  # repair: --tools / --tool-calls
-    reading: ReadOptions | None = None  # repair: how to read API responses (None: as text)
+    reading: "ReadOptions | None" = None  # repair: how to read API responses (None: as text)
     config_schemas: bool = False  # repair: no --schema, so each file gets the config's
     tool_calls: bool = False  # check: --tool-calls
     engine: str = "local"  # check: where items are checked (local, ray, spark)
@@ -252,11 +250,11 @@ class RunSettings:
     validators: Validators = dataclass_field(default_factory=Validators, repr=False)
 
     @property
-    def fail_on(self) -> FailOn:
+    def fail_on(self) -> "FailOn":
         return self.gate.fail_on
 
     @property
-    def max_risk(self) -> Risk | None:
+    def max_risk(self) -> "Risk | None":
         return self.gate.max_risk
 
     @property
@@ -266,7 +264,7 @@ class RunSettings:
 
         return llm_enabled(self.llm.enabled, self.config)
 
-    def validator_for(self, path: str) -> SchemaValidator | None:
+    def validator_for(self, path: str) -> "SchemaValidator | None":
         """``--schema``, else (with ``config_schemas``) the schema the config gives this file:
         its first matching ``checks`` rule's, else the top-level one, as `check` chooses it."""
         allow = self.options.allow_remote_refs
@@ -282,8 +280,7 @@ class RunSettings:
         return None if ref is None else self.validators.get(ref, allow)
 
 
-@dataclass(frozen=True, eq=False, repr=False)  # input only: cheaper to define
-class RepairFlags:
+class RepairFlags(NamedTuple):
     """The flags of one `repair` run (defaults as on the command line)."""
 
     schema: str | None = None
@@ -317,7 +314,7 @@ class RepairFlags:
     llm: LlmFlags = NO_LLM_FLAGS
 
 
-def repair_config(flags: RepairFlags) -> Settings:
+def repair_config(flags: RepairFlags) -> "Settings":
     """What the config files give a `repair` run (the user's, and the project file found
     upward, read with the trust rules); its ``ignored`` keys are for the command to name."""
     from llmfix.configfile import load_settings
@@ -325,7 +322,7 @@ def repair_config(flags: RepairFlags) -> Settings:
     return load_settings({}, trust=flags.trust_config)
 
 
-def repair_settings(flags: RepairFlags, config: Settings | None = None) -> RunSettings:
+def repair_settings(flags: RepairFlags, config: "Settings | None" = None) -> RunSettings:
     """The settings of a `repair` run (``config``: :func:`repair_config`, read when not
     given); :class:`ConfigError` (or ``SchemaError``) for a bad one."""
     from dataclasses import replace
@@ -403,7 +400,7 @@ def _tool_settings(flags: RepairFlags, allow_remote: bool) -> ToolSettings | Non
     )
 
 
-def _reading(flags: RepairFlags, tools: bool) -> ReadOptions | None:
+def _reading(flags: RepairFlags, tools: bool) -> "ReadOptions | None":
     """How `repair` reads its inputs: ``None`` for the whole text as one answer."""
     from llmfix.inputs import KINDS, MESSAGES, ReadOptions, field_tokens
 
@@ -437,12 +434,11 @@ def disabled_rules(disable: tuple[str, ...], only: str | None) -> frozenset[str]
     return disabled
 
 
-@dataclass(frozen=True, eq=False, repr=False)  # input only: cheaper to define
-class CheckFlags:
+class CheckFlags(NamedTuple):
     """The flags of one `check` run: ``settings`` holds those a config file can also set
     (its keys, ``None`` when not given); the rest only the command line sets."""
 
-    settings: Mapping[str, object] = dataclass_field(default_factory=dict)
+    settings: Mapping[str, object] = MappingProxyType({})
     config: str | None = None  # --config FILE
     use_config: bool = True  # False: --no-config
     trust_config: bool = False
@@ -457,7 +453,7 @@ class CheckFlags:
     reports: tuple[str, ...] = ()
 
 
-def check_config(flags: CheckFlags) -> Settings:
+def check_config(flags: CheckFlags) -> "Settings":
     """Defaults < the user config < the project file (trust rules) < the flags ``settings``."""
     from llmfix.configfile import load_settings
 
@@ -466,7 +462,7 @@ def check_config(flags: CheckFlags) -> Settings:
     )
 
 
-def check_settings(flags: CheckFlags, config: Settings | None = None) -> RunSettings:
+def check_settings(flags: CheckFlags, config: "Settings | None" = None) -> RunSettings:
     """The settings of a `check` run (``config``: :func:`check_config`, read when not given);
     :class:`ConfigError` for a bad combination."""
     from llmfix import make_options
