@@ -14,6 +14,11 @@ library's own lists.
 Precedence: built-in defaults < the user config < the project file < ``LLMFIX_*`` < flags.
 `repair` takes from the files only the schema (top level and ``checks`` rules),
 ``allow-remote-refs`` and the ``llm:`` section; its gate and repair options are its flags'.
+
+Every run defines these classes at start-up, so they are kept cheap to define: the flag
+records are NamedTuples, and annotations are evaluated (no ``from __future__ import
+annotations``: a NamedTuple would compile each string annotation), with the names that are
+imported only for type checking written in quotes.
 """
 
 from collections.abc import Mapping
