@@ -98,7 +98,12 @@ def test_batches_keep_their_type_and_columns() -> None:
     record_batch = checker(table.to_batches()[0])
     assert isinstance(record_batch, pa.RecordBatch)
     assert record_batch.schema.names == ["id", "text", *RESULT_COLUMNS]
-    frame = checker(table.to_pandas())
+
+
+def test_pandas_frames_are_checked_through_arrow() -> None:
+    pytest.importorskip("pandas")  # llmfix[spark] brings it; llmfix[parquet] alone does not
+    table = pa.table({"id": [1, 2], "text": ['{"a": 1}', "no"]})
+    frame = ColumnChecker("text")(table.to_pandas())
     assert list(frame["status"]) == ["valid", "unparseable"]
 
 
