@@ -20,7 +20,6 @@ untrusted file may still set.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -163,6 +162,8 @@ def checked_llm_section(value: Any, source: str) -> dict[str, Any]:
 def file_digest(path: Path) -> str:
     """SHA-256 of the file's bytes, in hex."""
     try:
+        import hashlib  # only when a project file is looked up in the trust list
+
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
