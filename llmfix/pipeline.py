@@ -2,6 +2,14 @@
 
 Each stage is a pure function in its own module; this module only wires them together,
 maps every diagnostic's span back to the raw input, and decides the final status.
+
+Time: each stage that may run long gets its own :class:`~llmfix.deadline.Deadline` of
+``limits.time_budget`` seconds (extraction, with normalization, once per answer; the parse
+of each candidate, made in :mod:`llmfix.parse`; schema repair of each value; the
+schema-guided readings), which its loops check. A stage that runs out is a ``limits.time``
+diagnostic naming it. A caller's own deadline (``llmfix check``'s item ``--timeout``) may
+be passed as ``deadline``: every stage's deadline lies within it, and when it is that one
+that ends, its :class:`~llmfix.deadline.OutOfTime` is raised to the caller.
 """
 
 from __future__ import annotations
@@ -14,8 +22,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
-from llmfix.budget import files, time_budget
-from llmfix.config import RepairOptions
+from llmfix.config import Limits, RepairOptions
+from llmfix.deadline import Deadline, OutOfTime
 from llmfix.extract import extract_candidates
 from llmfix.jsontext import strict_json
 from llmfix.model import (
@@ -121,13 +129,19 @@ def _parse_candidate(
     validator: SchemaValidator | None,
     lines: LineIndex,
     clock: _Clock,
+    outer: Deadline | None = None,
 ) -> ParsedCandidate:
     diagnostics: list[Diagnostic] = list(candidate.diagnostics)
+    limits = _parse_limits(options.limits, outer)
+
+    def parse(text: str) -> ParseOutcome:
+        outcome = clock.run("parse", lambda: parse_json(text, limits=limits, engine=options.engine))
+        if outer is not None:
+            outer.check()  # the parse ran out of the caller's time, not its own
+        return outcome
+
     if candidate.synthetic:
-        outcome = clock.run(
-            "parse",
-            lambda: parse_json(candidate.text, limits=options.limits, engine=options.engine),
-        )
+        outcome = parse(candidate.text)
         # A synthesised payload has no text of its own in the input: point at the envelope.
         diagnostics += [
             replace(
@@ -149,10 +163,7 @@ def _parse_candidate(
     else:
         payload = clock.run("normalize", lambda: clean_payload(candidate.text))
         diagnostics += _relocate(payload.diagnostics, candidate.span.start, lines)
-        outcome = clock.run(
-            "parse",
-            lambda: parse_json(payload.text, limits=options.limits, engine=options.engine),
-        )
+        outcome = parse(payload.text)
         if payload.removed or payload.text is not candidate.text:
             mapped = [
                 replace(
@@ -184,6 +195,18 @@ def _parse_candidate(
         diagnostics=tuple(diagnostics),
         schema_errors=schema_errors,
     )
+
+
+def _parse_limits(limits: Limits, outer: Deadline | None) -> Limits:
+    """The parse stage makes its own deadline from ``limits.time_budget``: within a caller's
+    deadline, no later than that one ends (which must not have ended yet)."""
+    if outer is None or not outer.limited:
+        return limits
+    outer.check()
+    remaining = outer.remaining()
+    if remaining >= Deadline(limits.time_budget, "parse").seconds:
+        return limits
+    return replace(limits, time_budget=max(remaining, 1e-6))
 
 
 def _place_pointers(
@@ -222,8 +245,10 @@ def _finish(
     validator: SchemaValidator | None,
     clock: _Clock,
     lines: LineIndex,
+    outer: Deadline | None = None,
 ) -> tuple[Status, Any, list[Diagnostic], list[PatchOp]]:
-    """Validate the chosen value, repair it against the schema, and decide its status."""
+    """Validate the chosen value, repair it against the schema (within ``outer``, the
+    caller's deadline), and decide its status."""
     value = chosen.value
     diagnostics = list(chosen.diagnostics)
     patch: list[PatchOp] = []
@@ -238,7 +263,8 @@ def _finish(
             from llmfix.schema_repair import coerce_to_schema
 
             outcome = None
-            with time_budget(options.limits.time_budget, _SCHEMA_REPAIR_FILES):
+            deadline = Deadline(options.limits.time_budget, "schema_repair", within=outer)
+            try:
                 outcome = clock.run(
                     "schema_repair",
                     lambda: coerce_to_schema(
@@ -246,10 +272,11 @@ def _finish(
                         validator.schema,
                         disabled_rules=options.disabled_rules,
                         max_risk=options.max_risk,
+                        deadline=deadline,
                     ),
                 )
-            if outcome is None:
-                diagnostics.append(_out_of_time("schema repair", options))
+            except OutOfTime as stop:
+                diagnostics.append(_out_of_time(stop, "schema_repair"))
             if outcome is not None and outcome.patch:
                 value = outcome.value
                 patch = list(outcome.patch)
@@ -295,19 +322,27 @@ _STATUS_ORDER = list(Status)
 _READING_STAGES = ("parse", "guided")
 _GUESS_RANK = Risk.GUESS.rank
 
-# What each stage's time budget may interrupt (see llmfix.budget); parsing has its own.
-_EXTRACT_FILES = files("normalize.py", "extract.py")
-_SCHEMA_REPAIR_FILES = files("schema_repair.py", "schema_walk.py")
-_GUIDED_FILES = files("guided" + os.sep)
+# The stages this module gives a deadline, as a message names them.
+_STAGE_NAMES = {
+    "extract": "extraction",
+    "schema_repair": "schema repair",
+    "guided": "schema-guided reading",
+}
 
 
-def _out_of_time(stage: str, options: RepairOptions) -> Diagnostic:
-    budget = options.limits.time_budget
+def _out_of_time(stop: OutOfTime, stage: str) -> Diagnostic:
+    """``limits.time`` for a ``stage`` that ran out of its time budget.
+
+    An :class:`OutOfTime` of another deadline (the caller's, which ended first) is not this
+    stage's to report: it is raised on.
+    """
+    if stop.stage != stage:
+        raise stop
     return Diagnostic(
         code="limits.time",
         severity=Severity.ERROR,
-        stage="extract" if stage == "extraction" else "schema_repair",
-        message=f"{stage} took longer than the {budget:g} s time budget",
+        stage=stage,
+        message=f"{_STAGE_NAMES[stage]} took longer than the {stop.seconds:g} s time budget",
         hint="raise --time-budget to give it longer",
     )
 
@@ -383,18 +418,21 @@ def _read_candidates(
     validator: SchemaValidator | None,
     lines: LineIndex,
     clock: _Clock,
-) -> tuple[list[Diagnostic], list[ParsedCandidate]] | None:
-    """Normalize, extract and parse every candidate (``None`` when extraction ran out of
-    time): the document's diagnostics, and each candidate as parsed."""
-    extracted = None
-    with time_budget(options.limits.time_budget, _EXTRACT_FILES):
+    outer: Deadline | None = None,
+) -> tuple[list[Diagnostic], list[ParsedCandidate]] | Diagnostic:
+    """Normalize, extract and parse every candidate: the document's diagnostics, and each
+    candidate as parsed (or the ``limits.time`` of an extraction that ran out of time)."""
+    deadline = Deadline(options.limits.time_budget, "extract", within=outer)
+    try:
         document = clock.run("normalize", lambda: normalize_document(text))
-        extracted = clock.run("extract", lambda: extract_candidates(document))
-    if extracted is None:
-        return None
-    candidates, extract_diags = extracted
+        deadline.check()  # normalization is linear and does not check as it goes
+        candidates, extract_diags = clock.run(
+            "extract", lambda: extract_candidates(document, deadline=deadline)
+        )
+    except OutOfTime as stop:
+        return _out_of_time(stop, "extract")
     diagnostics: list[Diagnostic] = list(document.diagnostics) + list(extract_diags)
-    parsed = [_parse_candidate(c, options, validator, lines, clock) for c in candidates]
+    parsed = [_parse_candidate(c, options, validator, lines, clock, outer) for c in candidates]
     if any(d.code == "extract.none" for d in extract_diags):
         parsed = [_reject_prose(p) for p in parsed]
     return diagnostics, parsed
@@ -408,8 +446,8 @@ def parse_candidates(
     ``ok`` here either. Spans and positions are into ``text``. Pure."""
     options = options or RepairOptions()
     read = _read_candidates(text, options, None, LineIndex(text), _Clock())
-    if read is None:
-        return [_out_of_time("extraction", options)], []
+    if isinstance(read, Diagnostic):
+        return [read], []
     return read
 
 
@@ -419,8 +457,14 @@ def repair_text(
     options: RepairOptions | None = None,
     *,
     validator: SchemaValidator | None = None,
+    deadline: Deadline | None = None,
 ) -> Result:
-    """Run the whole pipeline on one raw model response. Pure: no I/O, no printing."""
+    """Run the whole pipeline on one raw model response. Pure: no I/O, no printing.
+
+    ``deadline`` is the caller's own (a batch item's): each stage's time budget ends no
+    later than it does, and when it ends first its :class:`~llmfix.deadline.OutOfTime`
+    propagates (a stage's own budget running out is a ``limits.time`` diagnostic instead).
+    """
     options = options or RepairOptions()
     if validator is None:
         validator = make_validator(schema, allow_remote=options.allow_remote_refs)
@@ -430,7 +474,7 @@ def repair_text(
     fast = _strict_document(text, validator, clock)
     if fast is not None:
         status, value, fast_diagnostics, fast_patch = _finish(
-            fast, options, validator, clock, lines
+            fast, options, validator, clock, lines, deadline
         )
         fast_result = build(
             Result,
@@ -444,7 +488,7 @@ def repair_text(
         )
         if status is not Status.INVALID or not _guided_on(validator, options):
             return fast_result
-        return _read_guided(text, fast_result, fast, options, validator, clock, lines)
+        return _read_guided(text, fast_result, fast, options, validator, clock, lines, deadline)
 
     if len(text) > options.limits.max_size:
         # Checked before extraction, which is linear but slow enough on megabytes of
@@ -465,12 +509,12 @@ def repair_text(
             timings=Timings(clock.stages),
         )
 
-    read = _read_candidates(text, options, validator, lines, clock)
-    if read is None:
+    read = _read_candidates(text, options, validator, lines, clock, deadline)
+    if isinstance(read, Diagnostic):
         return Result(
             status=Status.UNPARSEABLE,
             value=None,
-            diagnostics=(_out_of_time("extraction", options),),
+            diagnostics=(read,),
             timings=Timings(clock.stages),
         )
     diagnostics, parsed = read
@@ -499,9 +543,9 @@ def repair_text(
         )
         if not _guided_on(validator, options):
             return failed
-        return _read_guided(text, failed, None, options, validator, clock, lines)
+        return _read_guided(text, failed, None, options, validator, clock, lines, deadline)
 
-    finished = [_finish(p, options, validator, clock, lines) for p in chosen]
+    finished = [_finish(p, options, validator, clock, lines, deadline) for p in chosen]
     status = max((f[0] for f in finished), key=_STATUS_ORDER.index)
     all_diags = diagnostics + [d for f in finished for d in f[2]]
     all_patch = [op for f in finished for op in f[3]]
@@ -517,7 +561,7 @@ def repair_text(
     )
     if not _guided_on(validator, options):
         return result
-    return _read_guided(text, result, chosen[0], options, validator, clock, lines)
+    return _read_guided(text, result, chosen[0], options, validator, clock, lines, deadline)
 
 
 def _guided_on(
@@ -564,6 +608,7 @@ def _read_guided(
     validator: SchemaValidator,
     clock: _Clock,
     lines: LineIndex,
+    outer: Deadline | None = None,
 ) -> Result:
     """The schema-guided reading of an answer the ordinary reading could not make valid.
 
@@ -571,7 +616,31 @@ def _read_guided(
     does not declare (a value split at its commas), or when parsing had to guess; the best
     reading that validates wins (see :mod:`llmfix.guided`) if it is no riskier than allowed,
     else the ordinary result stands, with any refusals added.
+
+    One deadline bounds the readings and the schema repair of each (within ``outer``); when
+    it ends, the ordinary result stands with ``limits.time`` added.
     """
+    deadline = Deadline(options.limits.time_budget, "guided", within=outer)
+    try:
+        return _guided(text, current, chosen, options, validator, clock, lines, deadline)
+    except OutOfTime as stop:
+        late = _out_of_time(stop, "guided")
+        return replace(
+            current, diagnostics=(*current.diagnostics, late), timings=Timings(clock.stages)
+        )
+
+
+def _guided(
+    text: str,
+    current: Result,
+    chosen: ParsedCandidate | None,
+    options: RepairOptions,
+    validator: SchemaValidator,
+    clock: _Clock,
+    lines: LineIndex,
+    deadline: Deadline,
+) -> Result:
+    """:func:`_read_guided` within its ``deadline``."""
     from llmfix.guided import invented_keys, read_answer
 
     # How risky a reading may be to replace the current result: anything that validates
@@ -594,25 +663,20 @@ def _read_guided(
     ordinary = (chosen.value, chosen.candidate.span) if chosen is not None and chosen.ok else None
     document = normalize_document(text) if not strict else None  # its reasoning blocks
     reasoning = document.reasoning if document is not None else ()
-    found = None
-    with time_budget(options.limits.time_budget, _GUIDED_FILES):
-        found = clock.run(
-            "guided",
-            lambda: read_answer(
-                text,
-                validator.schema,
-                reasoning,
-                ordinary,
-                text_readings=not strict,
-                # Re-reading strings inside a JSON value redoes schema repair's coercions;
-                # a user who turned a rule off is not overruled by another path.
-                in_values=not options.disabled_rules,
-            ),
-        )
-    if found is None:
-        late = replace(_out_of_time("schema-guided reading", options), stage="guided")
-        return replace(current, diagnostics=(*current.diagnostics, late))
-    readings, refusals = found
+    readings, refusals = clock.run(
+        "guided",
+        lambda: read_answer(
+            text,
+            validator.schema,
+            reasoning,
+            ordinary,
+            text_readings=not strict,
+            # Re-reading strings inside a JSON value redoes schema repair's coercions;
+            # a user who turned a rule off is not overruled by another path.
+            in_values=not options.disabled_rules,
+            deadline=deadline,
+        ),
+    )
     notes: list[Diagnostic] = []
     best: tuple[tuple[int, int, int], Result] | None = None
     for order, reading in enumerate(readings):
@@ -648,7 +712,9 @@ def _read_guided(
             text[reading.span.start : reading.span.end], reading.span, "guided", synthetic=True
         )
         parsed = ParsedCandidate(candidate, True, reading.value, False, (diagnostic,), None)
-        status, value, diagnostics, patch = _finish(parsed, options, validator, clock, lines)
+        status, value, diagnostics, patch = _finish(
+            parsed, options, validator, clock, lines, deadline
+        )
         if status is Status.INVALID:
             continue
         risk = max_risk([d.risk for d in diagnostics] + [op.risk for op in patch])
