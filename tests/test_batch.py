@@ -102,7 +102,7 @@ def test_an_item_over_the_size_limit_is_not_checked(profiles: dict[str, Profile]
 def test_a_crash_inside_the_pipeline_is_the_items_error(
     profiles: dict[str, Profile], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def crash(*args: Any) -> Any:
+    def crash(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("boom")
 
     monkeypatch.setattr(batch, "check_text", crash)
