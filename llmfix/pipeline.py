@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
-from llmfix.config import Limits, RepairOptions
+from llmfix.config import RepairOptions
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.extract import extract_candidates
 from llmfix.jsontext import strict_json
@@ -132,12 +132,20 @@ def _parse_candidate(
     outer: Deadline | None = None,
 ) -> ParsedCandidate:
     diagnostics: list[Diagnostic] = list(candidate.diagnostics)
-    limits = _parse_limits(options.limits, outer)
 
     def parse(text: str) -> ParseOutcome:
-        outcome = clock.run("parse", lambda: parse_json(text, limits=limits, engine=options.engine))
-        if outer is not None:
-            outer.check()  # the parse ran out of the caller's time, not its own
+        if outer is None:  # the parse makes its own deadline, when strict decoding fails
+            return clock.run(
+                "parse", lambda: parse_json(text, limits=options.limits, engine=options.engine)
+            )
+        deadline = Deadline(options.limits.time_budget, "parse", within=outer)
+        outcome = clock.run(
+            "parse",
+            lambda: parse_json(
+                text, limits=options.limits, engine=options.engine, deadline=deadline
+            ),
+        )
+        outer.check()  # a limits.time that was the caller's deadline ending is the caller's
         return outcome
 
     if candidate.synthetic:
@@ -195,18 +203,6 @@ def _parse_candidate(
         diagnostics=tuple(diagnostics),
         schema_errors=schema_errors,
     )
-
-
-def _parse_limits(limits: Limits, outer: Deadline | None) -> Limits:
-    """The parse stage makes its own deadline from ``limits.time_budget``: within a caller's
-    deadline, no later than that one ends (which must not have ended yet)."""
-    if outer is None or not outer.limited:
-        return limits
-    outer.check()
-    remaining = outer.remaining()
-    if remaining >= Deadline(limits.time_budget, "parse").seconds:
-        return limits
-    return replace(limits, time_budget=max(remaining, 1e-6))
 
 
 def _place_pointers(
