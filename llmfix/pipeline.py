@@ -17,20 +17,18 @@ from __future__ import annotations
 import json
 import os
 import re
-import time
-from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from llmfix.config import RepairOptions
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.extract import extract_candidates
+from llmfix.finish import Clock, finish, out_of_time
 from llmfix.jsontext import strict_json
 from llmfix.model import (
     Candidate,
     Diagnostic,
     LineIndex,
-    PatchOp,
     Result,
     Risk,
     Severity,
@@ -42,25 +40,10 @@ from llmfix.model import (
 )
 from llmfix.normalize import clean_payload, normalize_document
 from llmfix.parse import ParseOutcome, parse_json
-from llmfix.partial import cut_off, drop_incomplete_tail, mark_missing, was_truncated
 from llmfix.select import ParsedCandidate, select_candidates
 
 if TYPE_CHECKING:
     from llmfix.validate import SchemaValidator
-
-T = TypeVar("T")
-
-
-class _Clock:
-    def __init__(self) -> None:
-        self.stages: dict[str, float] = {}
-
-    def run(self, stage: str, fn: Callable[[], T]) -> T:
-        start = time.perf_counter()
-        try:
-            return fn()
-        finally:
-            self.stages[stage] = self.stages.get(stage, 0.0) + time.perf_counter() - start
 
 
 def make_validator(schema: Any, *, allow_remote: bool = False) -> SchemaValidator | None:
@@ -128,7 +111,7 @@ def _parse_candidate(
     options: RepairOptions,
     validator: SchemaValidator | None,
     lines: LineIndex,
-    clock: _Clock,
+    clock: Clock,
     outer: Deadline | None = None,
 ) -> ParsedCandidate:
     diagnostics: list[Diagnostic] = list(candidate.diagnostics)
@@ -205,143 +188,8 @@ def _parse_candidate(
     )
 
 
-def _place_pointers(
-    diagnostics: list[Diagnostic], candidate: Candidate, lines: LineIndex
-) -> list[Diagnostic]:
-    """Give each diagnostic that has a JSON Pointer but no span (a schema error, a schema
-    repair) the span of that value in the input, so reports point at its line:column."""
-    if not any(d.pointer is not None and d.span is None for d in diagnostics):
-        return diagnostics
-    locator = None
-    if not candidate.synthetic:  # a synthesised payload is not in the input: its start
-        from llmfix.jsontext import ValueLocator
-
-        locator = ValueLocator(candidate.text)
-    out = []
-    offset = candidate.span.start
-    for d in diagnostics:
-        if d.pointer is not None and d.span is None:
-            # a moved (renamed) value is written where it came from
-            source = d.data.get("from") if d.data is not None else None
-            where = source if isinstance(source, str) else d.pointer
-            found = locator.span(where) if locator is not None else None
-            span = (
-                Span(found[0] + offset, found[1] + offset)
-                if found is not None
-                else Span(offset, offset)
-            )
-            d = replace(d, span=span, position=lines.position(span.start))
-        out.append(d)
-    return out
-
-
-def _finish(
-    chosen: ParsedCandidate,
-    options: RepairOptions,
-    validator: SchemaValidator | None,
-    clock: _Clock,
-    lines: LineIndex,
-    outer: Deadline | None = None,
-) -> tuple[Status, Any, list[Diagnostic], list[PatchOp]]:
-    """Validate the chosen value, repair it against the schema (within ``outer``, the
-    caller's deadline), and decide its status."""
-    value = chosen.value
-    diagnostics = list(chosen.diagnostics)
-    patch: list[PatchOp] = []
-    errors: list[Diagnostic] = []
-    partial = options.partial and was_truncated(chosen.diagnostics)
-    if partial:
-        value, notes = drop_incomplete_tail(value, chosen.diagnostics)
-        diagnostics += notes
-    if validator is not None and (chosen.schema_errors != 0 or partial):
-        errors = clock.run("validate", lambda: validator.errors(value))
-        if errors and options.schema_repair:
-            from llmfix.schema_repair import coerce_to_schema
-
-            outcome = None
-            deadline = Deadline(options.limits.time_budget, "schema_repair", within=outer)
-            try:
-                outcome = clock.run(
-                    "schema_repair",
-                    lambda: coerce_to_schema(
-                        value,
-                        validator.schema,
-                        disabled_rules=options.disabled_rules,
-                        max_risk=options.max_risk,
-                        deadline=deadline,
-                    ),
-                )
-            except OutOfTime as stop:
-                diagnostics.append(_out_of_time(stop, "schema_repair"))
-            if outcome is not None and outcome.patch:
-                value = outcome.value
-                patch = list(outcome.patch)
-                errors = clock.run("validate", lambda: validator.errors(value))
-            if outcome is not None:
-                diagnostics += outcome.diagnostics
-    if partial:
-        errors, missing = mark_missing(errors)
-        diagnostics += missing
-    diagnostics += errors
-    diagnostics = _place_pointers(diagnostics, chosen.candidate, lines)
-
-    if errors:
-        status = Status.INVALID
-    elif patch or any(d.stage in _READING_STAGES and d.risk is not None for d in diagnostics):
-        status = Status.REPAIRED
-    elif (
-        chosen.candidate.origin == "whole"
-        and chosen.strict
-        and not any(d.risk is not None for d in diagnostics)
-    ):
-        status = Status.VALID
-    else:
-        status = Status.EXTRACTED
-    if status.ok and was_truncated(chosen.diagnostics):
-        status = Status.TRUNCATED  # closed only because the input ended: never a clean repair
-        diagnostics.append(cut_off(options.partial))
-    if chosen.candidate.in_reasoning and status is not Status.INVALID:
-        diagnostics.append(
-            Diagnostic(
-                code="extract.only_in_reasoning",
-                severity=Severity.WARNING,
-                stage="select",
-                message="the only JSON value found is inside a reasoning block",
-                span=chosen.candidate.span,
-                hint="check that the model gave a final answer outside its reasoning",
-            )
-        )
-    return status, value, diagnostics, patch
-
-
 _STATUS_ORDER = list(Status)
-_READING_STAGES = ("parse", "guided")
 _GUESS_RANK = Risk.GUESS.rank
-
-# The stages this module gives a deadline, as a message names them.
-_STAGE_NAMES = {
-    "extract": "extraction",
-    "schema_repair": "schema repair",
-    "guided": "schema-guided reading",
-}
-
-
-def _out_of_time(stop: OutOfTime, stage: str) -> Diagnostic:
-    """``limits.time`` for a ``stage`` that ran out of its time budget.
-
-    An :class:`OutOfTime` of another deadline (the caller's, which ended first) is not this
-    stage's to report: it is raised on.
-    """
-    if stop.stage != stage:
-        raise stop
-    return Diagnostic(
-        code="limits.time",
-        severity=Severity.ERROR,
-        stage=stage,
-        message=f"{_STAGE_NAMES[stage]} took longer than the {stop.seconds:g} s time budget",
-        hint="raise --time-budget to give it longer",
-    )
-
 
 # Parse repairs that mean words were taken for JSON, or text was dropped around a value.
 _PROSE_READINGS = frozenset(
@@ -356,7 +204,7 @@ _PROSE_READINGS = frozenset(
 
 
 def _strict_document(
-    text: str, validator: SchemaValidator | None, clock: _Clock
+    text: str, validator: SchemaValidator | None, clock: Clock
 ) -> ParsedCandidate | None:
     """The fast path: a whole text that is strict JSON (an object or array) is the value.
 
@@ -413,7 +261,7 @@ def _read_candidates(
     options: RepairOptions,
     validator: SchemaValidator | None,
     lines: LineIndex,
-    clock: _Clock,
+    clock: Clock,
     outer: Deadline | None = None,
 ) -> tuple[list[Diagnostic], list[ParsedCandidate]] | Diagnostic:
     """Normalize, extract and parse every candidate: the document's diagnostics, and each
@@ -426,7 +274,7 @@ def _read_candidates(
             "extract", lambda: extract_candidates(document, deadline=deadline)
         )
     except OutOfTime as stop:
-        return _out_of_time(stop, "extract")
+        return out_of_time(stop, "extract")
     diagnostics: list[Diagnostic] = list(document.diagnostics) + list(extract_diags)
     parsed = [_parse_candidate(c, options, validator, lines, clock, outer) for c in candidates]
     if any(d.code == "extract.none" for d in extract_diags):
@@ -441,7 +289,7 @@ def parse_candidates(
     choosing one (``llmfix extract`` shows these): what ``repair`` calls prose is not
     ``ok`` here either. Spans and positions are into ``text``. Pure."""
     options = options or RepairOptions()
-    read = _read_candidates(text, options, None, LineIndex(text), _Clock())
+    read = _read_candidates(text, options, None, LineIndex(text), Clock())
     if isinstance(read, Diagnostic):
         return [read], []
     return read
@@ -464,12 +312,12 @@ def repair_text(
     options = options or RepairOptions()
     if validator is None:
         validator = make_validator(schema, allow_remote=options.allow_remote_refs)
-    clock = _Clock()
+    clock = Clock()
     lines = LineIndex(text)
 
     fast = _strict_document(text, validator, clock)
     if fast is not None:
-        status, value, fast_diagnostics, fast_patch = _finish(
+        status, value, fast_diagnostics, fast_patch = finish(
             fast, options, validator, clock, lines, deadline
         )
         fast_result = build(
@@ -541,7 +389,7 @@ def repair_text(
             return failed
         return _read_guided(text, failed, None, options, validator, clock, lines, deadline)
 
-    finished = [_finish(p, options, validator, clock, lines, deadline) for p in chosen]
+    finished = [finish(p, options, validator, clock, lines, deadline) for p in chosen]
     status = max((f[0] for f in finished), key=_STATUS_ORDER.index)
     all_diags = diagnostics + [d for f in finished for d in f[2]]
     all_patch = [op for f in finished for op in f[3]]
@@ -568,7 +416,7 @@ def _guided_on(
 
 
 def _collected(
-    parsed: list[ParsedCandidate], validator: SchemaValidator, clock: _Clock
+    parsed: list[ParsedCandidate], validator: SchemaValidator, clock: Clock
 ) -> list[ParsedCandidate]:
     """Several JSON values where the schema wants an array: one more candidate, the array."""
     from llmfix.guided import wants_array
@@ -602,7 +450,7 @@ def _read_guided(
     chosen: ParsedCandidate | None,
     options: RepairOptions,
     validator: SchemaValidator,
-    clock: _Clock,
+    clock: Clock,
     lines: LineIndex,
     outer: Deadline | None = None,
 ) -> Result:
@@ -620,7 +468,7 @@ def _read_guided(
     try:
         return _guided(text, current, chosen, options, validator, clock, lines, deadline)
     except OutOfTime as stop:
-        late = _out_of_time(stop, "guided")
+        late = out_of_time(stop, "guided")
         return replace(
             current, diagnostics=(*current.diagnostics, late), timings=Timings(clock.stages)
         )
@@ -632,7 +480,7 @@ def _guided(
     chosen: ParsedCandidate | None,
     options: RepairOptions,
     validator: SchemaValidator,
-    clock: _Clock,
+    clock: Clock,
     lines: LineIndex,
     deadline: Deadline,
 ) -> Result:
@@ -708,7 +556,7 @@ def _guided(
             text[reading.span.start : reading.span.end], reading.span, "guided", synthetic=True
         )
         parsed = ParsedCandidate(candidate, True, reading.value, False, (diagnostic,), None)
-        status, value, diagnostics, patch = _finish(
+        status, value, diagnostics, patch = finish(
             parsed, options, validator, clock, lines, deadline
         )
         if status is Status.INVALID:

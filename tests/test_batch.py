@@ -277,28 +277,3 @@ def test_a_dead_worker_is_an_item_error_and_the_run_goes_on(
     outcomes = list(run_items(run, profiles, limits))
     codes = [o.error.code if o.error else o.status for o in outcomes]
     assert (len(codes), codes[1]) == (6, "batch.worker_crashed")
-
-
-# ------------------------------------------------------------------ field hints
-
-
-def test_field_hints_say_nothing_when_records_differ_in_shape() -> None:
-    from llmfix.batch import FieldHints
-    from llmfix.inputs import ReadOptions, items_from_text
-
-    text = '{"a": 1, "output": "{}"}\n{"b": 2, "output": "{}"}\n'
-    hints = FieldHints()
-    for found in items_from_text(text, "x.jsonl", ReadOptions(), "jsonl"):
-        hints.add(found)
-    assert hints.hints() == []
-
-
-def test_field_hints_leave_a_partly_missing_group_alone() -> None:
-    from llmfix.batch import FieldHints
-    from llmfix.inputs import ReadOptions, items_from_text
-
-    text = '{"model": "m", "output": "{}"}\n{"output": "{}"}\n'
-    hints = FieldHints("output", "model")
-    for found in items_from_text(text, "x.jsonl", ReadOptions("output", group_by="model"), "jsonl"):
-        hints.add(found)
-    assert hints.hints() == []
