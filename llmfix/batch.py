@@ -171,7 +171,8 @@ def _budget_within(budget: float, deadline: Deadline | None) -> float:
         return budget
     deadline.check()
     left = max(deadline.remaining(), 1e-6)
-    return left if left < Deadline(budget, "stage").seconds else budget
+    own = Deadline(budget, "stage").seconds  # in seconds (inf when it is no limit)
+    return left if left < own else budget
 
 
 def _stopped_by(result: Result, deadline: Deadline | None) -> Result:
@@ -203,7 +204,7 @@ def _check(
     """A tool's result (``output``) against its output schema; anything else by
     :func:`check_text`. Either within ``deadline`` (see :func:`check_text`)."""
     if not output:
-        return _stopped_by(check_text(text, profile, tool, deadline=deadline), deadline)
+        return check_text(text, profile, tool, deadline=deadline)
     from dataclasses import replace
 
     from llmfix.toolcalls.results import check_tool_result
