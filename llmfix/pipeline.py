@@ -275,6 +275,8 @@ def _read_candidates(
         )
     except OutOfTime as stop:
         return out_of_time(stop, "extract")
+    if outer is not None:
+        outer.check()  # between stages too: not every step of a stage checks
     diagnostics: list[Diagnostic] = list(document.diagnostics) + list(extract_diags)
     parsed = [_parse_candidate(c, options, validator, lines, clock, outer) for c in candidates]
     if any(d.code == "extract.none" for d in extract_diags):
@@ -366,6 +368,8 @@ def repair_text(
         parsed += _collected(parsed, validator, clock)
     chosen, select_diags = clock.run("select", lambda: select_candidates(parsed, options.pick))
     diagnostics += select_diags
+    if deadline is not None:
+        deadline.check()
 
     if not chosen:
         failures = [d for p in parsed for d in p.diagnostics if d.severity is Severity.ERROR]

@@ -26,8 +26,10 @@ from llmfix.inputs import Item
 from llmfix.model import Result, Status
 from llmfix.pipeline import repair_text
 
-# Many fences and bracketed prose: a long extraction (a second or so on a busy machine).
-_LONG_ANSWER = 'Notes ```json\n{"a": 1}\n``` then {x} and [y] in prose. ' * 80_000
+# An unclosed value in prose, 800 KB of brackets, ended by a fence: a long extraction (half
+# a second), checked as the value's tokens are scanned and at the fence after it.
+_LONG_ANSWER = "Note: {" + "[1, " * 200_000 + "\n```\nend\n```\n"
+_SHORT_ANSWER = 'Notes ```json\n{"a": 1}\n``` then {x} and [y] in prose. ' * 100
 _SCHEMA = {"type": "object", "properties": {"n": {"type": "array", "items": {"type": "integer"}}}}
 # Strict JSON (the fast path), every item a string the schema wants as an integer.
 _MANY_COERCIONS = json.dumps({"n": [str(i) for i in range(20_000)]})
@@ -58,7 +60,7 @@ def test_extraction_stops_at_its_budget_and_says_so() -> None:
 
 
 def test_extraction_within_its_budget_is_untouched() -> None:
-    result = llmfix.repair(_LONG_ANSWER[:5000], time_budget=30)
+    result = llmfix.repair(_SHORT_ANSWER, time_budget=30)
     assert (result.status, result.value, _out_of_time(result)) == (
         Status.EXTRACTED,
         {"a": 1},
