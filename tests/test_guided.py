@@ -22,6 +22,7 @@ from llmfix.guided.convert import plain_json
 from llmfix.guided.formats import read_key_values, read_table, read_xml
 from llmfix.guided.known_keys import read_known_keys
 from llmfix.guided.lists import read_lists
+from llmfix.guided.scalars import read_scalars
 from llmfix.guided.values import refine_strings
 from llmfix.model import Risk, Span, Status
 
@@ -235,6 +236,10 @@ _SPENT_READINGS: list[tuple[str, Callable[[Deadline], Any]]] = [
     ("in_value", lambda d: refine_strings({"age": "36"}, PERSON, Span(0, 1), deadline=d)),
     ("yaml value", lambda d: plain_json({"a": [1] * 5000}, d)),  # checked every 1,024 values
     ("read_answer", lambda d: read_answer("name: Ada\nage: 36", PERSON, deadline=d)),
+    (
+        "enum in prose",
+        lambda d: read_scalars("I would say b.", 0, {"enum": ["a", "b"]}, {}, d),
+    ),
 ]
 
 

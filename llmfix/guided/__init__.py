@@ -125,10 +125,10 @@ def read_answer(
     content = wrapper_content(answer, deadline)
     if content is not None:
         inner, at = content
-        more, refused = read_scalars(inner, at, schema, schema)
+        more, refused = read_scalars(inner, at, schema, schema, deadline)
         readings += more
         refusals += refused
-    more, refused = read_scalars(answer, 0, schema, schema)
+    more, refused = read_scalars(answer, 0, schema, schema, deadline)
     readings += more
     deadline.check()
     readings += single_property(answer, schema, parsed, deadline)

@@ -31,7 +31,7 @@ def text_value(text: str, schema: Any, root: Any, deadline: Deadline = NEVER) ->
                 return found.value
     if shape.wants(schema, root, "null") and s.casefold() in ("null", "none", ""):
         return None
-    return item_value(s, schema, root) if s else s
+    return item_value(s, schema, root, deadline) if s else s
 
 
 _MAX_NODES = 300_000

@@ -84,14 +84,14 @@ def _mentioned_members(text: str, base: int, item_schema: Any, root: Any) -> Rea
     )
 
 
-def item_value(text: str, item_schema: Any, root: Any) -> Any:
+def item_value(text: str, item_schema: Any, root: Any, deadline: Deadline = NEVER) -> Any:
     """One list entry read against the item schema (its text when nothing fits better)."""
     if shape.wants(item_schema, root, "object") or shape.wants(item_schema, root, "array"):
         try:
             return json.loads(text)
         except ValueError:
             pass
-    readings, _ = read_scalars(text, 0, item_schema, root)
+    readings, _ = read_scalars(text, 0, item_schema, root, deadline)
     for r in readings:
         if r.risk is Risk.SAFE and r.code != "guided.string":
             return r.value
@@ -103,7 +103,7 @@ def _item_values(entries: list[str], item_schema: Any, root: Any, deadline: Dead
     values = []
     for entry in entries:
         deadline.check()
-        values.append(item_value(entry, item_schema, root))
+        values.append(item_value(entry, item_schema, root, deadline))
     return values
 
 

@@ -104,11 +104,11 @@ def _refine(
     alts = shape.alternatives(schema, root)
     if any("string" in shape.types(a) and shape.members(a) is None for a in alts):
         return value
-    readings, _ = read_scalars(value, 0, schema, root)
+    readings, _ = read_scalars(value, 0, schema, root, deadline)
     if any("array" in shape.types(a) for a in alts):
         from llmfix.guided.lists import read_lists
 
-        listed = read_lists(value, 0, schema, root)
+        listed = read_lists(value, 0, schema, root, deadline)
         if listed is not None and "\n" in value:
             readings.insert(0, listed)
     for reading in readings:
@@ -147,7 +147,7 @@ def single_property(
         if text is not None:
             listed = read_lists(text, 0, prop, schema, deadline)
             readings += [listed] if listed is not None else []
-            scalars, _ = read_scalars(text, 0, prop, schema)
+            scalars, _ = read_scalars(text, 0, prop, schema, deadline)
             readings += [r for r in scalars if r.code != "guided.string"]
         if (
             ordinary is not None
