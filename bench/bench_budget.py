@@ -1,7 +1,8 @@
 """What the time budget costs (issue 19): ``llmfix.repair`` with the default ``--time-budget``
 vs with no budget, timed interleaved in the same process.
 
-Run: ``.venv/bin/python bench/bench_budget.py [--rounds N] [--count N]``. Prints markdown.
+Run: ``.venv/bin/python bench/bench_budget.py [--rounds N] [--count N] [--large-rounds N]``.
+Prints markdown.
 
 Rows:
 
@@ -11,8 +12,10 @@ Rows:
 - one large broken answer: a fenced 1 MB array with a comment and a trailing comma, so
   extraction and the lenient parser walk a megabyte (checking the deadline as they go).
 
-Each row is the median of ``--rounds`` interleaved (budget, no budget) pairs; the ratio is
-budget / no budget, so 1.00× means the budget costs nothing measurable.
+Each row times ``--rounds`` interleaved (budget, no budget) pairs of short blocks, so both
+sides of a pair meet the same load on a shared machine; it shows the median time per
+answer of each side and the median of the per-pair ratios (budget / no budget), so 1.00×
+means the budget costs nothing measurable.
 """
 
 from __future__ import annotations
@@ -75,24 +78,30 @@ def _ratio(
     timed: Callable[[float, int], float],
     run: Callable[[Callable[[], None]], None],
 ) -> tuple[float, float, float]:
-    """Median of ``rounds`` interleaved (budget, no budget) pairs: seconds each, the ratio."""
+    """``rounds`` interleaved (budget, no budget) pairs: the median seconds of each side and
+    the median of the pairs' ratios (the order within a pair alternates)."""
     with_budget: list[float] = []
     without: list[float] = []
 
     def one_round() -> None:
-        with_budget.append(timed(DEFAULT_BUDGET, count))
-        without.append(timed(NO_BUDGET, count))
+        for i in range(rounds):
+            if i % 2:
+                without.append(timed(NO_BUDGET, count))
+                with_budget.append(timed(DEFAULT_BUDGET, count))
+            else:
+                with_budget.append(timed(DEFAULT_BUDGET, count))
+                without.append(timed(NO_BUDGET, count))
 
-    for _ in range(rounds):
-        run(one_round)
-    a, b = statistics.median(with_budget), statistics.median(without)
-    return a, b, a / b
+    run(one_round)
+    ratios = [a / b for a, b in zip(with_budget, without, strict=True)]
+    return statistics.median(with_budget), statistics.median(without), statistics.median(ratios)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--count", type=int, default=500, help="small answers per timing")
+    parser.add_argument("--rounds", type=int, default=41, help="pairs per row")
+    parser.add_argument("--count", type=int, default=60, help="small answers per block")
+    parser.add_argument("--large-rounds", type=int, default=7, help="pairs for the 1 MB row")
     args = parser.parse_args()
     _small(DEFAULT_BUDGET, 200)  # warm up: imports, caches
     _large(DEFAULT_BUDGET, 1)
@@ -104,7 +113,8 @@ def main() -> None:
     print("| input | with budget | no budget | ratio |")
     print("|---|---:|---:|---:|")
     for label, unit, timed, count, run in rows:
-        a, b, ratio = _ratio(args.rounds, count, timed, run)
+        rounds = args.large_rounds if timed is _large else args.rounds
+        a, b, ratio = _ratio(rounds, count, timed, run)
         scale = 1e6 if unit == "µs" else 1e3
         print(f"| {label} | {a * scale:.0f} {unit} | {b * scale:.0f} {unit} | {ratio:.2f}× |")
 
