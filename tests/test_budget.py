@@ -33,8 +33,9 @@ _SHORT_ANSWER = 'Notes ```json\n{"a": 1}\n``` then {x} and [y] in prose. ' * 100
 _SCHEMA = {"type": "object", "properties": {"n": {"type": "array", "items": {"type": "integer"}}}}
 # Strict JSON (the fast path), every item a string the schema wants as an integer.
 _MANY_COERCIONS = json.dumps({"n": [str(i) for i in range(20_000)]})
-# One candidate found at once (it starts with "{"), which the lenient parser reads for seconds.
-_LONG_PARSE = "{" + "".join(f"'k{i}': {i}, " for i in range(60_000)) + "}"
+# One fenced candidate, found at once (a fence is not scanned inside), which the lenient
+# parser reads word by word: 60,000 unquoted keys and values, half a second or more.
+_LONG_PARSE = "Here:\n```json\n{" + ", ".join(f"k{i}: v{i}" for i in range(60_000)) + "}\n```\n"
 # A markdown table where the schema wants an array of objects: extracted at once (there is
 # no JSON in it), read row by row by the schema-guided table reader (seconds).
 _ITEMS = {
@@ -69,7 +70,7 @@ def test_extraction_within_its_budget_is_untouched() -> None:
 
 
 def test_parsing_stops_at_its_budget_and_names_the_stage() -> None:
-    result = llmfix.repair(_LONG_PARSE, time_budget=0.2)
+    result = llmfix.repair(_LONG_PARSE, time_budget=0.05)
     assert result.status is Status.UNPARSEABLE
     assert [stage for stage, _ in _out_of_time(result)] == ["parse"]
 
@@ -121,7 +122,7 @@ def test_a_callers_deadline_that_ends_first_is_raised_to_the_caller() -> None:
 def test_a_callers_deadline_also_bounds_the_parse() -> None:
     options = RepairOptions(limits=Limits(time_budget=30))
     with pytest.raises(OutOfTime) as stopped:
-        repair_text(_LONG_PARSE, options=options, deadline=Deadline(0.2, "mine"))
+        repair_text(_LONG_PARSE, options=options, deadline=Deadline(0.05, "mine"))
     assert stopped.value.stage == "mine"
 
 
