@@ -1,21 +1,26 @@
-"""What the time budget costs (issue 8): ``llmfix.repair`` of small broken answers with the
-default ``--time-budget`` vs with no budget, timed interleaved in the same process.
+"""What the time budget costs (issue 19): ``llmfix.repair`` with the default ``--time-budget``
+vs with no budget, timed interleaved in the same process.
 
-Run: ``.venv/bin/python bench/bench_budget.py [--rounds N]``. Prints markdown. Three ways a
-budget is enforced, each its own row:
+Run: ``.venv/bin/python bench/bench_budget.py [--rounds N] [--count N] [--large-rounds N]``.
+Prints markdown.
 
-- the main thread with no interval timer running (``llmfix repair``): ``setitimer``;
-- the main thread with an interval timer already running, as in ``llmfix check``'s
-  workers, whose item ``--timeout`` holds ``SIGALRM``: the shared watcher thread;
-- a worker thread (a library caller's thread pool): the shared watcher thread.
+Rows:
 
-A broken answer opens two budgets (extraction, then the parse of its candidate).
+- small broken answers (a fenced answer with Python literals, a cut-off object, prose
+  around unquoted keys) on the main thread, as ``llmfix repair`` runs them;
+- the same answers in a worker thread (a library caller's thread pool);
+- one large broken answer: a fenced 1 MB array with a comment and a trailing comma, so
+  extraction and the lenient parser walk a megabyte (checking the deadline as they go).
+
+Each row times ``--rounds`` interleaved (budget, no budget) pairs of short blocks, so both
+sides of a pair meet the same load on a shared machine; it shows the median time per
+answer of each side and the median of the per-pair ratios (budget / no budget), so 1.00×
+means the budget costs nothing measurable.
 """
 
 from __future__ import annotations
 
 import argparse
-import signal
 import statistics
 import threading
 import time
@@ -30,41 +35,35 @@ ANSWERS = [
     "Sure! {name: 'Grace', langs: ['COBOL' 'FLOW-MATIC'], active: None}",
 ]
 
+_RECORD = '{"id": %d, "name": "item %d", "tags": ["a", "b"], "ok": true, "n": %d},\n'
+# A fenced array with a comment and a trailing comma: two repairs, then 1 MB for the
+# lenient parser's loop to walk (and extraction's scan before it).
+LARGE = (
+    "Results:\n```json\n// all of them\n["
+    + "".join(_RECORD % (i, i, i) for i in range(13_000))
+    + "]\n```\nDone."
+)
 
-def _per_answer(budget: float, count: int) -> float:
+DEFAULT_BUDGET = 5.0  # the default --time-budget
+NO_BUDGET = 0.0  # not a positive number: no deadline at all
+
+
+def _small(budget: float, count: int) -> float:
     start = time.perf_counter()
     for i in range(count):
         llmfix.repair(ANSWERS[i % len(ANSWERS)], time_budget=budget)
     return (time.perf_counter() - start) / count
 
 
-def _ratio(rounds: int, count: int, run: Callable[[Callable[[], None]], None]) -> list[float]:
-    """Median of ``rounds`` interleaved (budget, no budget) pairs: µs each, and the ratio."""
-    with_budget: list[float] = []
-    without: list[float] = []
-
-    def one_round() -> None:
-        with_budget.append(_per_answer(5.0, count))
-        without.append(_per_answer(0.0, count))
-
-    for _ in range(rounds):
-        run(one_round)
-    a, b = statistics.median(with_budget), statistics.median(without)
-    return [a * 1e6, b * 1e6, a / b]
+def _large(budget: float, count: int) -> float:
+    start = time.perf_counter()
+    for _ in range(count):
+        llmfix.repair(LARGE, time_budget=budget)
+    return (time.perf_counter() - start) / count
 
 
 def _here(work: Callable[[], None]) -> None:
     work()
-
-
-def _with_itimer(work: Callable[[], None]) -> None:
-    previous = signal.signal(signal.SIGALRM, lambda *_: None)
-    signal.setitimer(signal.ITIMER_REAL, 3600)
-    try:
-        work()
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _in_a_thread(work: Callable[[], None]) -> None:
@@ -73,21 +72,51 @@ def _in_a_thread(work: Callable[[], None]) -> None:
     worker.join()
 
 
+def _ratio(
+    rounds: int,
+    count: int,
+    timed: Callable[[float, int], float],
+    run: Callable[[Callable[[], None]], None],
+) -> tuple[float, float, float]:
+    """``rounds`` interleaved (budget, no budget) pairs: the median seconds of each side and
+    the median of the pairs' ratios (the order within a pair alternates)."""
+    with_budget: list[float] = []
+    without: list[float] = []
+
+    def one_round() -> None:
+        for i in range(rounds):
+            if i % 2:
+                without.append(timed(NO_BUDGET, count))
+                with_budget.append(timed(DEFAULT_BUDGET, count))
+            else:
+                with_budget.append(timed(DEFAULT_BUDGET, count))
+                without.append(timed(NO_BUDGET, count))
+
+    run(one_round)
+    ratios = [a / b for a, b in zip(with_budget, without, strict=True)]
+    return statistics.median(with_budget), statistics.median(without), statistics.median(ratios)
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--count", type=int, default=500, help="answers per timing")
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=41, help="pairs per row")
+    parser.add_argument("--count", type=int, default=60, help="small answers per block")
+    parser.add_argument("--large-rounds", type=int, default=7, help="pairs for the 1 MB row")
     args = parser.parse_args()
-    _per_answer(5.0, 200)  # warm up: imports, caches, the watcher thread
-    print("| how the budget is enforced | with budget (µs) | no budget (µs) | ratio |")
+    _small(DEFAULT_BUDGET, 200)  # warm up: imports, caches
+    _large(DEFAULT_BUDGET, 1)
+    rows: list[tuple[str, str, Callable[[float, int], float], int, Callable[..., None]]] = [
+        ("small broken answers, main thread", "µs", _small, args.count, _here),
+        ("small broken answers, worker thread", "µs", _small, args.count, _in_a_thread),
+        (f"1 MB broken answer ({len(LARGE) / 1e6:.2f} MB)", "ms", _large, 1, _here),
+    ]
+    print("| input | with budget | no budget | ratio |")
     print("|---|---:|---:|---:|")
-    for label, run in [
-        ("main thread, `setitimer` (`llmfix repair`)", _here),
-        ("main thread, interval timer in use (`llmfix check` workers)", _with_itimer),
-        ("worker thread", _in_a_thread),
-    ]:
-        a, b, ratio = _ratio(args.rounds, args.count, run)
-        print(f"| {label} | {a:.0f} | {b:.0f} | {ratio:.2f}× |")
+    for label, unit, timed, count, run in rows:
+        rounds = args.large_rounds if timed is _large else args.rounds
+        a, b, ratio = _ratio(rounds, count, timed, run)
+        scale = 1e6 if unit == "µs" else 1e3
+        print(f"| {label} | {a * scale:.0f} {unit} | {b * scale:.0f} {unit} | {ratio:.2f}× |")
 
 
 if __name__ == "__main__":

@@ -11,30 +11,33 @@ however long the input is.
 
 Per-item limits: an item longer than ``max_item_size`` characters is not checked
 (``batch.too_large``); one that takes longer than ``item_timeout`` seconds is stopped
-(``batch.timeout``, on platforms with ``SIGALRM``; the lenient parser has its own time
-budget everywhere). An exception inside the pipeline is the item's error
-(``batch.crash``), never the end of the run.
+(``batch.timeout``). The timeout is a :class:`~llmfix.deadline.Deadline` for the item that
+every stage's own deadline lies within, so the item stops at the first check after
+whichever ends first: the stages' loops check (see :mod:`llmfix.deadline`), nothing is
+interrupted from outside, and work that does not check (reading the file, strict decoding,
+schema validation) is not cut short. The same holds in any thread. An exception inside the
+pipeline is the item's error (``batch.crash``), never the end of the run.
 
 :func:`judge` applies the gates (``--fail-on``, ``--max-risk``) and the baseline to an
 outcome; :class:`BatchSummary` tallies what a run found, overall and per group. No
-printing, no file I/O here: the CLI feeds reporters.
+printing, no file I/O here: the CLI feeds reporters. (:class:`FieldHints`, the hints about
+``--field`` typos, lives in :mod:`llmfix.field_hints`.)
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import signal
-import threading
 import time
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from dataclasses import field as dataclass_field
 from typing import TYPE_CHECKING, Any
 
 from llmfix.config import RepairOptions
+from llmfix.deadline import Deadline, OutOfTime
+from llmfix.field_hints import FieldHints as FieldHints  # cli/check.py imports it from here
 from llmfix.gate import gate_failures
 from llmfix.model import Diagnostic, LineIndex, Position, Result, Risk, Severity, Status
 
@@ -116,12 +119,16 @@ def cpu_count() -> int:
         return os.cpu_count() or 1
 
 
-def check_text(text: str, profile: Profile, tool: str | None = None) -> Result:
+def check_text(
+    text: str, profile: Profile, tool: str | None = None, *, deadline: Deadline | None = None
+) -> Result:
     """Check one text with a profile.
 
     ``tool`` is set (``""`` for a call with no name) when the text is a tool call's
     arguments: they are checked against that tool's schema from the profile's registry
     (``tools.unknown_name`` when it has none by that name), or only parsed without one.
+    ``deadline`` is the item's: every stage's time budget ends no later than it, and when
+    it ends first, :class:`~llmfix.deadline.OutOfTime` is raised.
     """
     from dataclasses import replace
 
@@ -131,13 +138,16 @@ def check_text(text: str, profile: Profile, tool: str | None = None) -> Result:
         from llmfix.toolcalls import check_tool_calls
 
         options = profile.options
-        return check_tool_calls(
-            text,
-            profile.registry,
-            max_risk=options.max_risk,
-            schema_repair=options.schema_repair,
-            disabled_rules=options.disabled_rules,
-            time_budget=options.limits.time_budget,
+        return _stopped_by(
+            check_tool_calls(
+                text,
+                profile.registry,
+                max_risk=options.max_risk,
+                schema_repair=options.schema_repair,
+                disabled_rules=options.disabled_rules,
+                time_budget=_budget_within(options.limits.time_budget, deadline),
+            ),
+            deadline,
         )
     validator = profile.validator
     unknown: Diagnostic | None = None
@@ -147,11 +157,34 @@ def check_text(text: str, profile: Profile, tool: str | None = None) -> Result:
             validator = profile.tools.get(tool)
             if validator is None:
                 unknown = _unknown_tool(tool, profile.tools)
-    result = repair_text(text, options=profile.options, validator=validator)
+    result = repair_text(text, options=profile.options, validator=validator, deadline=deadline)
     if unknown is None:
         return result
     status = Status.INVALID if result.status.ok else result.status
     return replace(result, status=status, diagnostics=(*result.diagnostics, unknown))
+
+
+def _budget_within(budget: float, deadline: Deadline | None) -> float:
+    """A stage's ``--time-budget`` for a callee that makes its own deadline from it: no
+    longer than what is left of ``deadline`` (which raises if nothing is)."""
+    if deadline is None or not deadline.limited:
+        return budget
+    deadline.check()
+    left = max(deadline.remaining(), 1e-6)
+    own = Deadline(budget, "stage").seconds  # in seconds (inf when it is no limit)
+    return left if left < own else budget
+
+
+def _stopped_by(result: Result, deadline: Deadline | None) -> Result:
+    """``result``, unless a stage ran out of time because ``deadline`` ended: then that
+    deadline's :class:`~llmfix.deadline.OutOfTime`."""
+    if (
+        deadline is not None
+        and deadline.expired()
+        and any(d.code == "limits.time" for d in result.diagnostics)
+    ):
+        deadline.check()
+    return result
 
 
 def check_item(item: Item, profile: Profile) -> Result:
@@ -165,15 +198,23 @@ def check_item(item: Item, profile: Profile) -> Result:
     return apply_finish(result, item.finish, partial=profile.options.partial)
 
 
-def _check(text: str, profile: Profile, tool: str | None, output: bool) -> Result:
+def _check(
+    text: str, profile: Profile, tool: str | None, output: bool, deadline: Deadline | None = None
+) -> Result:
     """A tool's result (``output``) against its output schema; anything else by
-    :func:`check_text`."""
+    :func:`check_text`. Either within ``deadline`` (see :func:`check_text`)."""
     if not output:
-        return check_text(text, profile, tool)
+        return check_text(text, profile, tool, deadline=deadline)
+    from dataclasses import replace
+
     from llmfix.toolcalls.results import check_tool_result
 
     validator = (profile.outputs or {}).get(tool or "")
-    return check_tool_result(text, tool or "", validator, profile.options)
+    options = profile.options
+    budget = _budget_within(options.limits.time_budget, deadline)
+    if budget != options.limits.time_budget:
+        options = replace(options, limits=replace(options.limits, time_budget=budget))
+    return _stopped_by(check_tool_result(text, tool or "", validator, options), deadline)
 
 
 def _unknown_tool(name: str | None, tools: Mapping[str, Any]) -> Diagnostic:
@@ -195,34 +236,8 @@ def _unknown_tool(name: str | None, tools: Mapping[str, Any]) -> Diagnostic:
 # ------------------------------------------------------------------------- one item
 
 
-class ItemTimeout(BaseException):
-    """Raised by the alarm inside an item that ran out of time (not an ``Exception``, so
-    a stage's broad ``except Exception`` cannot swallow it)."""
-
-
-def _on_alarm(signum: int, frame: Any) -> None:
-    raise ItemTimeout
-
-
-@contextlib.contextmanager
-def _deadline(seconds: float | None) -> Iterator[None]:
-    usable = (
-        seconds is not None
-        and seconds > 0
-        and hasattr(signal, "setitimer")
-        and threading.current_thread() is threading.main_thread()
-    )
-    if not usable:
-        yield
-        return
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)  # type: ignore[arg-type]
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
+# The stage an item's deadline names (``--timeout``): never one of the pipeline's stages.
+ITEM = "item"
 
 Payload = tuple[str, str, str | None, bool]  # text, profile key, tool name, a tool's result
 Done = tuple[Result | None, Diagnostic | None, Position | None, float]
@@ -233,12 +248,15 @@ def _check_payload(
 ) -> Done:
     text, key, tool, output = payload
     start = time.perf_counter()
+    deadline = Deadline(timeout, ITEM)
     try:
-        with _deadline(timeout):
-            result = _check(text, profiles[key], tool, output)
-    except ItemTimeout:
-        error = _error("batch.timeout", f"stopped after {timeout:g} s (--timeout)")
-        return None, error, None, time.perf_counter() - start
+        result = _check(text, profiles[key], tool, output, deadline)
+    except OutOfTime as stop:
+        if stop.stage == ITEM:
+            error = _error("batch.timeout", f"stopped after {timeout:g} s (--timeout)")
+            return None, error, None, time.perf_counter() - start
+        problem = f"OutOfTime: {stop}"  # a stage's own budget ends in a diagnostic, not here
+        return None, _error("batch.crash", f"checking failed: {problem}"), None, 0.0
     except Exception as exc:  # one bad item never ends the run
         problem = " ".join(f"{type(exc).__name__}: {exc}".split())
         return None, _error("batch.crash", f"checking failed: {problem}"), None, 0.0
@@ -627,101 +645,3 @@ class BatchSummary:
         if self.groups is not None:
             out["groups"] = {k: v.to_dict() for k, v in sorted(self.groups.items())}
         return out
-
-
-# ------------------------------------------------------------------ field typos
-
-_ANSWER_LIKE = re.compile(r"[{\[]|```")
-_SAMPLED = 1000  # records looked at for shapes and suggestions; counting goes on
-
-
-@dataclass
-class FieldHints:
-    """Watches a run's records for a ``--field`` or ``--group-by`` that names nothing
-    (a typo: ``outptu``) and, without ``--field``, for records whose answer is plainly
-    one of their fields. :meth:`hints` says so, one line each; no printing here."""
-
-    field: str | None = None
-    group_by: str | None = None
-    records: int = 0
-    missing_field: int = 0
-    missing_group: int = 0
-    suggestions: Counter[tuple[str, str]] = dataclass_field(default_factory=Counter)
-    shape: frozenset[str] | None = None  # the key set every whole record has so far
-    mixed: bool = False  # records of different shapes (or not objects) were seen
-    answers: set[str] | None = None  # string fields that looked like an answer in every one
-    _last: tuple[str, int] | None = None
-
-    def add(self, item: Item) -> None:
-        where = (item.source, item.line)
-        if where == self._last or (item.record is None and item.error is None):
-            return
-        self._last = where
-        self.records += 1
-        record = item.record
-        error = item.error.code if item.error is not None else None
-        if self.field is not None and error == "input.missing_field":
-            self.missing_field += 1
-            self._suggest("--field", self.field, record)
-        if self.group_by is not None and item.group is None and record is not None:
-            self.missing_group += 1
-            self._suggest("--group-by", self.group_by, record)
-        if self.field is None and item.kind == "record":
-            self._watch_shape(record)
-        elif self.field is None:
-            self.mixed = True
-
-    def _suggest(self, flag: str, spec: str, record: Any) -> None:
-        if self.records > _SAMPLED:
-            return
-        from llmfix.inputs import closest_field, field_tokens
-
-        close = closest_field(record, field_tokens(spec))
-        if close is not None:
-            self.suggestions[(flag, close)] += 1
-
-    def _watch_shape(self, record: Any) -> None:
-        if self.mixed or self.records > _SAMPLED:
-            return
-        if not isinstance(record, dict):
-            self.mixed = True
-            return
-        keys = frozenset(str(k) for k in record)
-        if self.shape is None:
-            self.shape = keys
-        elif keys != self.shape:
-            self.mixed = True
-            return
-        found = {str(k) for k, v in record.items() if isinstance(v, str) and _ANSWER_LIKE.search(v)}
-        self.answers = found if self.answers is None else self.answers & found
-
-    def hints(self) -> list[str]:
-        found = []
-        for flag, spec, missing in (
-            ("--field", self.field, self.missing_field),
-            ("--group-by", self.group_by, self.missing_group),
-        ):
-            if spec is None or not missing:
-                continue
-            if flag == "--group-by" and missing < self.records and not self.suggestions:
-                continue  # some records have it: the rest are a real "(none)" group
-            wanted = [s for (f, s), _ in self.suggestions.most_common() if f == flag]
-            close = f" (did you mean {flag} {wanted[0]}?)" if wanted else ""
-            found.append(
-                f"{flag} {spec}: {missing:,} of {self.records:,} records have no such field{close}"
-            )
-        if (
-            self.field is None
-            and not self.mixed
-            and self.shape
-            and self.answers is not None
-            and len(self.answers) == 1
-            and self.records > 1
-        ):
-            [name] = self.answers
-            fields = ", ".join(sorted(self.shape))
-            found.append(
-                f"every record has the fields {fields}; {name!r} holds what looks like the "
-                f"answer: to check only it, pass --field {name}"
-            )
-        return found

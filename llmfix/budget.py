@@ -1,5 +1,9 @@
 """Time budgets: stop a piece of pure-Python work after a number of seconds.
 
+Being removed (issue 19): a budget is now a :class:`~llmfix.deadline.Deadline` the loops
+check. Only ``toolcalls/check.py`` still opens one here, until its deadline version lands;
+then this module goes.
+
 A budget is opened around one stage of work on one item (extraction, lenient parsing,
 schema repair, a tool-call check) and names the source files it may interrupt.
 
@@ -19,8 +23,6 @@ it; the budget that raised it ends its block and sets ``expired``.
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 import math
 import os
 import signal
@@ -47,15 +49,6 @@ _RETRY = 0.005
 def files(*names: str) -> tuple[str, ...]:
     """Absolute paths (a trailing separator: a package directory) of llmfix modules."""
     return tuple(os.path.join(_HERE, name) for name in names)
-
-
-@functools.cache
-def package_dir(name: str) -> str | None:
-    """The directory of an installed package (with a trailing separator), if any."""
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.origin:
-        return None
-    return os.path.dirname(os.path.abspath(spec.origin)) + os.sep
 
 
 # Code whose clean-up must not be cut short by a budget (filled in below and by protect()).

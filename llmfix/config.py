@@ -20,7 +20,7 @@ class Limits:
 
     max_size: int = 10_000_000  # characters of raw input given to the lenient parser
     max_depth: int = 500  # nesting depth the lenient parser is allowed to see
-    time_budget: float = 5.0  # seconds for lenient parsing of one candidate
+    time_budget: float = 5.0  # seconds per stage of work on one answer (see pipeline.py)
 
 
 @dataclass(frozen=True)

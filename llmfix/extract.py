@@ -53,6 +53,7 @@ import json
 import re
 from typing import Any
 
+from llmfix.deadline import Deadline
 from llmfix.jsontext import strict_decode
 from llmfix.model import Candidate, Diagnostic, LineIndex, Risk, Severity, Span
 from llmfix.normalize import INVISIBLE_CLASS, Document, normalize_document
@@ -176,7 +177,7 @@ def extract_values(text: str) -> list[Candidate]:
 
 
 def extract_candidates(
-    doc: Document, *, max_candidates: int = MAX_CANDIDATES
+    doc: Document, *, max_candidates: int = MAX_CANDIDATES, deadline: Deadline | None = None
 ) -> tuple[list[Candidate], list[Diagnostic]]:
     """Every candidate in ``doc``, in order of appearance, and document-level diagnostics.
 
@@ -223,6 +224,7 @@ def extract_candidates(
             scanned[(opener, end)] = (value_end, closed)
     extractor = _Extractor(doc, max_candidates)
     extractor.scanned = scanned
+    extractor.deadline = deadline or Deadline.never("extract")
     return extractor.run(start, end)
 
 
@@ -241,6 +243,7 @@ class _Extractor:
         self._tag_cache: dict[str, tuple[int, re.Match[str] | None]] = {}
         # Values already scanned (by the fast path): (start, limit) -> (end, closed).
         self.scanned: dict[tuple[int, int], tuple[int, bool]] = {}
+        self.deadline = Deadline.never("extract")
 
     @property
     def lines(self) -> LineIndex:
@@ -373,7 +376,9 @@ class _Extractor:
         text = self.text
         pos = start
         search = _MARKER.search
+        check = self.deadline.check
         while pos < limit and not self.full:
+            check()
             m = search(text, pos, limit)
             if m is None:
                 return

@@ -2,6 +2,14 @@
 
 Each stage is a pure function in its own module; this module only wires them together,
 maps every diagnostic's span back to the raw input, and decides the final status.
+
+Time: each stage that may run long gets its own :class:`~llmfix.deadline.Deadline` of
+``limits.time_budget`` seconds (extraction, with normalization, once per answer; the parse
+of each candidate, made in :mod:`llmfix.parse`; schema repair of each value; the
+schema-guided readings), which its loops check. A stage that runs out is a ``limits.time``
+diagnostic naming it. A caller's own deadline (``llmfix check``'s item ``--timeout``) may
+be passed as ``deadline``: every stage's deadline lies within it, and when it is that one
+that ends, its :class:`~llmfix.deadline.OutOfTime` is raised to the caller.
 """
 
 from __future__ import annotations
@@ -9,20 +17,18 @@ from __future__ import annotations
 import json
 import os
 import re
-import time
-from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
+from typing import TYPE_CHECKING, Any, TypeGuard
 
-from llmfix.budget import files, time_budget
 from llmfix.config import RepairOptions
+from llmfix.deadline import Deadline, OutOfTime
 from llmfix.extract import extract_candidates
+from llmfix.finish import Clock, finish, out_of_time
 from llmfix.jsontext import strict_json
 from llmfix.model import (
     Candidate,
     Diagnostic,
     LineIndex,
-    PatchOp,
     Result,
     Risk,
     Severity,
@@ -34,25 +40,10 @@ from llmfix.model import (
 )
 from llmfix.normalize import clean_payload, normalize_document
 from llmfix.parse import ParseOutcome, parse_json
-from llmfix.partial import cut_off, drop_incomplete_tail, mark_missing, was_truncated
 from llmfix.select import ParsedCandidate, select_candidates
 
 if TYPE_CHECKING:
     from llmfix.validate import SchemaValidator
-
-T = TypeVar("T")
-
-
-class _Clock:
-    def __init__(self) -> None:
-        self.stages: dict[str, float] = {}
-
-    def run(self, stage: str, fn: Callable[[], T]) -> T:
-        start = time.perf_counter()
-        try:
-            return fn()
-        finally:
-            self.stages[stage] = self.stages.get(stage, 0.0) + time.perf_counter() - start
 
 
 def make_validator(schema: Any, *, allow_remote: bool = False) -> SchemaValidator | None:
@@ -120,14 +111,28 @@ def _parse_candidate(
     options: RepairOptions,
     validator: SchemaValidator | None,
     lines: LineIndex,
-    clock: _Clock,
+    clock: Clock,
+    outer: Deadline | None = None,
 ) -> ParsedCandidate:
     diagnostics: list[Diagnostic] = list(candidate.diagnostics)
-    if candidate.synthetic:
+
+    def parse(text: str) -> ParseOutcome:
+        if outer is None:  # the parse makes its own deadline, when strict decoding fails
+            return clock.run(
+                "parse", lambda: parse_json(text, limits=options.limits, engine=options.engine)
+            )
+        deadline = Deadline(options.limits.time_budget, "parse", within=outer)
         outcome = clock.run(
             "parse",
-            lambda: parse_json(candidate.text, limits=options.limits, engine=options.engine),
+            lambda: parse_json(
+                text, limits=options.limits, engine=options.engine, deadline=deadline
+            ),
         )
+        outer.check()  # a limits.time that was the caller's deadline ending is the caller's
+        return outcome
+
+    if candidate.synthetic:
+        outcome = parse(candidate.text)
         # A synthesised payload has no text of its own in the input: point at the envelope.
         diagnostics += [
             replace(
@@ -149,10 +154,7 @@ def _parse_candidate(
     else:
         payload = clock.run("normalize", lambda: clean_payload(candidate.text))
         diagnostics += _relocate(payload.diagnostics, candidate.span.start, lines)
-        outcome = clock.run(
-            "parse",
-            lambda: parse_json(payload.text, limits=options.limits, engine=options.engine),
-        )
+        outcome = parse(payload.text)
         if payload.removed or payload.text is not candidate.text:
             mapped = [
                 replace(
@@ -186,131 +188,8 @@ def _parse_candidate(
     )
 
 
-def _place_pointers(
-    diagnostics: list[Diagnostic], candidate: Candidate, lines: LineIndex
-) -> list[Diagnostic]:
-    """Give each diagnostic that has a JSON Pointer but no span (a schema error, a schema
-    repair) the span of that value in the input, so reports point at its line:column."""
-    if not any(d.pointer is not None and d.span is None for d in diagnostics):
-        return diagnostics
-    locator = None
-    if not candidate.synthetic:  # a synthesised payload is not in the input: its start
-        from llmfix.jsontext import ValueLocator
-
-        locator = ValueLocator(candidate.text)
-    out = []
-    offset = candidate.span.start
-    for d in diagnostics:
-        if d.pointer is not None and d.span is None:
-            # a moved (renamed) value is written where it came from
-            source = d.data.get("from") if d.data is not None else None
-            where = source if isinstance(source, str) else d.pointer
-            found = locator.span(where) if locator is not None else None
-            span = (
-                Span(found[0] + offset, found[1] + offset)
-                if found is not None
-                else Span(offset, offset)
-            )
-            d = replace(d, span=span, position=lines.position(span.start))
-        out.append(d)
-    return out
-
-
-def _finish(
-    chosen: ParsedCandidate,
-    options: RepairOptions,
-    validator: SchemaValidator | None,
-    clock: _Clock,
-    lines: LineIndex,
-) -> tuple[Status, Any, list[Diagnostic], list[PatchOp]]:
-    """Validate the chosen value, repair it against the schema, and decide its status."""
-    value = chosen.value
-    diagnostics = list(chosen.diagnostics)
-    patch: list[PatchOp] = []
-    errors: list[Diagnostic] = []
-    partial = options.partial and was_truncated(chosen.diagnostics)
-    if partial:
-        value, notes = drop_incomplete_tail(value, chosen.diagnostics)
-        diagnostics += notes
-    if validator is not None and (chosen.schema_errors != 0 or partial):
-        errors = clock.run("validate", lambda: validator.errors(value))
-        if errors and options.schema_repair:
-            from llmfix.schema_repair import coerce_to_schema
-
-            outcome = None
-            with time_budget(options.limits.time_budget, _SCHEMA_REPAIR_FILES):
-                outcome = clock.run(
-                    "schema_repair",
-                    lambda: coerce_to_schema(
-                        value,
-                        validator.schema,
-                        disabled_rules=options.disabled_rules,
-                        max_risk=options.max_risk,
-                    ),
-                )
-            if outcome is None:
-                diagnostics.append(_out_of_time("schema repair", options))
-            if outcome is not None and outcome.patch:
-                value = outcome.value
-                patch = list(outcome.patch)
-                errors = clock.run("validate", lambda: validator.errors(value))
-            if outcome is not None:
-                diagnostics += outcome.diagnostics
-    if partial:
-        errors, missing = mark_missing(errors)
-        diagnostics += missing
-    diagnostics += errors
-    diagnostics = _place_pointers(diagnostics, chosen.candidate, lines)
-
-    if errors:
-        status = Status.INVALID
-    elif patch or any(d.stage in _READING_STAGES and d.risk is not None for d in diagnostics):
-        status = Status.REPAIRED
-    elif (
-        chosen.candidate.origin == "whole"
-        and chosen.strict
-        and not any(d.risk is not None for d in diagnostics)
-    ):
-        status = Status.VALID
-    else:
-        status = Status.EXTRACTED
-    if status.ok and was_truncated(chosen.diagnostics):
-        status = Status.TRUNCATED  # closed only because the input ended: never a clean repair
-        diagnostics.append(cut_off(options.partial))
-    if chosen.candidate.in_reasoning and status is not Status.INVALID:
-        diagnostics.append(
-            Diagnostic(
-                code="extract.only_in_reasoning",
-                severity=Severity.WARNING,
-                stage="select",
-                message="the only JSON value found is inside a reasoning block",
-                span=chosen.candidate.span,
-                hint="check that the model gave a final answer outside its reasoning",
-            )
-        )
-    return status, value, diagnostics, patch
-
-
 _STATUS_ORDER = list(Status)
-_READING_STAGES = ("parse", "guided")
 _GUESS_RANK = Risk.GUESS.rank
-
-# What each stage's time budget may interrupt (see llmfix.budget); parsing has its own.
-_EXTRACT_FILES = files("normalize.py", "extract.py")
-_SCHEMA_REPAIR_FILES = files("schema_repair.py", "schema_walk.py")
-_GUIDED_FILES = files("guided" + os.sep)
-
-
-def _out_of_time(stage: str, options: RepairOptions) -> Diagnostic:
-    budget = options.limits.time_budget
-    return Diagnostic(
-        code="limits.time",
-        severity=Severity.ERROR,
-        stage="extract" if stage == "extraction" else "schema_repair",
-        message=f"{stage} took longer than the {budget:g} s time budget",
-        hint="raise --time-budget to give it longer",
-    )
-
 
 # Parse repairs that mean words were taken for JSON, or text was dropped around a value.
 _PROSE_READINGS = frozenset(
@@ -325,7 +204,7 @@ _PROSE_READINGS = frozenset(
 
 
 def _strict_document(
-    text: str, validator: SchemaValidator | None, clock: _Clock
+    text: str, validator: SchemaValidator | None, clock: Clock
 ) -> ParsedCandidate | None:
     """The fast path: a whole text that is strict JSON (an object or array) is the value.
 
@@ -382,19 +261,24 @@ def _read_candidates(
     options: RepairOptions,
     validator: SchemaValidator | None,
     lines: LineIndex,
-    clock: _Clock,
-) -> tuple[list[Diagnostic], list[ParsedCandidate]] | None:
-    """Normalize, extract and parse every candidate (``None`` when extraction ran out of
-    time): the document's diagnostics, and each candidate as parsed."""
-    extracted = None
-    with time_budget(options.limits.time_budget, _EXTRACT_FILES):
+    clock: Clock,
+    outer: Deadline | None = None,
+) -> tuple[list[Diagnostic], list[ParsedCandidate]] | Diagnostic:
+    """Normalize, extract and parse every candidate: the document's diagnostics, and each
+    candidate as parsed (or the ``limits.time`` of an extraction that ran out of time)."""
+    deadline = Deadline(options.limits.time_budget, "extract", within=outer)
+    try:
         document = clock.run("normalize", lambda: normalize_document(text))
-        extracted = clock.run("extract", lambda: extract_candidates(document))
-    if extracted is None:
-        return None
-    candidates, extract_diags = extracted
+        deadline.check()  # normalization is linear and does not check as it goes
+        candidates, extract_diags = clock.run(
+            "extract", lambda: extract_candidates(document, deadline=deadline)
+        )
+    except OutOfTime as stop:
+        return out_of_time(stop, "extract")
+    if outer is not None:
+        outer.check()  # between stages too: not every step of a stage checks
     diagnostics: list[Diagnostic] = list(document.diagnostics) + list(extract_diags)
-    parsed = [_parse_candidate(c, options, validator, lines, clock) for c in candidates]
+    parsed = [_parse_candidate(c, options, validator, lines, clock, outer) for c in candidates]
     if any(d.code == "extract.none" for d in extract_diags):
         parsed = [_reject_prose(p) for p in parsed]
     return diagnostics, parsed
@@ -407,9 +291,9 @@ def parse_candidates(
     choosing one (``llmfix extract`` shows these): what ``repair`` calls prose is not
     ``ok`` here either. Spans and positions are into ``text``. Pure."""
     options = options or RepairOptions()
-    read = _read_candidates(text, options, None, LineIndex(text), _Clock())
-    if read is None:
-        return [_out_of_time("extraction", options)], []
+    read = _read_candidates(text, options, None, LineIndex(text), Clock())
+    if isinstance(read, Diagnostic):
+        return [read], []
     return read
 
 
@@ -419,18 +303,24 @@ def repair_text(
     options: RepairOptions | None = None,
     *,
     validator: SchemaValidator | None = None,
+    deadline: Deadline | None = None,
 ) -> Result:
-    """Run the whole pipeline on one raw model response. Pure: no I/O, no printing."""
+    """Run the whole pipeline on one raw model response. Pure: no I/O, no printing.
+
+    ``deadline`` is the caller's own (a batch item's): each stage's time budget ends no
+    later than it does, and when it ends first its :class:`~llmfix.deadline.OutOfTime`
+    propagates (a stage's own budget running out is a ``limits.time`` diagnostic instead).
+    """
     options = options or RepairOptions()
     if validator is None:
         validator = make_validator(schema, allow_remote=options.allow_remote_refs)
-    clock = _Clock()
+    clock = Clock()
     lines = LineIndex(text)
 
     fast = _strict_document(text, validator, clock)
     if fast is not None:
-        status, value, fast_diagnostics, fast_patch = _finish(
-            fast, options, validator, clock, lines
+        status, value, fast_diagnostics, fast_patch = finish(
+            fast, options, validator, clock, lines, deadline
         )
         fast_result = build(
             Result,
@@ -444,7 +334,7 @@ def repair_text(
         )
         if status is not Status.INVALID or not _guided_on(validator, options):
             return fast_result
-        return _read_guided(text, fast_result, fast, options, validator, clock, lines)
+        return _read_guided(text, fast_result, fast, options, validator, clock, lines, deadline)
 
     if len(text) > options.limits.max_size:
         # Checked before extraction, which is linear but slow enough on megabytes of
@@ -465,12 +355,12 @@ def repair_text(
             timings=Timings(clock.stages),
         )
 
-    read = _read_candidates(text, options, validator, lines, clock)
-    if read is None:
+    read = _read_candidates(text, options, validator, lines, clock, deadline)
+    if isinstance(read, Diagnostic):
         return Result(
             status=Status.UNPARSEABLE,
             value=None,
-            diagnostics=(_out_of_time("extraction", options),),
+            diagnostics=(read,),
             timings=Timings(clock.stages),
         )
     diagnostics, parsed = read
@@ -478,6 +368,8 @@ def repair_text(
         parsed += _collected(parsed, validator, clock)
     chosen, select_diags = clock.run("select", lambda: select_candidates(parsed, options.pick))
     diagnostics += select_diags
+    if deadline is not None:
+        deadline.check()
 
     if not chosen:
         failures = [d for p in parsed for d in p.diagnostics if d.severity is Severity.ERROR]
@@ -499,9 +391,9 @@ def repair_text(
         )
         if not _guided_on(validator, options):
             return failed
-        return _read_guided(text, failed, None, options, validator, clock, lines)
+        return _read_guided(text, failed, None, options, validator, clock, lines, deadline)
 
-    finished = [_finish(p, options, validator, clock, lines) for p in chosen]
+    finished = [finish(p, options, validator, clock, lines, deadline) for p in chosen]
     status = max((f[0] for f in finished), key=_STATUS_ORDER.index)
     all_diags = diagnostics + [d for f in finished for d in f[2]]
     all_patch = [op for f in finished for op in f[3]]
@@ -517,7 +409,7 @@ def repair_text(
     )
     if not _guided_on(validator, options):
         return result
-    return _read_guided(text, result, chosen[0], options, validator, clock, lines)
+    return _read_guided(text, result, chosen[0], options, validator, clock, lines, deadline)
 
 
 def _guided_on(
@@ -528,7 +420,7 @@ def _guided_on(
 
 
 def _collected(
-    parsed: list[ParsedCandidate], validator: SchemaValidator, clock: _Clock
+    parsed: list[ParsedCandidate], validator: SchemaValidator, clock: Clock
 ) -> list[ParsedCandidate]:
     """Several JSON values where the schema wants an array: one more candidate, the array."""
     from llmfix.guided import wants_array
@@ -562,8 +454,9 @@ def _read_guided(
     chosen: ParsedCandidate | None,
     options: RepairOptions,
     validator: SchemaValidator,
-    clock: _Clock,
+    clock: Clock,
     lines: LineIndex,
+    outer: Deadline | None = None,
 ) -> Result:
     """The schema-guided reading of an answer the ordinary reading could not make valid.
 
@@ -571,7 +464,31 @@ def _read_guided(
     does not declare (a value split at its commas), or when parsing had to guess; the best
     reading that validates wins (see :mod:`llmfix.guided`) if it is no riskier than allowed,
     else the ordinary result stands, with any refusals added.
+
+    One deadline bounds the readings and the schema repair of each (within ``outer``); when
+    it ends, the ordinary result stands with ``limits.time`` added.
     """
+    deadline = Deadline(options.limits.time_budget, "guided", within=outer)
+    try:
+        return _guided(text, current, chosen, options, validator, clock, lines, deadline)
+    except OutOfTime as stop:
+        late = out_of_time(stop, "guided")
+        return replace(
+            current, diagnostics=(*current.diagnostics, late), timings=Timings(clock.stages)
+        )
+
+
+def _guided(
+    text: str,
+    current: Result,
+    chosen: ParsedCandidate | None,
+    options: RepairOptions,
+    validator: SchemaValidator,
+    clock: Clock,
+    lines: LineIndex,
+    deadline: Deadline,
+) -> Result:
+    """:func:`_read_guided` within its ``deadline``."""
     from llmfix.guided import invented_keys, read_answer
 
     # How risky a reading may be to replace the current result: anything that validates
@@ -594,25 +511,20 @@ def _read_guided(
     ordinary = (chosen.value, chosen.candidate.span) if chosen is not None and chosen.ok else None
     document = normalize_document(text) if not strict else None  # its reasoning blocks
     reasoning = document.reasoning if document is not None else ()
-    found = None
-    with time_budget(options.limits.time_budget, _GUIDED_FILES):
-        found = clock.run(
-            "guided",
-            lambda: read_answer(
-                text,
-                validator.schema,
-                reasoning,
-                ordinary,
-                text_readings=not strict,
-                # Re-reading strings inside a JSON value redoes schema repair's coercions;
-                # a user who turned a rule off is not overruled by another path.
-                in_values=not options.disabled_rules,
-            ),
-        )
-    if found is None:
-        late = replace(_out_of_time("schema-guided reading", options), stage="guided")
-        return replace(current, diagnostics=(*current.diagnostics, late))
-    readings, refusals = found
+    readings, refusals = clock.run(
+        "guided",
+        lambda: read_answer(
+            text,
+            validator.schema,
+            reasoning,
+            ordinary,
+            text_readings=not strict,
+            # Re-reading strings inside a JSON value redoes schema repair's coercions;
+            # a user who turned a rule off is not overruled by another path.
+            in_values=not options.disabled_rules,
+            deadline=deadline,
+        ),
+    )
     notes: list[Diagnostic] = []
     best: tuple[tuple[int, int, int], Result] | None = None
     for order, reading in enumerate(readings):
@@ -648,7 +560,9 @@ def _read_guided(
             text[reading.span.start : reading.span.end], reading.span, "guided", synthetic=True
         )
         parsed = ParsedCandidate(candidate, True, reading.value, False, (diagnostic,), None)
-        status, value, diagnostics, patch = _finish(parsed, options, validator, clock, lines)
+        status, value, diagnostics, patch = finish(
+            parsed, options, validator, clock, lines, deadline
+        )
         if status is Status.INVALID:
             continue
         risk = max_risk([d.risk for d in diagnostics] + [op.risk for op in patch])

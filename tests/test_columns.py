@@ -55,10 +55,10 @@ def test_bad_rows_are_rows_with_an_error_not_a_failed_batch() -> None:
 def test_a_crash_in_one_row_is_that_rows_error(monkeypatch: pytest.MonkeyPatch) -> None:
     real = batch.check_text
 
-    def flaky(text: str, profile: Any, tool: str | None = None) -> Any:
+    def flaky(text: str, profile: Any, tool: str | None = None, **kw: Any) -> Any:
         if text == "boom":
             raise RuntimeError("boom")
-        return real(text, profile, tool)
+        return real(text, profile, tool, **kw)
 
     monkeypatch.setattr(batch, "check_text", flaky)
     out = check_table(pa.table({"text": ["boom", "{}"]}), "text").to_pylist()

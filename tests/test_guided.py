@@ -7,12 +7,23 @@ import json
 import shutil
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import llmfix
+from llmfix.deadline import Deadline, OutOfTime
 from llmfix.gate import gate_failures
 from llmfix.guided import collect_values, read_answer
+from llmfix.guided.convert import plain_json
+from llmfix.guided.formats import read_key_values, read_table, read_xml
+from llmfix.guided.known_keys import read_known_keys
+from llmfix.guided.lists import read_lists
+from llmfix.guided.scalars import read_scalars
+from llmfix.guided.values import refine_strings
 from llmfix.model import Risk, Span, Status
 
 PERSON = {
@@ -195,3 +206,55 @@ def test_strict_json_alone_in_a_fence_is_not_re_read_but_prose_around_it_may_be(
         },
     )
     assert result.value == {"result": {"value": 5}}
+
+
+# -- deadlines: every reader checks the one it is given -------------------------------------
+
+
+def _spent() -> Deadline:
+    deadline = Deadline(0.001, "guided")
+    time.sleep(0.002)
+    return deadline
+
+
+_ROWS = {"type": "array", "items": PERSON}
+_SPENT_READINGS: list[tuple[str, Callable[[Deadline], Any]]] = [
+    (
+        "xml",
+        lambda d: read_xml("<p><name>Ada</name><age>36</age></p>" * 3, 0, _ROWS, _ROWS, d),
+    ),
+    (
+        "table",
+        lambda d: read_table("| name | age |\n|---|---|\n| Ada | 36 |\n", 0, _ROWS, _ROWS, d),
+    ),
+    ("key_value", lambda d: read_key_values("name: Ada\nage: 36\n", 0, PERSON, PERSON, d)),
+    ("list", lambda d: read_lists("- 1\n- 2\n", 0, {"type": "array"}, {"type": "array"}, d)),
+    (
+        "known_keys",
+        lambda d: read_known_keys('{"name": Ada, "age": 36}', 0, PERSON, PERSON, None, d),
+    ),
+    ("in_value", lambda d: refine_strings({"age": "36"}, PERSON, Span(0, 1), deadline=d)),
+    ("yaml value", lambda d: plain_json({"a": [1] * 5000}, d)),  # checked every 1,024 values
+    ("read_answer", lambda d: read_answer("name: Ada\nage: 36", PERSON, deadline=d)),
+    (
+        "enum in prose",
+        lambda d: read_scalars("I would say b.", 0, {"enum": ["a", "b"]}, {}, d),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "read", [r for _, r in _SPENT_READINGS], ids=[n for n, _ in _SPENT_READINGS]
+)
+def test_each_reader_stops_at_a_spent_deadline(read: Callable[[Deadline], Any]) -> None:
+    with pytest.raises(OutOfTime) as stopped:
+        read(_spent())
+    assert stopped.value.stage == "guided"
+    assert read(Deadline(30, "guided")) is not None  # the same reading, in time
+
+
+def test_a_long_xml_answer_is_checked_while_it_is_scanned() -> None:
+    # One tag scanned after another: the scan itself checks (not only the values read).
+    text = "<a>" * 5000 + "</b>" * 5000
+    with pytest.raises(OutOfTime):
+        read_xml(text, 0, _ROWS, _ROWS, _spent())

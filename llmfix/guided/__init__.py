@@ -30,6 +30,11 @@ rather than the null the parser filled in, where the schema does not allow null:
 answer did not give stays missing.
 
 Text inside reasoning blocks (``<think>…</think>``) is never read.
+
+The readings run against a :class:`~llmfix.deadline.Deadline`: each reader checks it once per
+line, element, list entry or value it reads (every :data:`~llmfix.deadline.CHECK_EVERY` steps
+in a scan), and :func:`read_answer` between readers, so a reading that runs out of time
+raises :class:`~llmfix.deadline.OutOfTime` (the pipeline reports ``limits.time``).
 """
 
 from __future__ import annotations
@@ -38,11 +43,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from llmfix.deadline import Deadline
 from llmfix.guided import shape
 from llmfix.guided.formats import read_key_values, read_table, read_xml, read_yaml, wrapper_content
 from llmfix.guided.known_keys import read_known_keys
 from llmfix.guided.lists import read_lists
-from llmfix.guided.reading import Reading, Refusal
+from llmfix.guided.reading import NEVER, Reading, Refusal
 from llmfix.guided.scalars import read_scalars
 from llmfix.guided.values import cut_off_key, refine_strings, single_property
 from llmfix.model import Risk, Span, max_risk
@@ -74,6 +80,7 @@ def read_answer(
     *,
     text_readings: bool = True,
     in_values: bool = True,
+    deadline: Deadline = NEVER,
 ) -> tuple[list[Reading], list[Refusal]]:
     """Every reading of ``text`` that ``schema`` allows, best-first, and what was refused.
 
@@ -82,13 +89,14 @@ def read_answer(
     string the model wrote is not searched for a value in its prose (``"about 36"`` stays a
     string). Without ``text_readings`` only that is done (for an answer that is strict JSON,
     whose text is never re-read). Without ``in_values`` strings inside a parsed value are
-    not re-read (the caller turned schema-repair rules off).
+    not re-read (the caller turned schema-repair rules off). Raises
+    :class:`~llmfix.deadline.OutOfTime` when ``deadline`` passes.
     """
     if not isinstance(schema, dict):
         return [], []
     readings: list[Reading] = []
     if parsed is not None and in_values:
-        found = refine_strings(parsed[0], schema, parsed[1], guesses=False)
+        found = refine_strings(parsed[0], schema, parsed[1], guesses=False, deadline=deadline)
         if found is not None:
             readings.append(found)
         cut = cut_off_key(text, parsed[0], schema, parsed[1])
@@ -96,27 +104,34 @@ def read_answer(
             readings.append(cut)
     answer = _outside_reasoning(text, reasoning)
     if not text_readings or not answer.strip():
-        return readings + single_property(None, schema, parsed), []
+        return readings + single_property(None, schema, parsed, deadline), []
     ordinary = parsed[0] if parsed is not None else None
-    first = read_known_keys(answer, 0, schema, schema, ordinary)
-    for found in (first, *(reader(answer, 0, schema, schema) for reader in _READERS)):
+    first = read_known_keys(answer, 0, schema, schema, ordinary, deadline)
+    for found in (first, *(reader(answer, 0, schema, schema, deadline) for reader in _READERS)):
+        deadline.check()
         if found is not None:
             readings.append(found)
-            refined = refine_strings(found.value, schema, found.span) if in_values else None
+            refined = (
+                refine_strings(found.value, schema, found.span, deadline=deadline)
+                if in_values
+                else None
+            )
             if refined is not None:
                 risk = max_risk([found.risk, refined.risk]) or found.risk
                 message = f"{found.message}; {refined.message}"
                 readings.append(replace(found, value=refined.value, risk=risk, message=message))
     refusals: list[Refusal] = []
-    content = wrapper_content(answer)
+    deadline.check()
+    content = wrapper_content(answer, deadline)
     if content is not None:
         inner, at = content
-        more, refused = read_scalars(inner, at, schema, schema)
+        more, refused = read_scalars(inner, at, schema, schema, deadline)
         readings += more
         refusals += refused
-    more, refused = read_scalars(answer, 0, schema, schema)
+    more, refused = read_scalars(answer, 0, schema, schema, deadline)
     readings += more
-    readings += single_property(answer, schema, parsed)
+    deadline.check()
+    readings += single_property(answer, schema, parsed, deadline)
     if not readings:
         refusals += refused
     return readings, refusals

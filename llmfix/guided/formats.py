@@ -32,9 +32,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from llmfix.deadline import CHECK_EVERY, Deadline
 from llmfix.guided import shape
 from llmfix.guided.convert import plain_json, text_value
-from llmfix.guided.reading import Reading
+from llmfix.guided.reading import NEVER, Reading
 from llmfix.model import Risk, Span
 
 _MAX_FORMAT_TEXT = 2_000_000
@@ -117,7 +118,9 @@ def _only_declared_keys(text: str, objects: list[dict[str, Any]], root: Any) -> 
     return bool(keys) and all(any(_known(n, root, k) for n in objects) for k in keys)
 
 
-def read_yaml(text: str, base: int, schema: Any, root: Any) -> Reading | None:
+def read_yaml(
+    text: str, base: int, schema: Any, root: Any, deadline: Deadline = NEVER
+) -> Reading | None:
     objects, arrays = _object_nodes(schema, root), _array_nodes(schema, root)
     if (not objects and not arrays) or len(text) > _MAX_FORMAT_TEXT:
         return None
@@ -129,12 +132,12 @@ def read_yaml(text: str, base: int, schema: Any, root: Any) -> Reading | None:
     else:
         return None
     if len(body) > _MAX_YAML_TEXT:
-        return None  # libyaml cannot be interrupted by the time budget
+        return None  # libyaml does not check a deadline: what it is given stays small
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it
     try:
-        value = plain_json(yaml.load(body, Loader=loader))
+        value = plain_json(yaml.load(body, Loader=loader), deadline)
     except (yaml.YAMLError, RecursionError, ValueError):
         return None
     # A fenced block is meant as YAML: one declared key is enough. A bare answer must be
@@ -176,14 +179,15 @@ class Element:
     children: list[Element] = field(default_factory=list)
 
 
-def parse_elements(text: str) -> list[Element]:
+def parse_elements(text: str, deadline: Deadline = NEVER) -> list[Element]:
     """Top-level elements of ``text``, read tolerantly (unclosed elements are dropped).
 
     The last text's elements are kept: the XML reader and :func:`wrapper_content` both ask
-    for them, and the result is never changed."""
+    for them, and the result is never changed. ``deadline`` is checked every
+    :data:`~llmfix.deadline.CHECK_EVERY` steps (a tag, or an open element looked at)."""
     if _LAST_ELEMENTS and _LAST_ELEMENTS[0][0] is text:
         return _LAST_ELEMENTS[0][1]
-    top = _scan_elements(text)
+    top = _scan_elements(text, deadline)
     _LAST_ELEMENTS[:] = [(text, top)]
     return top
 
@@ -191,11 +195,16 @@ def parse_elements(text: str) -> list[Element]:
 _LAST_ELEMENTS: list[tuple[str, list[Element]]] = []
 
 
-def _scan_elements(text: str) -> list[Element]:
+def _scan_elements(text: str, deadline: Deadline) -> list[Element]:
     top: list[Element] = []
     stack: list[Element] = []
+    steps = check_at = 0
     for m in _TAG.finditer(text):
         closing, name, _, empty = m.group(1), m.group(2), m.group(3), m.group(4)
+        steps += 1 + (len(stack) if closing else 0)  # a closer may look at every open element
+        if steps >= check_at:
+            deadline.check()
+            check_at = steps + CHECK_EVERY
         if closing:
             for i in range(len(stack) - 1, -1, -1):
                 if stack[i].name == name:
@@ -221,29 +230,34 @@ def _inner_text(el: Element, text: str) -> str:
     return html.unescape(raw) if "&" in raw else raw
 
 
-def element_value(el: Element, text: str, schema: Any, root: Any) -> Any:
-    """The value an element stands for under ``schema`` (children by property name)."""
+def element_value(
+    el: Element, text: str, schema: Any, root: Any, deadline: Deadline = NEVER
+) -> Any:
+    """The value an element stands for under ``schema`` (children by property name;
+    ``deadline`` checked once per element)."""
+    deadline.check()
     if el.children:
         for node in _object_nodes(schema, root):
-            obj = _children_object(el.children, text, node, root)
+            obj = _children_object(el.children, text, node, root, deadline)
             if obj:
                 return obj
         for node in _array_nodes(schema, root):
             item = shape.items(node)
-            return [element_value(c, text, item, root) for c in el.children]
+            return [element_value(c, text, item, root, deadline) for c in el.children]
     inner = _inner_text(el, text)
     if el.children and not (
         shape.wants(schema, root, "object") or shape.wants(schema, root, "array")
     ):
         return inner.strip()
-    return text_value(inner, schema, root)
+    return text_value(inner, schema, root, deadline)
 
 
 def _children_object(
-    children: list[Element], text: str, node: dict[str, Any], root: Any
+    children: list[Element], text: str, node: dict[str, Any], root: Any, deadline: Deadline
 ) -> dict[str, Any]:
     obj: dict[str, Any] = {}
     for child in children:
+        deadline.check()
         known = _known(node, root, child.name)
         if known is None:
             continue
@@ -252,16 +266,16 @@ def _children_object(
             item = shape.items(_first_array(prop, root))
             if not child.children:
                 # JSON or a list written inside the element, or one of repeated elements.
-                value = text_value(_inner_text(child, text), prop, root)
+                value = text_value(_inner_text(child, text), prop, root, deadline)
             elif _is_item(child, item, root):
-                value = [element_value(child, text, item, root)]  # <person> repeated
+                value = [element_value(child, text, item, root, deadline)]  # <person> repeated
             else:
-                value = element_value(child, text, prop, root)  # <people><person>…
+                value = element_value(child, text, prop, root, deadline)  # <people><person>…
             items = obj.setdefault(name, [])
             if isinstance(items, list):
                 items.extend(value if isinstance(value, list) else [value])
             continue
-        obj[name] = element_value(child, text, prop, root)
+        obj[name] = element_value(child, text, prop, root, deadline)
     return obj
 
 
@@ -290,13 +304,15 @@ def _only_markup(text: str, elements: list[Element]) -> bool:
     return not _DECLARATION.sub("", "".join(rest)).strip()
 
 
-def read_xml(text: str, base: int, schema: Any, root: Any) -> Reading | None:
+def read_xml(
+    text: str, base: int, schema: Any, root: Any, deadline: Deadline = NEVER
+) -> Reading | None:
     if "<" not in text or len(text) > _MAX_FORMAT_TEXT:
         return None
-    top = parse_elements(text)
+    top = parse_elements(text, deadline)
     if not top:
         return None
-    found = _xml_value(top, text, schema, root)
+    found = _xml_value(top, text, schema, root, deadline)
     if found is None:
         return None
     value, used = found
@@ -313,17 +329,17 @@ def read_xml(text: str, base: int, schema: Any, root: Any) -> Reading | None:
 
 
 def _xml_value(
-    top: list[Element], text: str, schema: Any, root: Any, depth: int = 0
+    top: list[Element], text: str, schema: Any, root: Any, deadline: Deadline, depth: int = 0
 ) -> tuple[Any, list[Element]] | None:
     objects, arrays = _object_nodes(schema, root), _array_nodes(schema, root)
     for node in objects:
         # An element whose children name properties: <Person><name>…</name></Person>.
         for el in top:
-            obj = _children_object(el.children, text, node, root)
+            obj = _children_object(el.children, text, node, root, deadline)
             if obj:
                 return obj, [el]
         # Sibling elements that name properties: <answer>…</answer><explanation>…</explanation>.
-        obj = _children_object(top, text, node, root)
+        obj = _children_object(top, text, node, root, deadline)
         if obj:
             used = [el for el in top if _known(node, root, el.name) is not None]
             return obj, used
@@ -331,23 +347,23 @@ def _xml_value(
         item = shape.items(node)
         for el in top:
             if el.children:
-                return [element_value(c, text, item, root) for c in el.children], [el]
+                return [element_value(c, text, item, root, deadline) for c in el.children], [el]
         if len(top) > 1 and len({el.name for el in top}) == 1:
-            return [element_value(el, text, item, root) for el in top], top
+            return [element_value(el, text, item, root, deadline) for el in top], top
     if depth < 2:
         for el in top:
             if el.name.casefold() in _WRAPPERS and el.children:
-                found = _xml_value(el.children, text, schema, root, depth + 1)
+                found = _xml_value(el.children, text, schema, root, deadline, depth + 1)
                 if found is not None:
                     return found[0], [el]
     return None
 
 
-def wrapper_content(text: str) -> tuple[str, int] | None:
+def wrapper_content(text: str, deadline: Deadline = NEVER) -> tuple[str, int] | None:
     """The content of one element that makes up the whole answer and holds only text."""
     if "<" not in text or len(text) > _MAX_FORMAT_TEXT:
         return None
-    top = parse_elements(text)
+    top = parse_elements(text, deadline)
     if len(top) != 1 or top[0].children or not _only_markup(text, top):
         return None
     el = top[0]
@@ -368,7 +384,9 @@ _HEADER_LINE = re.compile(
 )
 
 
-def read_key_values(text: str, base: int, schema: Any, root: Any) -> Reading | None:
+def read_key_values(
+    text: str, base: int, schema: Any, root: Any, deadline: Deadline = NEVER
+) -> Reading | None:
     nodes = _object_nodes(schema, root)
     if not nodes or len(text) > _MAX_FORMAT_TEXT:
         return None
@@ -377,11 +395,15 @@ def read_key_values(text: str, base: int, schema: Any, root: Any) -> Reading | N
     marks: list[tuple[int, int, bool, tuple[str, Any] | None]] = []  # start, value, header
     header_lines: set[int] = set()
     for m in _HEADER_LINE.finditer(text):
+        if not len(marks) & (CHECK_EVERY - 1):
+            deadline.check()
         name = m.group(1) or m.group(2) or m.group(3)
         value_start = m.end() + 1 if m.end() < len(text) else m.end()
         marks.append((m.start(), value_start, True, _known(node, root, name)))
         header_lines.add(m.start())
     for m in _KEY_LINE.finditer(text):
+        if not len(marks) & (CHECK_EVERY - 1):
+            deadline.check()
         if m.start() not in header_lines:
             marks.append((m.start(), m.start(2), False, _known(node, root, m.group(1))))
     marks.sort(key=lambda mark: mark[0])
@@ -390,6 +412,7 @@ def read_key_values(text: str, base: int, schema: Any, root: Any) -> Reading | N
     for i, (start, value_start, header, known) in enumerate(marks):
         if known is None:
             continue
+        deadline.check()
         end = marks[i + 1][0] if i + 1 < len(marks) else len(text)
         raw = text[value_start:end]
         if not header:
@@ -399,7 +422,7 @@ def read_key_values(text: str, base: int, schema: Any, root: Any) -> Reading | N
             raw = raw[:-2].rstrip()
         name, prop = known
         if name not in obj:
-            obj[name] = text_value(raw, prop, root)
+            obj[name] = text_value(raw, prop, root, deadline)
             first = start if first is None else first
     if first is None:
         return None
@@ -439,7 +462,9 @@ def _cells(line: str) -> list[str]:
     return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", s)]
 
 
-def read_table(text: str, base: int, schema: Any, root: Any) -> Reading | None:
+def read_table(
+    text: str, base: int, schema: Any, root: Any, deadline: Deadline = NEVER
+) -> Reading | None:
     if "|" not in text or len(text) > _MAX_FORMAT_TEXT:
         return None
     lines = text.splitlines(keepends=True)
@@ -447,16 +472,20 @@ def read_table(text: str, base: int, schema: Any, root: Any) -> Reading | None:
     for line in lines:
         offsets.append(offsets[-1] + len(line))
     for i in range(1, len(lines)):
+        if not i & (CHECK_EVERY - 1):
+            deadline.check()
         rule = lines[i]
         if _RULE.match(rule) and "|" in lines[i - 1] and ("|" in rule or "---" in rule):
             header = _cells(lines[i - 1])
             rows = []
             j = i + 1
             while j < len(lines) and "|" in lines[j] and lines[j].strip():
+                if not j & (CHECK_EVERY - 1):
+                    deadline.check()
                 rows.append(_cells(lines[j]))
                 j += 1
             start, end = offsets[i - 1], offsets[j]
-            value = _table_value(header, rows, schema, root)
+            value = _table_value(header, rows, schema, root, deadline)
             if value is None:
                 return None
             whole = not (text[:start].strip() or text[end:].strip())
@@ -470,36 +499,42 @@ def read_table(text: str, base: int, schema: Any, root: Any) -> Reading | None:
     return None
 
 
-def _table_value(header: list[str], rows: list[list[str]], schema: Any, root: Any) -> Any:
+def _table_value(
+    header: list[str], rows: list[list[str]], schema: Any, root: Any, deadline: Deadline
+) -> Any:
     for node in _array_nodes(schema, root):
         item = shape.items(node)
         for item_node in _object_nodes(item, root):
             columns = [_known(item_node, root, h) for h in header]
             if any(c is not None for c in columns):
-                return [_row_object(columns, row, root) for row in rows]
+                return [_row_object(columns, row, root, deadline) for row in rows]
     for node in _object_nodes(schema, root):
         columns = [_known(node, root, h) for h in header]
         if len(header) == 2 and rows:
             keyed = [_known(node, root, row[0]) for row in rows if row]
             if all(k is not None for k in keyed):
                 return {
-                    k[0]: text_value(row[1] if len(row) > 1 else "", k[1], root)
+                    k[0]: text_value(row[1] if len(row) > 1 else "", k[1], root, deadline)
                     for k, row in zip(keyed, rows, strict=True)
                     if k is not None
                 }
         if len(rows) == 1 and any(c is not None for c in columns):
-            return _row_object(columns, rows[0], root)
+            return _row_object(columns, rows[0], root, deadline)
         # The rows of the one array-of-objects property the headers fit: {"people": [...]}.
         for name, prop in shape.properties(node, root).items():
-            rows_value = _table_value(header, rows, _first_array(prop, root), root)
+            deadline.check()
+            rows_value = _table_value(header, rows, _first_array(prop, root), root, deadline)
             if isinstance(rows_value, list) and _first_array(prop, root):
                 return {name: rows_value}
     return None
 
 
-def _row_object(columns: list[tuple[str, Any] | None], row: list[str], root: Any) -> dict[str, Any]:
+def _row_object(
+    columns: list[tuple[str, Any] | None], row: list[str], root: Any, deadline: Deadline
+) -> dict[str, Any]:
+    deadline.check()
     obj: dict[str, Any] = {}
     for column, cell in zip(columns, row, strict=False):
         if column is not None and cell != "":
-            obj[column[0]] = text_value(cell, column[1], root)
+            obj[column[0]] = text_value(cell, column[1], root, deadline)
     return obj

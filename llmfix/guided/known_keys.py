@@ -27,8 +27,9 @@ import textwrap
 from collections.abc import Callable
 from typing import Any
 
+from llmfix.deadline import CHECK_EVERY, Deadline
 from llmfix.guided import shape
-from llmfix.guided.reading import Reading
+from llmfix.guided.reading import NEVER, Reading
 from llmfix.model import Risk, Span
 
 _MAX_OBJECT_TEXT = 1_000_000
@@ -36,13 +37,18 @@ _FENCED = re.compile(r"\A(`{3,}|~{3,})[^\n]*\n(.*?)\n?[ \t]*\1\Z", re.S)
 
 
 def read_known_keys(
-    text: str, base: int, schema: Any, root: Any, ordinary: Any = None
+    text: str,
+    base: int,
+    schema: Any,
+    root: Any,
+    ordinary: Any = None,
+    deadline: Deadline = NEVER,
 ) -> Reading | None:
     """The object re-read with its declared keys bounding the values.
 
     ``ordinary`` is the value the lenient parser gave, if any: when it already holds every
     declared key found in the text and nothing else, a re-read would bound the values the same
-    way, and none is made.
+    way, and none is made. ``deadline`` is checked as the text is scanned and once per value.
     """
     node = next(
         (
@@ -58,7 +64,7 @@ def read_known_keys(
     close_at = text.rfind("}")
     end = close_at if close_at > open_at else len(text)
     props = shape.properties(node, root)
-    keys = _key_positions(text, open_at + 1, end, props)
+    keys = _key_positions(text, open_at + 1, end, props, deadline)
     if not keys:
         return None
     found = {name for _, _, name in keys}
@@ -66,6 +72,7 @@ def read_known_keys(
         return None
     obj: dict[str, Any] = {}
     for i, (_, value_start, name) in enumerate(keys):
+        deadline.check()
         value_end = keys[i + 1][0] if i + 1 < len(keys) else end
         raw = text[value_start:value_end].strip()
         if raw.endswith(","):
@@ -84,7 +91,7 @@ _NESTING = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]]')
 
 
 def _key_positions(
-    text: str, start: int, end: int, props: dict[str, Any]
+    text: str, start: int, end: int, props: dict[str, Any], deadline: Deadline
 ) -> list[tuple[int, int, str]]:
     """(key start, value start, property) for each declared key, the first time it appears
     where a key can begin (after ``{``, ``,`` or a line break) at the object's own level (not
@@ -96,8 +103,10 @@ def _key_positions(
     pattern = re.compile(rf"(?<=[{{,\n])[ \t]*([\"']?)({alternation})\1[ \t]*:")
     found: list[tuple[int, int, str]] = []
     seen: set[str] = set()
-    depth = _depths(text, start, end)
-    for m in pattern.finditer(text, start, end):
+    depth = _depths(text, start, end, deadline)
+    for steps, m in enumerate(pattern.finditer(text, start, end)):
+        if not steps & (CHECK_EVERY - 1):
+            deadline.check()
         name = m.group(2)
         if name in seen or depth(m.start()) != 0:
             continue
@@ -106,14 +115,16 @@ def _key_positions(
     return found
 
 
-def _depths(text: str, start: int, end: int) -> Callable[[int], int]:
+def _depths(text: str, start: int, end: int, deadline: Deadline) -> Callable[[int], int]:
     """How deep in nested brackets a position is (strings on one line skipped; 0 = the
     object's own level). Brackets in broken prose can only make a key look nested, so a
     value is never split at a key that is really inside another value."""
     changes: list[int] = []  # position of each bracket
     levels: list[int] = []  # depth after it
     level = 0
-    for m in _NESTING.finditer(text, start, end):
+    for steps, m in enumerate(_NESTING.finditer(text, start, end)):
+        if not steps & (CHECK_EVERY - 1):
+            deadline.check()
         token = m.group(0)
         if token in "{[":
             level += 1

@@ -16,8 +16,9 @@ import json
 import re
 from typing import Any
 
+from llmfix.deadline import Deadline
 from llmfix.guided import shape
-from llmfix.guided.reading import Reading, strip_wrappers, unfence
+from llmfix.guided.reading import NEVER, Reading, strip_wrappers, unfence
 from llmfix.guided.scalars import read_scalars
 from llmfix.model import Risk, Span
 
@@ -25,13 +26,17 @@ _ENTRY = re.compile(r"^[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+(\S[^\n]*?)[ \t]*$
 _SHORT_ITEM_WORDS = 4
 
 
-def read_lists(text: str, base: int, schema: Any, root: Any) -> Reading | None:
+def read_lists(
+    text: str, base: int, schema: Any, root: Any, deadline: Deadline = NEVER
+) -> Reading | None:
+    """The list ``text`` holds, where the schema wants an array (``deadline`` is checked
+    once per entry)."""
     for alt in shape.alternatives(schema, root):
         if "array" in shape.types(alt):
             item_schema = shape.items(alt)
-            reading = _bullets(text, base, item_schema, root)
+            reading = _bullets(text, base, item_schema, root, deadline)
             if reading is None:
-                reading = _commas(text, base, item_schema, root)
+                reading = _commas(text, base, item_schema, root, deadline)
             if reading is None:
                 reading = _mentioned_members(text, base, item_schema, root)
             return reading
@@ -79,14 +84,14 @@ def _mentioned_members(text: str, base: int, item_schema: Any, root: Any) -> Rea
     )
 
 
-def item_value(text: str, item_schema: Any, root: Any) -> Any:
+def item_value(text: str, item_schema: Any, root: Any, deadline: Deadline = NEVER) -> Any:
     """One list entry read against the item schema (its text when nothing fits better)."""
     if shape.wants(item_schema, root, "object") or shape.wants(item_schema, root, "array"):
         try:
             return json.loads(text)
         except ValueError:
             pass
-    readings, _ = read_scalars(text, 0, item_schema, root)
+    readings, _ = read_scalars(text, 0, item_schema, root, deadline)
     for r in readings:
         if r.risk is Risk.SAFE and r.code != "guided.string":
             return r.value
@@ -94,14 +99,24 @@ def item_value(text: str, item_schema: Any, root: Any) -> Any:
     return inner
 
 
-def _bullets(text: str, base: int, item_schema: Any, root: Any) -> Reading | None:
+def _item_values(entries: list[str], item_schema: Any, root: Any, deadline: Deadline) -> list[Any]:
+    values = []
+    for entry in entries:
+        deadline.check()
+        values.append(item_value(entry, item_schema, root, deadline))
+    return values
+
+
+def _bullets(
+    text: str, base: int, item_schema: Any, root: Any, deadline: Deadline
+) -> Reading | None:
     body, at = unfence(text)
     entries = list(_ENTRY.finditer(body))
     if not entries:
         return None
     lines = [line for line in body.splitlines() if line.strip()]
     whole = len(lines) == len(entries)
-    values = [item_value(m.group(1), item_schema, root) for m in entries]
+    values = _item_values([m.group(1) for m in entries], item_schema, root, deadline)
     start, end = entries[0].start(), entries[-1].end()
     kind = "numbered" if entries[0].group(0).lstrip()[0].isdigit() else "bullet"
     return Reading(
@@ -114,7 +129,9 @@ def _bullets(text: str, base: int, item_schema: Any, root: Any) -> Reading | Non
     )
 
 
-def _commas(text: str, base: int, item_schema: Any, root: Any) -> Reading | None:
+def _commas(
+    text: str, base: int, item_schema: Any, root: Any, deadline: Deadline
+) -> Reading | None:
     body, at = strip_wrappers(text, period=False)
     if not body or "\n" in body or body[0] in "[{":
         return None
@@ -127,7 +144,7 @@ def _commas(text: str, base: int, item_schema: Any, root: Any) -> Reading | None
         return None
     if len(parts) == 1 and len(parts[0].split()) > _SHORT_ITEM_WORDS:
         return None  # a sentence, not a one-item list
-    values = [item_value(p, item_schema, root) for p in parts]
+    values = _item_values(parts, item_schema, root, deadline)
     members = _members(item_schema, root)
     if members is not None and any(v not in members for v in values):
         return None  # items must be members: leave the prose to _mentioned_members

@@ -7,7 +7,11 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+from llmfix.deadline import Deadline
 from llmfix.model import Risk, Span
+
+# The deadline of a reading made without one (a reader called on its own).
+NEVER = Deadline.never("guided")
 
 
 @dataclass(frozen=True)

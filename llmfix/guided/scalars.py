@@ -18,8 +18,16 @@ import unicodedata
 from typing import Any
 
 from llmfix import schema_walk as sw
+from llmfix.deadline import Deadline
 from llmfix.guided import shape
-from llmfix.guided.reading import Reading, Refusal, fold_member, strip_wrappers, unfence
+from llmfix.guided.reading import (
+    NEVER,
+    Reading,
+    Refusal,
+    fold_member,
+    strip_wrappers,
+    unfence,
+)
 from llmfix.model import Risk, Span
 
 # A yes/no word that opens the answer and ends its first clause: "False.", "Yes, it is", "**No** -".
@@ -37,9 +45,10 @@ _MAX_PROSE = 20_000  # characters of prose searched for a mentioned value
 
 
 def read_scalars(
-    text: str, base: int, schema: Any, root: Any
+    text: str, base: int, schema: Any, root: Any, deadline: Deadline = NEVER
 ) -> tuple[list[Reading], list[Refusal]]:
-    """Every scalar reading of ``text`` the schema allows (``base`` = its offset in the input)."""
+    """Every scalar reading of ``text`` the schema allows (``base`` = its offset in the input;
+    ``deadline`` checked once per enum member searched for in prose)."""
     alts = shape.alternatives(schema, root)
     wanted: set[str] = set()
     members: list[Any] = []
@@ -63,7 +72,7 @@ def read_scalars(
             refusals.append(result)
 
     if members:
-        add(_member(text, base, body, whole, members))
+        add(_member(text, base, body, whole, members, deadline))
         if None in members and body and sw.is_null_word(body):
             readings.append(
                 Reading(None, "guided.null", whole, Risk.SAFE, f"read {body!r} as null")
@@ -100,7 +109,7 @@ def _member_text(member: Any) -> str:
 
 
 def _member(
-    text: str, base: int, body: str, whole: Span, members: list[Any]
+    text: str, base: int, body: str, whole: Span, members: list[Any], deadline: Deadline
 ) -> Reading | Refusal | None:
     names = [(_member_text(m), m) for m in members if isinstance(m, (str, int, float, bool))]
     for name, member in names:
@@ -133,6 +142,7 @@ def _member(
         [(n, m) for n, m in names if fold_member(n)],
         code="guided.enum",
         what="members",
+        deadline=deadline,
     )
 
 
@@ -166,7 +176,13 @@ def plain(text: str) -> str:
 
 
 def _mentioned(
-    text: str, base: int, names: list[tuple[str, Any]], *, code: str, what: str
+    text: str,
+    base: int,
+    names: list[tuple[str, Any]],
+    *,
+    code: str,
+    what: str,
+    deadline: Deadline = NEVER,
 ) -> Reading | Refusal | None:
     """The one value prose mentions, or the one it singles out; a refusal when several compete."""
     if not names or len(text) > _MAX_PROSE:
@@ -176,6 +192,7 @@ def _mentioned(
     hits: dict[str, list[int]] = {}
     by_name = dict(names)
     for name, _ in names:
+        deadline.check()
         words = [re.escape(w) for w in plain(name).split()]
         if not words:
             continue
@@ -187,6 +204,7 @@ def _mentioned(
     # A member found only inside a longer member's mention ("ONE" in "ONE TWO") is not one.
     spans = {n: [(p, p + len(n)) for p in ps] for n, ps in hits.items()}
     for name in list(hits):
+        deadline.check()
         inside = all(
             any(o != name and s <= p and p + len(name) <= e for o in spans for s, e in spans[o])
             for p in hits[name]

@@ -19,8 +19,9 @@ import re
 from typing import Any
 
 from llmfix import schema_walk as sw
+from llmfix.deadline import Deadline
 from llmfix.guided import shape
-from llmfix.guided.reading import Reading
+from llmfix.guided.reading import NEVER, Reading
 from llmfix.guided.scalars import read_scalars
 from llmfix.model import Risk, Span, max_risk
 
@@ -28,15 +29,18 @@ _MAX_DEPTH = 64
 _MAX_STRING = 20_000
 
 
-def refine_strings(value: Any, schema: Any, span: Span, *, guesses: bool = True) -> Reading | None:
+def refine_strings(
+    value: Any, schema: Any, span: Span, *, guesses: bool = True, deadline: Deadline = NEVER
+) -> Reading | None:
     """``value`` with its mistyped strings read against their schemas (``None``: no change).
 
     Without ``guesses`` only whole-string readings are made (``"**true**"``, ``"$1,250"``,
     ``"ONE - the first"``), not values picked out of prose (``"about 36"``): for an answer that
-    is strict JSON, where the model wrote that string on purpose.
+    is strict JSON, where the model wrote that string on purpose. ``deadline`` is checked
+    once per value walked.
     """
     changes: list[tuple[str, Risk]] = []
-    refined = _refine(value, schema, schema, "", changes, 0, guesses)
+    refined = _refine(value, schema, schema, "", changes, 0, guesses, deadline)
     if not changes:
         return None
     risk = max_risk([r for _, r in changes]) or Risk.SAFE
@@ -58,15 +62,26 @@ def _refine(
     changes: list[tuple[str, Risk]],
     depth: int,
     guesses: bool,
+    deadline: Deadline,
 ) -> Any:
     if depth > _MAX_DEPTH:
         return value
+    deadline.check()
     if isinstance(value, dict):
         props: dict[str, Any] = {}
         for alt in shape.alternatives(schema, root):
             props.update(shape.properties(alt, root))
         return {
-            k: _refine(v, props[k], root, sw.child_pointer(pointer, k), changes, depth + 1, guesses)
+            k: _refine(
+                v,
+                props[k],
+                root,
+                sw.child_pointer(pointer, k),
+                changes,
+                depth + 1,
+                guesses,
+                deadline,
+            )
             if k in props
             else v
             for k, v in value.items()
@@ -79,7 +94,9 @@ def _refine(
         if items is None:
             return value
         return [
-            _refine(v, items, root, sw.child_pointer(pointer, i), changes, depth + 1, guesses)
+            _refine(
+                v, items, root, sw.child_pointer(pointer, i), changes, depth + 1, guesses, deadline
+            )
             for i, v in enumerate(value)
         ]
     if not isinstance(value, str) or len(value) > _MAX_STRING:
@@ -87,11 +104,11 @@ def _refine(
     alts = shape.alternatives(schema, root)
     if any("string" in shape.types(a) and shape.members(a) is None for a in alts):
         return value
-    readings, _ = read_scalars(value, 0, schema, root)
+    readings, _ = read_scalars(value, 0, schema, root, deadline)
     if any("array" in shape.types(a) for a in alts):
         from llmfix.guided.lists import read_lists
 
-        listed = read_lists(value, 0, schema, root)
+        listed = read_lists(value, 0, schema, root, deadline)
         if listed is not None and "\n" in value:
             readings.insert(0, listed)
     for reading in readings:
@@ -110,7 +127,10 @@ def _of_type(value: Any, schema: Any, root: Any) -> bool:
 
 
 def single_property(
-    text: str | None, schema: Any, ordinary: tuple[Any, Span] | None = None
+    text: str | None,
+    schema: Any,
+    ordinary: tuple[Any, Span] | None = None,
+    deadline: Deadline = NEVER,
 ) -> list[Reading]:
     """The answer as the value of the one property an object schema declares: a list or a
     member, boolean, null or number read from ``text``, or the JSON value the ordinary reading
@@ -125,9 +145,9 @@ def single_property(
         ((name, prop),) = props.items()
         readings: list[Reading] = []
         if text is not None:
-            listed = read_lists(text, 0, prop, schema)
+            listed = read_lists(text, 0, prop, schema, deadline)
             readings += [listed] if listed is not None else []
-            scalars, _ = read_scalars(text, 0, prop, schema)
+            scalars, _ = read_scalars(text, 0, prop, schema, deadline)
             readings += [r for r in scalars if r.code != "guided.string"]
         if (
             ordinary is not None
