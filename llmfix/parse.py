@@ -33,7 +33,7 @@ from llmfix.config import ENGINES, Limits
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.errors import ConfigError
 from llmfix.jsontext import DuplicateKey, OutOfRange, strict_decode
-from llmfix.model import Diagnostic, LineIndex, Risk, Severity, Span
+from llmfix.model import Diagnostic, LineIndex, Risk, Severity, Span, build
 
 if TYPE_CHECKING:
     from llmfix.repair_parser import ParserResult
@@ -66,20 +66,23 @@ def parse_json(
     limits: Limits = _DEFAULT_LIMITS,
     engine: str = _DEFAULT_ENGINE,
     deadline: Deadline | None = None,
+    positions: bool = True,
 ) -> ParseOutcome:
     """Parse ``text`` as strict JSON, else repair it (see the module docstring).
 
     ``deadline`` bounds the lenient path; without one, ``limits.time_budget`` seconds
-    from when strict parsing failed."""
+    from when strict parsing failed. ``positions=False`` leaves the diagnostics' line:col
+    out (for a caller that places them in a larger text itself)."""
     if engine is not _DEFAULT_ENGINE and engine not in ENGINES:
         known = ", ".join(ENGINES)
         raise ConfigError(f"unknown parse engine {engine!r} (expected one of: {known})")
     try:
         value = strict_decode(text)
     except (OutOfRange, DuplicateKey):
-        return _lenient(text, limits, "llmfix", deadline)  # strict JSON, read with the spans
+        # strict JSON, read with the spans
+        return _lenient(text, limits, "llmfix", deadline, positions)
     except (ValueError, RecursionError):
-        return _lenient(text, limits, engine, deadline)
+        return _lenient(text, limits, engine, deadline, positions)
     # Built without the frozen dataclass __init__ (four object.__setattr__ calls), whose
     # cost shows against json.loads on 1 KB inputs; the result is an ordinary instance.
     outcome = _new_instance(ParseOutcome)
@@ -91,7 +94,9 @@ def parse_json(
     return outcome
 
 
-def _lenient(text: str, limits: Limits, engine: str, deadline: Deadline | None) -> ParseOutcome:
+def _lenient(
+    text: str, limits: Limits, engine: str, deadline: Deadline | None, positions: bool = True
+) -> ParseOutcome:
     if len(text) > limits.max_size:
         return _fail(
             "limits.size",
@@ -108,17 +113,17 @@ def _lenient(text: str, limits: Limits, engine: str, deadline: Deadline | None) 
             return _with_json_repair(text, limits, ours, deadline)
     except OutOfTime as out:
         return _fail("limits.time", str(out))
-    return _own(text, ours, limits)
+    return _own(text, ours, limits, positions)
 
 
 # -- llmfix's reader ---------------------------------------------------------------------
 
 
-def _own(text: str, result: ParserResult, limits: Limits) -> ParseOutcome:
+def _own(text: str, result: ParserResult, limits: Limits, positions: bool = True) -> ParseOutcome:
     """The outcome llmfix's reader gives (linear time, exact spans)."""
     if result.limit == "depth":
         return _depth_failure(limits)
-    diagnostics = _diagnostics(text, result)
+    diagnostics = _diagnostics(text, result, positions)
     if not result.ok:
         return _failure_with(diagnostics, "parse.failed", result.error or "no JSON value found")
     if all(r.risk is None for r in result.repairs):
@@ -127,22 +132,36 @@ def _own(text: str, result: ParserResult, limits: Limits) -> ParseOutcome:
     return _recovered(result.value, diagnostics)
 
 
-def _diagnostics(text: str, result: ParserResult) -> list[Diagnostic]:
-    lines = LineIndex(text)
-    return [
-        Diagnostic(
-            code=r.code,
-            severity=Severity.WARNING,
-            stage=STAGE,
-            message=r.message,
-            span=Span(r.start, r.end),
-            related=tuple(Span(a, b) for a, b in r.related),
-            rule=r.code.partition(".")[2],
-            risk=r.risk,
-            position=lines.position(r.start),
+def _diagnostics(text: str, result: ParserResult, positions: bool = True) -> list[Diagnostic]:
+    # One per repair, and a broken megabyte has hundreds of thousands of repairs: built
+    # without the frozen dataclasses' __init__ (model.build), the rule name looked up once
+    # per code.
+    position = LineIndex(text).position if positions else _no_position
+    rules: dict[str, str] = {}
+    out = []
+    for r in result.repairs:
+        rule = rules.get(r.code)
+        if rule is None:
+            rule = rules[r.code] = r.code.partition(".")[2]
+        out.append(
+            build(
+                Diagnostic,
+                code=r.code,
+                severity=Severity.WARNING,
+                stage=STAGE,
+                message=r.message,
+                span=build(Span, start=r.start, end=r.end),
+                related=tuple(Span(a, b) for a, b in r.related) if r.related else (),
+                rule=rule,
+                risk=r.risk,
+                position=position(r.start),
+            )
         )
-        for r in result.repairs
-    ]
+    return out
+
+
+def _no_position(offset: int) -> None:
+    return None
 
 
 # -- json-repair -------------------------------------------------------------------------

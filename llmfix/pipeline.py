@@ -24,6 +24,7 @@ from llmfix.config import RepairOptions
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.extract import extract_candidates
 from llmfix.finish import Clock, finish, out_of_time
+from llmfix.gcpause import paused_gc
 from llmfix.jsontext import strict_json
 from llmfix.model import (
     Candidate,
@@ -86,7 +87,7 @@ def _relocate(
     out = []
     for d in diags:
         span = d.span
-        if span is not None and offset is not None:
+        if span is not None and offset:
             span = span.shift(offset)
         elif offset is None:
             span = None
@@ -119,13 +120,20 @@ def _parse_candidate(
     def parse(text: str) -> ParseOutcome:
         if outer is None:  # the parse makes its own deadline, when strict decoding fails
             return clock.run(
-                "parse", lambda: parse_json(text, limits=options.limits, engine=options.engine)
+                "parse",
+                lambda: parse_json(
+                    text, limits=options.limits, engine=options.engine, positions=False
+                ),
             )
         deadline = Deadline(options.limits.time_budget, "parse", within=outer)
         outcome = clock.run(
             "parse",
             lambda: parse_json(
-                text, limits=options.limits, engine=options.engine, deadline=deadline
+                text,
+                limits=options.limits,
+                engine=options.engine,
+                deadline=deadline,
+                positions=False,  # _relocate places them in the whole answer
             ),
         )
         outer.check()  # a limits.time that was the caller's deadline ending is the caller's
@@ -355,6 +363,19 @@ def repair_text(
             timings=Timings(clock.stages),
         )
 
+    with paused_gc():  # megabytes of broken text make millions of objects, and no cycles
+        return _repair_lenient(text, options, validator, clock, lines, deadline)
+
+
+def _repair_lenient(
+    text: str,
+    options: RepairOptions,
+    validator: SchemaValidator | None,
+    clock: Clock,
+    lines: LineIndex,
+    deadline: Deadline | None,
+) -> Result:
+    """Extract, parse, select and finish the candidates of a text that is not strict JSON."""
     read = _read_candidates(text, options, validator, lines, clock, deadline)
     if isinstance(read, Diagnostic):
         return Result(

@@ -28,13 +28,13 @@ What it does at the top level:
 from __future__ import annotations
 
 import bisect
-import gc
 import re
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
 from llmfix.deadline import Deadline
+from llmfix.gcpause import paused_gc
 from llmfix.repair_parser import _text as T
 from llmfix.repair_parser._frames import NEVER
 from llmfix.repair_parser._machine import Parser
@@ -114,17 +114,13 @@ def repair_parse(
     # The parser makes no reference cycles, but it can allocate millions of tracked
     # objects (containers, repairs), for which the cyclic collector's passes grow
     # faster than linearly; it is paused while parsing and restored after.
-    collecting = gc.isenabled()
-    gc.disable()
     try:
-        value, repairs = _parse_document(text, max_depth, deadline or NEVER)
-        repairs.sort(key=_position)
+        with paused_gc():
+            value, repairs = _parse_document(text, max_depth, deadline or NEVER)
+            repairs.sort(key=_position)
     except ParseFailure as failure:
         where = f" at offset {failure.position}" if failure.position is not None else ""
         return ParserResult(False, None, (), failure.message + where, failure.limit)
-    finally:
-        if collecting:
-            gc.enable()
     return ParserResult(True, value, tuple(repairs), None, None)
 
 
