@@ -1,9 +1,13 @@
-"""A real HTTP server on 127.0.0.1 that plays a model provider, for the LLM repair tests.
+"""The tests' one local server: a real HTTP server on 127.0.0.1 (the ``server`` fixture of
+``tests/conftest.py``). Mocks would hide wire bugs; this is the wire.
 
-It speaks the two wire formats llmfix uses — OpenAI-style ``POST /v1/chat/completions``
-and Anthropic-style ``POST /v1/messages`` — answering from a script of :class:`Reply`
-objects (status, JSON body, headers, content type, an optional delay) in order, and records
-every request (path, headers, parsed body). Mocks would hide wire bugs; this is the wire.
+``POST`` plays a model provider in the two wire formats llmfix uses — OpenAI-style
+``POST /v1/chat/completions`` and Anthropic-style ``POST /v1/messages`` — answering from a
+script of :class:`Reply` objects (status, JSON body, headers, content type, an optional
+delay) in order. ``GET`` serves documents (a remote ``$ref``: :meth:`LlmServer.serve`, with
+an optional delay or a slow drip of bytes) and recorded streams sent a few bytes per HTTP
+chunk (:meth:`LlmServer.stream`; :attr:`LlmServer.hold` pauses one halfway). Every request
+is recorded (path, headers, parsed body); :attr:`LlmServer.paths` lists just the paths.
 
 A reply can also be a fault, played on the real socket (see :data:`FAULTS`):
 
@@ -17,9 +21,10 @@ A reply can also be a fault, played on the real socket (see :data:`FAULTS`):
 A garbage body, an HTML page and a JSON body labelled ``text/html`` need no fault: see
 :func:`garbage_reply` and :func:`html_reply`, or give a :class:`Reply` a ``content_type``.
 
-    with LlmServer() as server:
+    def test_x(server: LlmServer) -> None:
         server.enqueue(openai_reply('{"name": "Ada"}'))
         ... LlmConfig(base_url=server.openai_base, ...) ...
+        url = server.serve("/defs.json", {"$defs": {}})  # for a remote $ref
         assert server.requests[0].body["temperature"] == 0
 
 When the script runs out it answers 500, so a test that asks more than it scripted fails
@@ -59,6 +64,21 @@ class Reply:
     def __post_init__(self) -> None:
         if self.fault is not None and self.fault not in FAULTS:
             raise ValueError(f"unknown fault {self.fault!r}; expected one of {FAULTS}")
+
+
+@dataclass
+class Route:
+    """What a ``GET`` of one path answers (:meth:`LlmServer.serve`, :meth:`LlmServer.stream`)."""
+
+    status: int = 200
+    body: bytes = b""
+    content_type: str = "application/json"
+    delay: float = 0.0  # seconds before the first byte of the body
+    drip: float = 0.0  # seconds between body bytes
+    piece: int = 0  # > 0: sent with chunked transfer encoding, this many bytes per chunk
+
+
+NOT_FOUND = Route(404, b"not found", "text/plain")
 
 
 @dataclass(frozen=True)
@@ -202,7 +222,10 @@ class LlmServer:
 
     def __init__(self) -> None:
         self.requests: list[Recorded] = []
-        self.documents: dict[str, Any] = {}  # GET path → JSON document
+        self.routes: dict[str, Route] = {}  # what GET answers, by path
+        self.hold: str | None = None  # a streamed path to stop halfway until `release` is set
+        self.release = threading.Event()
+        self.chunked: list[str] = []  # the streamed paths sent to their end
         self._replies: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -251,18 +274,50 @@ class LlmServer:
                     self.close_connection = True
 
             def do_GET(self) -> None:
-                """A document from :attr:`LlmServer.documents` (a remote ``$ref``), else 404;
+                """A route (:meth:`LlmServer.serve`, :meth:`LlmServer.stream`), else 404;
                 recorded like a POST, so a test can assert that nothing was fetched."""
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 with owner._lock:
                     owner.requests.append(Recorded(self.path, headers, None, ""))
-                    document = owner.documents.get(self.path)
-                data = json.dumps(document).encode("utf-8") if document is not None else b"{}"
-                self.send_response(200 if document is not None else 404)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                    route = owner.routes.get(self.path, NOT_FOUND)
+                if route.delay and owner._stopping.wait(route.delay):
+                    return
+                try:
+                    self.send_response(route.status)
+                    self.send_header("content-type", route.content_type)
+                    if route.piece:
+                        self.send_header("transfer-encoding", "chunked")
+                    else:
+                        self.send_header("content-length", str(len(route.body)))
+                    self.end_headers()
+                    if route.piece:
+                        self._chunks(route.body, route.piece)
+                    elif route.drip:
+                        self._drip(route.body, route.drip)
+                    else:
+                        self.wfile.write(route.body)
+                except ConnectionError:  # the client gave up
+                    self.close_connection = True
+
+            def _chunks(self, data: bytes, size: int) -> None:
+                for start in range(0, len(data), size):
+                    if owner.hold == self.path and start >= len(data) // 2:
+                        owner.release.wait(30)
+                        owner.hold = None
+                    piece = data[start : start + size]
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+                with owner._lock:
+                    owner.chunked.append(self.path)
+
+            def _drip(self, data: bytes, interval: float) -> None:
+                for byte in data:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    if owner._stopping.wait(interval):
+                        return
 
             def _reset(self) -> None:
                 """Close at once with SO_LINGER 0: the kernel sends RST, not FIN."""
@@ -291,6 +346,7 @@ class LlmServer:
 
     def stop(self) -> None:
         self._stopping.set()
+        self.release.set()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -320,6 +376,27 @@ class LlmServer:
     def anthropic_base(self) -> str:
         """The base URL in the Anthropic SDK convention (no /v1)."""
         return self.url
+
+    def serve(self, path: str, body: Any, content_type: str = "application/json") -> str:
+        """Answer ``GET path`` with ``body`` (bytes or str as is, anything else as JSON);
+        the URL. Change :attr:`routes` ``[path]`` for a delay or a drip."""
+        if isinstance(body, bytes):
+            data = body
+        else:
+            data = body.encode("utf-8") if isinstance(body, str) else json.dumps(body).encode()
+        self.routes[path] = Route(body=data, content_type=content_type)
+        return self.url + path
+
+    def stream(self, path: str, data: bytes, content_type: str, piece: int = 37) -> str:
+        """Answer ``GET path`` with ``data``, ``piece`` bytes per HTTP chunk; the URL."""
+        self.routes[path] = Route(body=data, content_type=content_type, piece=piece)
+        return self.url + path
+
+    @property
+    def paths(self) -> list[str]:
+        """The path of every request so far, in order."""
+        with self._lock:
+            return [r.path for r in self.requests]
 
     def enqueue(self, *replies: Reply) -> None:
         with self._lock:

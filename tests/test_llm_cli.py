@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +35,6 @@ def llmfix(
         timeout=60,
         check=False,
     )
-
-
-@pytest.fixture
-def server() -> Iterator[LlmServer]:
-    with LlmServer() as running:
-        yield running
 
 
 @pytest.fixture

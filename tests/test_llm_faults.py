@@ -14,7 +14,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ from llmfix.llm import LlmConfig, LlmRepairOutcome, llm_repair, make_provider
 from llmfix.llm.providers import HttpTransport
 from llmfix.llm.retry import RetryPolicy
 from llmfix.model import Diagnostic, Result, Status
-from llmfix.pipeline import make_validator, repair_text
+from llmfix.pipeline import repair_text
 from llmfix.validate import SchemaValidator
 from tests.llm_server import (
     LlmServer,
@@ -140,19 +140,6 @@ FAULTS = {
     ),
 }
 RETRIED = [name for name, fault in FAULTS.items() if fault.retried]
-
-
-@pytest.fixture
-def server() -> Iterator[LlmServer]:
-    with LlmServer() as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def validator() -> SchemaValidator:
-    made = make_validator(PERSON)
-    assert made is not None
-    return made
 
 
 def config(server: LlmServer, wire: Wire, **changes: Any) -> LlmConfig:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,19 +34,6 @@ PERSON: dict[str, Any] = {
 MISSING_AGE = '{"name": "Ada"}'
 VALID = {"name": "Ada", "age": 36}
 PROSE = "Sorry, I don't know who that is."
-
-
-@pytest.fixture
-def server() -> Iterator[LlmServer]:
-    with LlmServer() as running:
-        yield running
-
-
-@pytest.fixture
-def validator() -> SchemaValidator:
-    made = make_validator(PERSON)
-    assert made is not None
-    return made
 
 
 def config(server: LlmServer, **changes: Any) -> LlmConfig:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -49,12 +48,6 @@ LOOSE_SCHEMA: dict[str, Any] = {
     "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
     "required": ["name"],
 }
-
-
-@pytest.fixture
-def server() -> Iterator[LlmServer]:
-    with LlmServer() as running:
-        yield running
 
 
 def openai_config(server: LlmServer, **changes: Any) -> LlmConfig:

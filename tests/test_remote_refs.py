@@ -1,7 +1,8 @@
 """Remote ``$ref`` (issue 8): refused unless ``--allow-remote-refs``, then fetched with limits.
 
-A real HTTP server on 127.0.0.1 serves the referenced documents and records every request,
-so "refused" means no request reached it. CLI cases run the program as a subprocess.
+The local server (``server``, a real HTTP server on 127.0.0.1) serves the referenced
+documents and records every request, so "refused" means no request reached it. CLI cases
+run the program as a subprocess.
 """
 
 from __future__ import annotations
@@ -9,11 +10,7 @@ from __future__ import annotations
 import json
 import pickle
 import socket
-import threading
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +23,7 @@ from llmfix.errors import SchemaError
 from llmfix.inputs import Item
 from llmfix.schemas import load_schema, schema_from_value
 from llmfix.validate import SchemaValidator
+from tests.llm_server import LlmServer
 from tests.test_hardening import assert_no_traceback, error_lines, run_cli
 
 DEFS = {"$defs": {"age": {"type": "integer", "minimum": 0}}}
@@ -33,69 +31,6 @@ DEFS_YAML = "$defs:\n  age:\n    type: integer\n    minimum: 0\n"
 GOOD = '{"age": 30}'
 BAD = '{"age": -1}'  # valid without the remote definition's "minimum"
 NO_PROXY = {"NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"}
-
-
-@dataclass
-class Route:
-    status: int = 200
-    body: bytes = b""
-    content_type: str = "application/json"
-    delay: float = 0.0  # seconds before the first byte of the body
-    drip: float = 0.0  # seconds between body bytes
-
-
-@dataclass
-class SchemaServer:
-    """Serves ``routes`` (path → Route) and records the paths requested."""
-
-    routes: dict[str, Route] = field(default_factory=dict)
-    requests: list[str] = field(default_factory=list)
-    port: int = 0
-
-    def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
-
-    def serve(self, path: str, body: Any, content_type: str = "application/json") -> str:
-        data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
-        self.routes[path] = Route(body=data, content_type=content_type)
-        return self.url(path)
-
-
-@pytest.fixture
-def server() -> Iterator[SchemaServer]:
-    state = SchemaServer()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            state.requests.append(self.path)
-            route = state.routes.get(self.path, Route(404, b"not found", "text/plain"))
-            time.sleep(route.delay)
-            self.send_response(route.status)
-            self.send_header("Content-Type", route.content_type)
-            self.send_header("Content-Length", str(len(route.body)))
-            self.end_headers()
-            try:
-                if route.drip:
-                    for byte in route.body:
-                        self.wfile.write(bytes([byte]))
-                        self.wfile.flush()
-                        time.sleep(route.drip)
-                else:
-                    self.wfile.write(route.body)
-            except OSError:  # the client gave up
-                pass
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    state.port = httpd.server_address[1]
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield state
-    httpd.shutdown()
-    httpd.server_close()
 
 
 def schema_referring_to(url: str) -> dict[str, Any]:
@@ -120,14 +55,14 @@ def free_port() -> int:
 
 @pytest.mark.parametrize("command", ["repair", "check"])
 def test_without_the_flag_a_remote_ref_is_refused_before_any_request(
-    server: SchemaServer, tmp_path: Path, command: str
+    server: LlmServer, tmp_path: Path, command: str
 ) -> None:
     url = server.serve("/defs.json", DEFS)
     write_case(tmp_path, url + "#/$defs/age")
     proc = run_cli(command, "good.txt", "-s", "s.json", cwd=tmp_path, env=NO_PROXY)
     [error] = error_lines(proc.stderr)
     assert_no_traceback(proc)
-    assert (proc.returncode, url in error, "--allow-remote-refs" in error, server.requests) == (
+    assert (proc.returncode, url in error, "--allow-remote-refs" in error, server.paths) == (
         2,
         True,
         True,
@@ -137,7 +72,7 @@ def test_without_the_flag_a_remote_ref_is_refused_before_any_request(
 
 @pytest.mark.parametrize(("name", "code"), [("good.txt", 0), ("bad.txt", 1)])
 def test_repair_with_the_flag_validates_with_the_remote_definition(
-    server: SchemaServer, tmp_path: Path, name: str, code: int
+    server: LlmServer, tmp_path: Path, name: str, code: int
 ) -> None:
     write_case(tmp_path, server.serve("/defs.json", DEFS) + "#/$defs/age")
     proc = run_cli(
@@ -148,11 +83,11 @@ def test_repair_with_the_flag_validates_with_the_remote_definition(
     diagnostics = [d for item in report["items"] for d in item["diagnostics"]]
     codes = [d["code"] for d in diagnostics if d["severity"] == "error"]
     expected = [] if code == 0 else ["schema.minimum"]
-    assert (proc.returncode, codes, server.requests) == (code, expected, ["/defs.json"])
+    assert (proc.returncode, codes, server.paths) == (code, expected, ["/defs.json"])
 
 
 def test_check_with_the_flag_validates_with_the_remote_definition_fetched_once(
-    server: SchemaServer, tmp_path: Path
+    server: LlmServer, tmp_path: Path
 ) -> None:
     write_case(tmp_path, server.serve("/defs.json", DEFS) + "#/$defs/age")
     proc = run_cli(
@@ -164,7 +99,7 @@ def test_check_with_the_flag_validates_with_the_remote_definition_fetched_once(
         i["id"]: (i["status"], [d["code"] for d in i["diagnostics"] if d["severity"] == "error"])
         for i in report["items"]
     }
-    assert (proc.returncode, found, server.requests) == (
+    assert (proc.returncode, found, server.paths) == (
         1,
         {"good.txt": ("valid", []), "bad.txt": ("invalid", ["schema.minimum"])},
         ["/defs.json"],
@@ -172,14 +107,14 @@ def test_check_with_the_flag_validates_with_the_remote_definition_fetched_once(
 
 
 def test_a_trusted_config_file_key_allows_remote_refs_for_check(
-    server: SchemaServer, tmp_path: Path
+    server: LlmServer, tmp_path: Path
 ) -> None:
     write_case(tmp_path, server.serve("/defs.json", DEFS) + "#/$defs/age")
     (tmp_path / "llmfix.yaml").write_text("allow-remote-refs: true\nschema: s.json\n")
     command = ["check", "bad.txt", "--no-progress", "-f", "json", "--trust-config"]
     proc = run_cli(*command, cwd=tmp_path, env=NO_PROXY)
     [item] = json.loads(proc.stdout)["items"]
-    assert (proc.returncode, item["status"], server.requests) == (1, "invalid", ["/defs.json"])
+    assert (proc.returncode, item["status"], server.paths) == (1, "invalid", ["/defs.json"])
 
 
 @pytest.mark.parametrize(
@@ -201,7 +136,7 @@ def test_a_config_value_that_is_not_a_boolean_is_one_line(tmp_path: Path, config
     ids=["yaml-suffix", "yaml-content-type"],
 )
 def test_a_yaml_body_is_read(
-    server: SchemaServer, tmp_path: Path, path: str, content_type: str
+    server: LlmServer, tmp_path: Path, path: str, content_type: str
 ) -> None:
     write_case(tmp_path, server.serve(path, DEFS_YAML, content_type) + "#/$defs/age")
     proc = run_cli(
@@ -221,13 +156,13 @@ def test_a_yaml_body_is_read(
 )
 @pytest.mark.parametrize("command", ["repair", "check"])
 def test_a_failed_fetch_is_one_line_naming_the_url(
-    server: SchemaServer, tmp_path: Path, command: str, route: str, message: str
+    server: LlmServer, tmp_path: Path, command: str, route: str, message: str
 ) -> None:
     server.serve("/page.json", "<html>hello</html>", "text/html")
     if route == "unreachable":
         url = f"http://127.0.0.1:{free_port()}/defs.json"
     else:
-        url = server.url(route)
+        url = server.url + route
     write_case(tmp_path, url + "#/$defs/age")
     proc = run_cli(
         command, "good.txt", "-s", "s.json", "--allow-remote-refs", cwd=tmp_path, env=NO_PROXY
@@ -252,7 +187,7 @@ def test_a_file_ref_outside_the_schema_directory_is_still_refused_with_the_flag(
     assert (proc.returncode, "outside the schema's directory" in error) == (2, True)
 
 
-def test_a_remote_document_cannot_reach_local_files(server: SchemaServer, tmp_path: Path) -> None:
+def test_a_remote_document_cannot_reach_local_files(server: LlmServer, tmp_path: Path) -> None:
     secret = tmp_path / "secret.json"
     secret.write_text(json.dumps(DEFS))
     url = server.serve("/defs.json", {"$ref": secret.as_uri() + "#/$defs/age"})
@@ -271,29 +206,29 @@ def test_a_remote_document_cannot_reach_local_files(server: SchemaServer, tmp_pa
 
 
 def test_the_library_option_and_the_validator_cache_keep_the_flag_apart(
-    server: SchemaServer,
+    server: LlmServer,
 ) -> None:
     schema = schema_referring_to(server.serve("/defs.json", DEFS) + "#/$defs/age")
     allowed = llmfix.repair(BAD, schema, allow_remote_refs=True)
     with pytest.raises(SchemaError, match=r"remote reference \S+ refused"):
         llmfix.repair(BAD, schema)  # the same schema again, without the flag
-    assert ([d.code for d in allowed.errors], server.requests) == (
+    assert ([d.code for d in allowed.errors], server.paths) == (
         ["schema.minimum"],
         ["/defs.json"],
     )
 
 
-def test_a_pickled_validator_does_not_fetch_again(server: SchemaServer) -> None:
+def test_a_pickled_validator_does_not_fetch_again(server: LlmServer) -> None:
     schema = schema_referring_to(server.serve("/defs.json", DEFS) + "#/$defs/age")
     original = SchemaValidator(schema_from_value(schema), allow_remote=True)
     copy = pickle.loads(pickle.dumps(original))
-    assert ([d.code for d in copy.errors({"age": -1})], server.requests) == (
+    assert ([d.code for d in copy.errors({"age": -1})], server.paths) == (
         ["schema.minimum"],
         ["/defs.json"],
     )
 
 
-def test_batch_workers_use_the_remote_definition(server: SchemaServer, tmp_path: Path) -> None:
+def test_batch_workers_use_the_remote_definition(server: LlmServer, tmp_path: Path) -> None:
     path = tmp_path / "s.json"
     url = server.serve("/defs.json", DEFS) + "#/$defs/age"
     path.write_text(json.dumps(schema_referring_to(url)))
@@ -303,11 +238,11 @@ def test_batch_workers_use_the_remote_definition(server: SchemaServer, tmp_path:
     items = [Item(f"f:{i}", "f", i + 1, t, "text") for i, t in enumerate(texts)]
     limits = BatchLimits(jobs=2, serial_budget=0.0)
     statuses = [o.status for o in run_items(items, profiles, limits)]
-    assert (statuses, server.requests) == (["valid", "invalid"] * 20, ["/defs.json"])
+    assert (statuses, server.paths) == (["valid", "invalid"] * 20, ["/defs.json"])
 
 
 def test_the_size_cap_stops_a_large_body(
-    server: SchemaServer, monkeypatch: pytest.MonkeyPatch
+    server: LlmServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(validate, "_REMOTE_MAX_BYTES", 1000)
     url = server.serve("/big.json", {"$defs": {"age": {"description": "x" * 5000}}})
@@ -318,7 +253,7 @@ def test_the_size_cap_stops_a_large_body(
 
 @pytest.mark.parametrize("slow", ["delay", "drip"])
 def test_a_slow_server_is_given_up_on(
-    server: SchemaServer, monkeypatch: pytest.MonkeyPatch, slow: str
+    server: LlmServer, monkeypatch: pytest.MonkeyPatch, slow: str
 ) -> None:
     monkeypatch.setattr(validate, "_REMOTE_TIMEOUT", 0.5)
     url = server.serve("/slow.json", DEFS)
@@ -348,18 +283,18 @@ def write_tool_case(tmp_path: Path, url: str) -> None:
 
 
 def test_tool_schemas_refuse_a_remote_ref_without_the_flag(
-    server: SchemaServer, tmp_path: Path
+    server: LlmServer, tmp_path: Path
 ) -> None:
     url = server.serve("/defs.json", DEFS)
     write_tool_case(tmp_path, url + "#/$defs/age")
     proc = run_cli("repair", "call.txt", "--tools", "tools.json", cwd=tmp_path, env=NO_PROXY)
     [error] = error_lines(proc.stderr)
     assert_no_traceback(proc)
-    assert (proc.returncode, "--allow-remote-refs" in error, server.requests) == (2, True, [])
+    assert (proc.returncode, "--allow-remote-refs" in error, server.paths) == (2, True, [])
 
 
 def test_tool_schemas_use_the_remote_definition_with_the_flag(
-    server: SchemaServer, tmp_path: Path
+    server: LlmServer, tmp_path: Path
 ) -> None:
     url = server.serve("/defs.json", DEFS)
     write_tool_case(tmp_path, url + "#/$defs/age")
@@ -378,7 +313,7 @@ def test_tool_schemas_use_the_remote_definition_with_the_flag(
     report = json.loads((tmp_path / "r.json").read_text())
     codes = [d["code"] for item in report["items"] for d in item["diagnostics"]]
     # -1 breaks the remote definition's "minimum": 0, which only a fetch can know
-    assert (proc.returncode, "schema.minimum" in codes, server.requests) == (
+    assert (proc.returncode, "schema.minimum" in codes, server.paths) == (
         1,
         True,
         ["/defs.json"],

@@ -1,4 +1,4 @@
-"""``llmfix repair --stream``, reading real streams: a local HTTP server on 127.0.0.1 sends
+"""``llmfix repair --stream``, reading real streams: the local server (``server``) sends
 each recorded stream (``tests/data/streams/``) with chunked transfer encoding, a real HTTP
 client (httpx, in its own process, like ``curl -N``) writes what arrives to a pipe, and the
 installed ``llmfix`` reads that pipe.
@@ -12,15 +12,13 @@ import json
 import shutil
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import llmfix
+from tests.llm_server import LlmServer
 
 STREAMS = Path(__file__).parent / "data" / "streams"
 SCHEMA = STREAMS / "person.schema.json"
@@ -38,75 +36,16 @@ with httpx.stream("GET", sys.argv[1], timeout=30) as response:
 """
 
 
-class StreamServer:
-    """Serves ``/NAME`` as the file ``tests/data/streams/NAME``, a few bytes per HTTP chunk.
-
-    ``hold`` (a path) makes the server stop halfway through that stream until ``release``
-    is set: a test can check what came out of the pipe before the stream ended.
-    """
-
-    def __init__(self, piece: int = 37) -> None:
-        self.piece = piece
-        self.hold: str | None = None
-        self.release = threading.Event()
-        self.chunked: list[str] = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_GET(self) -> None:
-                path = STREAMS / self.path.lstrip("/")
-                data = path.read_bytes()
-                kind = "application/x-ndjson" if path.suffix == ".ndjson" else "text/event-stream"
-                self.send_response(200)
-                self.send_header("Content-Type", kind)
-                self.send_header("Transfer-Encoding", "chunked")
-                self.end_headers()
-                for start in range(0, len(data), server.piece):
-                    if server.hold == self.path and start >= len(data) // 2:
-                        server.release.wait(30)
-                        server.hold = None
-                    piece = data[start : start + server.piece]
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
-                    self.wfile.flush()
-                self.wfile.write(b"0\r\n\r\n")
-                self.wfile.flush()
-                server.chunked.append(self.path)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def url(self, name: str) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/{name}"
-
-    def stop(self) -> None:
-        self.release.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-@pytest.fixture
-def server() -> Iterator[StreamServer]:
-    running = StreamServer()
-    yield running
-    running.stop()
-
-
 def _llmfix() -> list[str]:
     exe = shutil.which("llmfix", path=str(Path(sys.executable).parent))
     return [exe] if exe else [sys.executable, "-m", "llmfix"]
 
 
-def pipe(server: StreamServer, name: str, *args: str) -> tuple[subprocess.Popen[bytes], Any]:
+def pipe(server: LlmServer, name: str, *args: str) -> tuple[subprocess.Popen[bytes], Any]:
     """``client URL | llmfix repair --stream ARGS``: the two processes, started."""
-    client = subprocess.Popen(
-        [sys.executable, "-c", CLIENT, server.url(name)], stdout=subprocess.PIPE
-    )
+    kind = "application/x-ndjson" if name.endswith(".ndjson") else "text/event-stream"
+    url = server.stream(f"/{name}", (STREAMS / name).read_bytes(), kind)
+    client = subprocess.Popen([sys.executable, "-c", CLIENT, url], stdout=subprocess.PIPE)
     assert client.stdout is not None
     command = subprocess.Popen(
         [*_llmfix(), "repair", "--stream", *args],
@@ -118,7 +57,7 @@ def pipe(server: StreamServer, name: str, *args: str) -> tuple[subprocess.Popen[
     return command, client
 
 
-def run_pipe(server: StreamServer, name: str, *args: str) -> tuple[int, list[dict[str, Any]]]:
+def run_pipe(server: LlmServer, name: str, *args: str) -> tuple[int, list[dict[str, Any]]]:
     command, client = pipe(server, name, *args)
     out, err = command.communicate(timeout=60)
     assert client.wait(timeout=30) == 0
@@ -141,7 +80,7 @@ def events(lines: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     ],
 )
 def test_content_streams_give_snapshots_then_the_repaired_result(
-    server: StreamServer, name: str, fmt: str, stop: str | None
+    server: LlmServer, name: str, fmt: str, stop: str | None
 ) -> None:
     code, lines = run_pipe(server, name, "--schema", str(SCHEMA))
     result = lines[-1]
@@ -156,7 +95,7 @@ def test_content_streams_give_snapshots_then_the_repaired_result(
     assert code == 0
 
 
-def test_responses_and_anthropic_streams_release_their_tool_calls(server: StreamServer) -> None:
+def test_responses_and_anthropic_streams_release_their_tool_calls(server: LlmServer) -> None:
     for name, fmt, stop, city in [
         ("openai_responses.sse", "openai-responses", "completed", "Oslo"),
         ("anthropic.sse", "anthropic", "tool_use", "Lima"),
@@ -176,7 +115,7 @@ def test_responses_and_anthropic_streams_release_their_tool_calls(server: Stream
 
 
 def test_a_call_cut_off_by_the_token_limit_is_reported_not_released(
-    server: StreamServer,
+    server: LlmServer,
 ) -> None:
     code, lines = run_pipe(server, "openai_chat_tools.sse", "--tools", str(TOOLS))
     assert [c["call"]["id"] for c in events(lines, "tool_call")] == ["call_a"]
@@ -188,7 +127,7 @@ def test_a_call_cut_off_by_the_token_limit_is_reported_not_released(
     assert code == 1
 
 
-def test_final_prints_only_the_result(server: StreamServer) -> None:
+def test_final_prints_only_the_result(server: LlmServer) -> None:
     command, client = pipe(server, "anthropic.sse", "--final", "--schema", str(SCHEMA), "-q")
     out, _ = command.communicate(timeout=60)
     client.wait(timeout=30)
@@ -196,7 +135,7 @@ def test_final_prints_only_the_result(server: StreamServer) -> None:
     assert command.returncode == 0
 
 
-def test_snapshots_come_out_of_the_pipe_before_the_stream_ends(server: StreamServer) -> None:
+def test_snapshots_come_out_of_the_pipe_before_the_stream_ends(server: LlmServer) -> None:
     server.hold = "/openai_chat.sse"
     command, client = pipe(server, "openai_chat.sse")
     assert command.stdout is not None
@@ -291,7 +230,7 @@ def test_the_library_reads_a_saved_stream_like_the_cli() -> None:
 
 
 def test_llm_repair_runs_once_on_the_closed_result_never_on_the_stream(
-    server: StreamServer, tmp_path: Path
+    server: LlmServer, tmp_path: Path
 ) -> None:
     """An answer missing a required property: snapshots come from the stream alone, then one
     model request repairs the final result."""

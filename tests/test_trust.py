@@ -15,7 +15,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,14 +100,8 @@ class Clone:
         )
 
 
-@pytest.fixture
-def server() -> Iterator[LlmServer]:
-    with LlmServer() as running:
-        running.documents["/defs.json"] = {"$defs": {"age": {"type": "integer", "minimum": 0}}}
-        yield running
-
-
 def make_clone(tmp_path: Path, server: LlmServer, layout: str) -> Clone:
+    server.serve("/defs.json", {"$defs": {"age": {"type": "integer", "minimum": 0}}})
     root = tmp_path / "clone"
     work = root / "answers" if layout == "parent" else root
     work.mkdir(parents=True)

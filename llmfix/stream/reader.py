@@ -1,5 +1,11 @@
 """Read a model's answer while it streams: snapshots that are never taken back.
 
+Longer than ~700 lines on purpose: it is one state machine (prose, markup, JSON values)
+whose hot paths (``_run``, ``_json``, ``_value``, ``_key``) read and write the parser's
+fields on every character; splitting it further would put them behind calls. What it sends
+is in :mod:`llmfix.stream.events`, tool calls in :mod:`llmfix.stream.calls`, the small
+scanners in :mod:`llmfix.stream.scan`.
+
 :class:`StreamParser` is fed the answer chunk by chunk (``feed``) and answers with
 :class:`Event` objects: prose (``text``), reasoning (``reasoning``), snapshots of the JSON
 value being written (``value``), snapshots of a tool call's arguments (``arguments``) and
@@ -36,21 +42,29 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping
-from itertools import islice
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from llmfix.model import Diagnostic, Result, Risk, Severity, Span, Status
+from llmfix.model import Diagnostic, Result, Risk, Severity, Span
+from llmfix.stream.calls import StructuredCall, ToolCallStream
+from llmfix.stream.events import Event, View
+from llmfix.stream.scan import (
+    incomplete,
+    match_end,
+    partial_string,
+    requote,
+    run_length,
+    scanstring,
+    skip,
+)
 
 if TYPE_CHECKING:
     from llmfix.config import RepairOptions
-    from llmfix.stream.wire import Delta
     from llmfix.tools import ToolRegistry
     from llmfix.validate import SchemaValidator
 
 StringMode = Literal["complete", "growing"]
 STRING_MODES: tuple[str, ...] = ("complete", "growing")
-EventKind = Literal["text", "reasoning", "value", "arguments", "tool_call", "stopped"]
 
 DESCEND = 256  # an unfinished container longer than this is read member by member
 BATCH = 128  # a shorter one is retried once this many more characters came (1/32 of the
@@ -58,9 +72,7 @@ BATCH = 128  # a shorter one is retried once this many more characters came (1/3
 QUIET = 0.02
 
 _TEXT_SPECIAL = re.compile(r"[{\[<`~]")
-_WS = re.compile(r"[ \t\r\n]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-_PARTIAL_TOKEN = re.compile(r"[ \t\r\n]*(?:[-0-9.eE+]*|[a-z]*)")
 _NUMBER_TAIL = re.compile(r"[0-9.eE+-]*")
 _WORD = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _SINGLE_BODY = re.compile(r"[^'\\]*(?:\\.[^'\\]*)*", re.S)
@@ -84,7 +96,6 @@ def _refuse_constant(name: str) -> Any:
 # checks where it sits (the lenient parser drops a line break before a closing quote).
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
 _SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
-_scanstring: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 
 # Modes of the reader and states of an open container.
 _TEXT, _VALUE, _REASON = 0, 1, 2
@@ -102,151 +113,7 @@ class _Frame:
         self.comma: int | None = None  # absolute offset of a comma not yet followed by a member
 
 
-class _View:
-    """What a snapshot shows: the open containers with their lengths at that moment.
-
-    Containers only grow at their end and completed members never change, so the live
-    containers plus their lengths then are the snapshot; it is copied out only when read.
-    """
-
-    __slots__ = ("levels", "tail")
-
-    def __init__(
-        self, levels: tuple[tuple[Any, int], ...], tail: tuple[str | None, str] | None
-    ) -> None:
-        self.levels = levels
-        self.tail = tail
-
-    def build(self) -> Any:
-        child: Any = _NOTHING
-        for depth in range(len(self.levels) - 1, -1, -1):
-            container, length = self.levels[depth]
-            tail = self.tail if depth == len(self.levels) - 1 else None
-            if isinstance(container, dict):
-                items = list(islice(container.items(), length))
-                if child is not _NOTHING:
-                    items[-1] = (items[-1][0], child)
-                out: Any = dict(items)
-                if tail is not None and tail[0] is not None:
-                    out[tail[0]] = tail[1]
-            else:
-                out = container[:length]
-                if child is not _NOTHING:
-                    out[-1] = child
-                if tail is not None:
-                    out.append(tail[1])
-            child = out
-        return child
-
-
-_NOTHING = object()
-
-
-class Event:
-    """One thing the stream showed: prose, reasoning, a snapshot, or a released tool call.
-
-    ``kind`` is ``text``/``reasoning`` (``text`` holds the new characters), ``value`` (a
-    snapshot of the ``index``-th JSON value of the answer; ``complete`` once it closed),
-    ``arguments`` (a snapshot of tool call ``index``'s arguments, ``name`` its tool),
-    ``tool_call`` (call ``index``, complete and valid: ``call`` is the canonical
-    ``{"id", "name", "arguments"}``) or ``stopped``. ``diagnostics`` are the repairs and
-    findings so far; ``missing`` the JSON Pointers of required properties not there yet
-    (with a schema). Snapshot values are shared with later snapshots: treat them as
-    read-only.
-    """
-
-    __slots__ = (
-        "_diagnostics",
-        "_missing",
-        "_noted",
-        "_schema",
-        "_value",
-        "_view",
-        "call",
-        "complete",
-        "index",
-        "kind",
-        "name",
-        "repairs",
-        "text",
-    )
-
-    def __init__(
-        self,
-        kind: EventKind,
-        *,
-        index: int = 0,
-        text: str | None = None,
-        complete: bool = False,
-        view: _View | None = None,
-        call: dict[str, Any] | None = None,
-        name: str | None = None,
-        diagnostics: tuple[Diagnostic, ...] | list[Diagnostic] = (),
-        schema: Any = None,
-        noted: int | None = None,
-        repairs: tuple[str, ...] = (),
-    ) -> None:
-        self.kind = kind
-        self.index = index
-        self.text = text
-        self.complete = complete
-        self.call = call
-        self.name = name
-        # The parser's own list, of which this event saw the first ``noted``: copied only
-        # when read, so that a long stream's events do not each copy every repair so far.
-        self._diagnostics = diagnostics
-        self._noted = len(diagnostics) if noted is None else noted
-        self.repairs = repairs  # the codes of the repairs so far, sorted
-        self._view = view
-        self._schema = schema
-        self._value: Any = _NOTHING
-        self._missing: list[str] | None = None
-
-    @property
-    def diagnostics(self) -> tuple[Diagnostic, ...]:
-        """The repairs and findings of the stream up to this event."""
-        return tuple(self._diagnostics[: self._noted])
-
-    @property
-    def value(self) -> Any:
-        """The snapshot (``None`` for events that carry none)."""
-        if self._value is _NOTHING:
-            self._value = self._view.build() if self._view is not None else None
-        return self._value
-
-    @property
-    def missing(self) -> list[str]:
-        """JSON Pointers of the schema's required properties that the snapshot lacks."""
-        if self._missing is None:
-            self._missing = []
-            if self._schema is not None and self._view is not None:
-                _missing_required(self._schema, self._schema, self.value, "", self._missing, 0)
-        return self._missing
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"event": self.kind, "index": self.index}
-        if self.kind in ("text", "reasoning"):
-            out["text"] = self.text
-        if self.name is not None:
-            out["name"] = self.name
-        if self.kind in ("value", "arguments"):
-            out["complete"] = self.complete
-            out["value"] = self.value
-            if self._schema is not None:
-                out["missing"] = self.missing
-        if self.call is not None:
-            out["call"] = self.call
-        if self.kind == "stopped":
-            out["diagnostics"] = [d.to_dict() for d in self.diagnostics]
-        elif self.kind in ("value", "arguments"):
-            out["repairs"] = list(self.repairs)
-        return out
-
-    def __repr__(self) -> str:
-        return f"Event({self.kind!r}, index={self.index}, complete={self.complete})"
-
-
-class StreamParser:
+class StreamParser(ToolCallStream):
     """Incremental reader of one answer (see the module docstring). Build with ``llmfix.stream``."""
 
     def __init__(
@@ -299,7 +166,7 @@ class StreamParser:
         self._reasoning: list[str] = []
         self.diagnostics: list[Diagnostic] = []
         self._repairs: tuple[str, ...] = ()  # sorted codes of the repairs noted so far
-        self._calls: dict[int, _StructuredCall] = {}
+        self._calls: dict[int, StructuredCall] = {}
         self._closed = False
 
     # ------------------------------------------------------------------ public
@@ -350,62 +217,10 @@ class StreamParser:
             self._boundary = True
         return self._take_events()
 
-    def _call_events(self, call: _StructuredCall, events: list[Event]) -> None:
-        self._events += [call.relabel(e) for e in events if e.kind == "value"]
-        if call.parser._index > 0 and not call.done:
-            call.done = True
-            self._release_structured()
-
-    def feed_tool_call(
-        self,
-        index: int,
-        *,
-        arguments: str = "",
-        id: str | None = None,
-        name: str | None = None,
-    ) -> list[Event]:
-        """Read a structured tool call's delta (API streams): its id, name, argument text."""
-        call = self._calls.get(index)
-        if call is None:
-            call = self._calls[index] = _StructuredCall(self, index)
-        if id:
-            call.id = id
-        if name and call.name is None:
-            call.name = name
-        if arguments:
-            self._call_events(call, call.parser.feed(arguments))
-        return self._take_events()
-
     def feed_reasoning(self, text: str) -> list[Event]:
         """Reasoning the API sends apart from the answer (never read as the answer)."""
         if text:
             self._events.append(Event("reasoning", index=self._index, text=text))
-        return self._take_events()
-
-    def feed_deltas(self, deltas: Iterable[Delta]) -> list[Event]:
-        """Feed what :class:`~llmfix.stream.wire.WireDecoder` decoded from the wire."""
-        events: list[Event] = []
-        for delta in deltas:
-            if delta.kind == "text":
-                events += self.feed(delta.text)
-            elif delta.kind == "reasoning":
-                events += self.feed_reasoning(delta.text)
-            else:
-                if delta.text or delta.id or delta.name:
-                    events += self.feed_tool_call(
-                        delta.index, arguments=delta.text, id=delta.id, name=delta.name
-                    )
-                if delta.done:
-                    events += self.end_tool_call(delta.index)
-        return events
-
-    def end_tool_call(self, index: int) -> list[Event]:
-        """The API says call ``index`` is finished (its block stopped): release it if valid."""
-        call = self._calls.get(index)
-        if call is not None and not call.parser._chunks and not call.done:
-            call.done = True  # a call without arguments: {}
-            call.empty = True
-            self._release_structured()
         return self._take_events()
 
     @property
@@ -565,7 +380,7 @@ class StreamParser:
                 continue
             if c in "{[":
                 if not (self._fresh or self._in_fence):
-                    k = _skip(buf, j + 1)
+                    k = skip(buf, j + 1)
                     if k >= n:
                         return self._wait(j)
                     follows = buf[k]
@@ -583,7 +398,7 @@ class StreamParser:
                 if i < 0 or self._mode != _TEXT:
                     return i
                 continue
-            run = _run_length(buf, j, c)
+            run = run_length(buf, j, c)
             if j + run >= n:
                 return self._wait(j)
             if run < 3:
@@ -657,7 +472,7 @@ class StreamParser:
 
     def _snapshot(self, complete: bool) -> Event | None:
         if complete or not self._stack:
-            view = _View(((self._root, len(self._root)),), None)
+            view = View(((self._root, len(self._root)),), None)
         else:
             levels = tuple((f.container, len(f.container)) for f in self._stack)
             tail = None
@@ -676,7 +491,7 @@ class StreamParser:
             if shown == self._shown:
                 return None  # nothing new to see (a "{" that may still be a set opened)
             self._shown = shown
-            view = _View(levels, tail)
+            view = View(levels, tail)
         return Event(
             "value",
             index=self._index,
@@ -697,7 +512,7 @@ class StreamParser:
         if not self._growing or self._open_string is None:
             return None
         top = self._stack[-1]
-        partial = _partial_string(self._buf, self._open_string + 1)
+        partial = partial_string(self._buf, self._open_string + 1)
         if top.is_obj:
             return (top.key, partial) if top.state == _ITEM else None
         return (None, partial)
@@ -751,7 +566,7 @@ class StreamParser:
         stack = self._stack
         while True:
             if i < n and buf[i] in _BLANK:
-                i = _skip(buf, i)
+                i = skip(buf, i)
             if i >= n:
                 return n
             c = buf[i]
@@ -845,7 +660,7 @@ class StreamParser:
             try:
                 value, end = _SCAN(buf, i)
             except json.JSONDecodeError as exc:
-                if _incomplete(exc, n) and n - i <= DESCEND and not self._eager:
+                if incomplete(exc, n) and n - i <= DESCEND and not self._eager:
                     return self._wait_for(i)
             except StopIteration as stop:  # a value expected where the text ends
                 if stop.value >= n and n - i <= DESCEND and not self._eager:
@@ -866,9 +681,9 @@ class StreamParser:
             return self._stop(i, "the value is not an object or array")
         if c == '"':
             try:
-                text, end = _scanstring(buf, i + 1, False)
+                text, end = scanstring(buf, i + 1, False)
             except json.JSONDecodeError as exc:
-                if _incomplete(exc, n):
+                if incomplete(exc, n):
                     self._open_string = i
                     self._wait_for(i, quote='"')
                     if self._growing:
@@ -890,7 +705,7 @@ class StreamParser:
         if c == "-" or c.isdigit():
             m = _NUMBER.match(buf, i)
             end = m.end() if m is not None else i
-            if _match_end(_NUMBER_TAIL, buf, end) >= n:
+            if match_end(_NUMBER_TAIL, buf, end) >= n:
                 return self._wait(i)
             if m is None or buf[end] not in _NUMBER_END:
                 return self._stop(i, "a number this reader does not follow")
@@ -922,9 +737,9 @@ class StreamParser:
         n = len(buf)
         if c == '"':
             try:
-                key, end = _scanstring(buf, i + 1, False)
+                key, end = scanstring(buf, i + 1, False)
             except json.JSONDecodeError as exc:
-                if _incomplete(exc, n):
+                if incomplete(exc, n):
                     return self._wait(i)
                 return self._stop(i, "an invalid escape in a key")
             if self._follower(buf, i, end, ":") < 0:
@@ -939,7 +754,7 @@ class StreamParser:
             if m is None:
                 return self._stop(i, f"unexpected {c!r} where a key belongs")
             end = m.end()
-            after = _skip(buf, end)
+            after = skip(buf, end)
             if after >= n:
                 return self._wait(i)
             if buf[after] != ":":
@@ -957,7 +772,7 @@ class StreamParser:
         The lenient parser reads a quote followed by something else as part of the string,
         and drops a line break right before a closing quote; such text stops the snapshots.
         """
-        after = _skip(buf, end)
+        after = skip(buf, end)
         if after >= len(buf):
             self._wait(i)
             self._resume_at = self._total + 1  # usually the very next chunk decides
@@ -979,269 +794,26 @@ class StreamParser:
     def _single(self, buf: str, i: int, followers: str) -> tuple[str, int] | None:
         """A single-quoted string, when what follows its closing quote shows it ended."""
         n = len(buf)
-        end = _match_end(_SINGLE_BODY, buf, i + 1)
+        end = match_end(_SINGLE_BODY, buf, i + 1)
         if end >= n:
             self._wait(i)
             return None
-        after = _skip(buf, end + 1)
+        after = skip(buf, end + 1)
         if after >= n:
             self._wait(i)
             return None
         if buf[after] not in followers:
             self._stop(i, "a quote inside a single-quoted string")
             return None
-        body = _SINGLE_ESCAPE.sub(_requote, buf[i + 1 : end])
+        body = _SINGLE_ESCAPE.sub(requote, buf[i + 1 : end])
         try:
-            text = _scanstring(f'{body}"', 0, False)[0]
+            text = scanstring(f'{body}"', 0, False)[0]
         except ValueError:
             self._stop(i, "an invalid escape in a string")
             return None
         self._note("parse.single_quotes", Risk.SAFE, i, end + 1 - i, "single-quoted string")
         return text, end + 1
 
-    # ----------------------------------------------------------------- tools
-
-    def _check_tools(self, text: str, *, structured: bool = False) -> Result:
-        from llmfix.toolcalls import check_tool_calls
-
-        options = self._options
-        extra = dict(self._tool_options)
-        if structured:
-            extra.pop("fmt", None)  # the calls came as API JSON, whatever the text format
-        return check_tool_calls(
-            text,
-            self._registry,
-            **extra,
-            max_risk=options.max_risk,
-            schema_repair=options.schema_repair,
-            disabled_rules=options.disabled_rules,
-            time_budget=options.limits.time_budget,
-        )
-
-    def _stopped_tools(self, chunk: str) -> list[Event]:
-        """With tools, a call may still end after the reader stopped (a pythonic call list).
-
-        A chunk that may close one (``>``, ``]``, ``}``) runs the check, once the text grew by
-        an eighth since the last one: the checks then cost O(n log n) in all, not O(n²).
-        """
-        if not self._tools or self._calls or not any(c in chunk for c in ">]}"):
-            return []
-        if self._total - self._checked_at < max(32, self._checked_at // 8):
-            return []
-        self._boundary = True
-        return self._take_events()
-
-    def _release_text_calls(self) -> None:
-        """Release, in order, the calls that are complete and valid in the text so far.
-
-        Run when a call may have ended (a value or a call envelope closed), on the text so
-        far: its cost is the text's length once per such boundary, not per chunk.
-        """
-        self._checked_at = self._total
-        result = self._check_tools(self.text)
-        self._release(result, len(result.value))
-
-    def _release(self, result: Result, count: int) -> None:
-        failed = _failed_calls(result)
-        while self._released < count:
-            k = self._released
-            if k in failed or k >= len(result.value):
-                return
-            call = result.value[k]
-            self._events.append(Event("tool_call", index=k, call=call, name=call.get("name")))
-            self._released += 1
-
-    def _release_structured(self) -> None:
-        ready = 0
-        while ready in self._calls and self._calls[ready].done:
-            ready += 1
-        if ready <= self._released:
-            return
-        calls = [self._calls[k] for k in range(ready)]
-        message = json.dumps(_message(calls, ""), ensure_ascii=False)
-        self._release(self._check_tools(message, structured=True), ready)
-
-    def _close_structured(self) -> Result:
-        from dataclasses import replace
-
-        calls = [self._calls[k] for k in sorted(self._calls)]
-        message = json.dumps(_message(calls, self.text), ensure_ascii=False)
-        result = self._check_tools(message, structured=True)
-        cut = [
-            Diagnostic(
-                code="tools.truncated_call",
-                severity=Severity.ERROR,
-                stage="tools",
-                message=f"tool call {k} ({call.name or 'no name'}) was cut off by the end of "
-                "the stream: its arguments never closed",
-                pointer=f"/{k}",
-            )
-            for k, call in enumerate(calls)
-            if not call.done
-        ]
-        if not cut or any(d.code == "tools.truncated_call" for d in result.diagnostics):
-            return result
-        status = Status.INVALID if result.status.ok else result.status
-        return replace(result, status=status, diagnostics=(*result.diagnostics, *cut))
-
-
-class _StructuredCall:
-    """A tool call arriving as deltas of its own (OpenAI ``tool_calls``, Anthropic ``tool_use``)."""
-
-    def __init__(self, owner: StreamParser, index: int) -> None:
-        self.index = index
-        self.id: str | None = None
-        self.name: str | None = None
-        self.done = False
-        self.empty = False
-        self.parser = StreamParser(
-            options=owner._options, strings="growing" if owner._growing else "complete"
-        )
-        self._owner = owner
-
-    def relabel(self, event: Event) -> Event:
-        schema = None
-        registry = self._owner._registry
-        if registry is not None and self.name is not None:
-            schema = registry.schema_for(self.name)
-        return Event(
-            "arguments",
-            index=self.index,
-            complete=event.complete,
-            view=event._view,
-            name=self.name,
-            diagnostics=event._diagnostics,
-            noted=event._noted,
-            repairs=event.repairs,
-            schema=schema,
-        )
-
-    @property
-    def arguments(self) -> str:
-        return "{}" if self.empty else self.parser.text
-
-
-def _message(calls: list[_StructuredCall], content: str) -> dict[str, Any]:
-    """The assistant message the calls so far make, in the OpenAI chat shape."""
-    return {
-        "role": "assistant",
-        "content": content or None,
-        "tool_calls": [
-            {
-                "id": call.id or f"call_{call.index}",
-                "type": "function",
-                "function": {"name": call.name or "", "arguments": call.arguments},
-            }
-            for call in calls
-        ],
-    }
-
-
-def _failed_calls(result: Result) -> set[int]:
-    failed = set()
-    for d in result.diagnostics:
-        if d.severity is Severity.ERROR and d.pointer:
-            head = d.pointer.split("/")[1] if d.pointer.count("/") >= 1 else ""
-            if head.isdigit():
-                failed.add(int(head))
-    return failed
-
-
-def _incomplete(exc: json.JSONDecodeError, n: int) -> bool:
-    """Whether the JSON scanner failed because the text ended, not because it is wrong."""
-    if exc.msg.startswith("Unterminated string"):
-        return True
-    if exc.msg.startswith("Invalid \\uXXXX") and exc.pos + 6 > n:
-        return True
-    # A number or literal cut by the end of the text ("1.", "-", "tr") fails where it starts.
-    return exc.pos >= n or (
-        n - exc.pos <= 24 and _PARTIAL_TOKEN.fullmatch(exc.doc, exc.pos) is not None
-    )
-
-
-def _skip(buf: str, i: int) -> int:
-    """The offset of the first character at or after ``i`` that is not JSON whitespace."""
-    return _WS.match(buf, i).end()  # type: ignore[union-attr] # matches the empty string
-
-
-def _match_end(pattern: re.Pattern[str], buf: str, i: int) -> int:
-    return pattern.match(buf, i).end()  # type: ignore[union-attr] # matches the empty string
-
-
-def _requote(m: re.Match[str]) -> str:
-    token = m.group()
-    if token == '"':
-        return '\\"'
-    return "'" if token == "\\'" else token
-
-
-def _run_length(buf: str, j: int, c: str) -> int:
-    k = j
-    n = len(buf)
-    while k < n and buf[k] == c:
-        k += 1
-    return k - j
-
-
-def _partial_string(buf: str, start: int) -> str:
-    """What a string still being written holds so far (an escape cut in two left out)."""
-    raw = buf[start:]
-    for cut in range(7):
-        try:
-            text = _scanstring(raw[: len(raw) - cut] + '"', 0, False)[0]
-        except ValueError:
-            continue
-        if text and "\ud800" <= text[-1] <= "\udbff":
-            text = text[:-1]  # half of an escaped surrogate pair: its other half decides
-        return text
-    return ""
-
 
 def _schema_of(validator: SchemaValidator | None) -> Any:
     return validator.schema if validator is not None else None
-
-
-def _resolve(root: Any, schema: Any) -> Any:
-    seen = 0
-    while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and seen < 32:
-        ref = schema["$ref"]
-        if not ref.startswith("#"):
-            return schema
-        target: Any = root
-        for token in ref[1:].split("/")[1:] if ref != "#" else []:
-            token = token.replace("~1", "/").replace("~0", "~")
-            if isinstance(target, dict) and token in target:
-                target = target[token]
-            else:
-                return schema
-        schema = target
-        seen += 1
-    return schema
-
-
-def _missing_required(
-    root: Any, schema: Any, value: Any, pointer: str, out: list[str], depth: int
-) -> None:
-    schema = _resolve(root, schema)
-    if not isinstance(schema, Mapping) or depth > 64:
-        return
-    for part in schema.get("allOf") or ():
-        _missing_required(root, part, value, pointer, out, depth + 1)
-    if isinstance(value, dict):
-        for name in schema.get("required") or ():
-            if isinstance(name, str) and name not in value:
-                out.append(f"{pointer}/{name.replace('~', '~0').replace('/', '~1')}")
-        properties = schema.get("properties") or {}
-        for key, member in value.items():
-            if key in properties:
-                escaped = key.replace("~", "~0").replace("/", "~1")
-                _missing_required(
-                    root, properties[key], member, f"{pointer}/{escaped}", out, depth + 1
-                )
-    elif isinstance(value, list):
-        items = schema.get("items")
-        prefix = schema.get("prefixItems") or ()
-        for k, member in enumerate(value):
-            sub = prefix[k] if k < len(prefix) else items
-            if sub is not None:
-                _missing_required(root, sub, member, f"{pointer}/{k}", out, depth + 1)

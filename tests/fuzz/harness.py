@@ -15,26 +15,28 @@ A crash is any exception other than an ``LlmfixError``, or a result that claims 
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import os
+import pkgutil
 import sys
 from pathlib import Path
 
 import atheris
 
 # llmfix imports its stages lazily: import them here so that they are instrumented too.
+# Every library module is imported (the CLI, reporters, engines and the LLM client are not
+# reached by the entry points); one that needs an optional dependency is left out.
+_SKIP = ("llmfix.cli", "llmfix.reporters", "llmfix.engines", "llmfix.llm", "llmfix.__main__")
 with atheris.instrument_imports(include=["llmfix"]):
     import llmfix
-    import llmfix.extract
-    import llmfix.json_repair_engine
-    import llmfix.normalize
-    import llmfix.parse
-    import llmfix.partial
-    import llmfix.pipeline
-    import llmfix.repair_parser
-    import llmfix.schema_repair
-    import llmfix.select
     import llmfix.toolcalls
+
+    for _module in pkgutil.walk_packages(llmfix.__path__, "llmfix."):
+        if not _module.name.startswith(_SKIP):
+            with contextlib.suppress(ImportError):
+                importlib.import_module(_module.name)
     from llmfix.errors import LlmfixError
     from llmfix.tools import ToolRegistry
 

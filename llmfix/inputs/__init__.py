@@ -1,0 +1,309 @@
+"""Reading inputs: files, directories, stdin, and the record formats models' output is logged in.
+
+The pieces, from the outside in:
+
+- :func:`read_source` / :func:`decode_bytes` read one file (or stdin) as text, with decoding
+  problems reported as data.
+- :func:`discover_files` walks the paths given on the command line: files as named, directories
+  recursively (sorted, dot-directories skipped) filtered by ``--include``/``--exclude`` globs.
+- :func:`items_from_file` turns one file into :class:`Item` objects — the texts to check — by
+  its extension and content:
+
+  ============  ======================================================================
+  ``.jsonl``    one record per line, streamed (bounded memory): OpenAI Batch API output
+  ``.ndjson``   (``response.body``), Anthropic Message Batches results, chat completions,
+                Anthropic messages, Responses API objects, Gemini ``generateContent``
+                responses, transcripts (``messages``), or
+                any record with ``--field``; a record of no known shape is itself the
+                document to check. A line that is not JSON is an item with an error.
+  ``.json``     the same shapes, for one object per file; anything else (including JSON
+                too broken to parse) is a plain document to check.
+  ``.parquet``  each row is a record, read as a JSONL line is (``--field`` names the column,
+                or a path inside a struct column); needs pyarrow (``llmfix[parquet]``).
+  other         a raw model answer (``.txt``, ``.md``, anything unknown).
+  ============  ======================================================================
+
+Item ids: ``PATH`` for a whole file, ``PATH:LINE`` for a JSONL record (the record's 1-based
+line), ``PATH:LINE#msgN`` for a message inside it (``N`` is the index of the choice, of the
+message in ``messages``, or of the entry in a Responses ``output``; 0 for an Anthropic
+message; ``PATH#msgN`` in a ``.json`` file) and ``…#msgN.callK`` for its K-th tool call; a
+batch output's ``custom_id`` follows the line (``PATH:LINE[req-7]#msg0``). :attr:`Item.key`
+is what stays the same when lines move (the ``custom_id``, the record's ``id`` or a hash of
+the answer), for ``--baseline``.
+
+``--messages last`` (the default) checks the last assistant turn of a transcript,
+``--messages all`` every assistant turn; every choice of a completion is always checked.
+
+What a response says about its answer travels with the item: :attr:`Item.finish` (cut off
+or refused, from the stop reason; see :mod:`llmfix.responses`) and :attr:`Item.model`. With
+``ReadOptions.tool_results`` (a tool registry with output schemas), what tools returned is
+read too: MCP ``tools/call`` results in a JSON-RPC log and tool messages in transcripts
+(``kind="tool-result"``; see :mod:`llmfix.toolcalls.results`).
+
+Positions: when an item's text is a verbatim slice of the file (a raw answer, a ``.json``
+document, a JSONL record checked as a whole), :attr:`Item.origin` says where it starts, so
+a problem at line:column of the text maps to a line:column of the file. Text taken out of a
+JSON string (a message's content, a ``--field`` value) cannot be mapped that way — its
+escapes change every offset — so its problems point at the record's line and reporters put
+the in-text line:column into the message.
+
+The readers live in submodules: :mod:`.sources` (bytes → text, file discovery),
+:mod:`.items` (:class:`Item`, :class:`ReadOptions`), :mod:`.jsonl` (JSON Lines, Parquet),
+:mod:`.records` (one record → items, by response shape) and :mod:`.fields` (``--field``,
+``--group-by``, writing repaired values back). This module picks the reader for a file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+
+from llmfix.errors import InputError
+from llmfix.inputs.fields import (
+    closest_field,
+    field_tokens,
+    fixed_record,
+    resolve_field,
+    set_field,
+)
+from llmfix.inputs.items import KINDS, MESSAGES, Item, Kind, Messages, ReadOptions, input_error
+from llmfix.inputs.jsonl import items_from_lines, jsonl_file, parquet_items
+from llmfix.inputs.records import record_items, response_shape
+from llmfix.inputs.sources import (
+    STDIN,
+    STDIN_NAME,
+    TextSource,
+    decode_bytes,
+    discover_files,
+    glob_match,
+    is_url,
+    open_url,
+    read_chunks,
+    read_source,
+)
+from llmfix.jsontext import loads
+from llmfix.model import Diagnostic, Position, Severity
+
+__all__ = [
+    "JSONL_SUFFIXES",
+    "KINDS",
+    "MESSAGES",
+    "PARQUET_SUFFIXES",
+    "STDIN",
+    "STDIN_NAME",
+    "Item",
+    "Kind",
+    "Messages",
+    "ReadOptions",
+    "TextSource",
+    "closest_field",
+    "count_records",
+    "decode_bytes",
+    "discover_files",
+    "field_tokens",
+    "file_kind",
+    "fixed_record",
+    "glob_match",
+    "input_error",
+    "is_url",
+    "items_from_file",
+    "items_from_lines",
+    "items_from_text",
+    "open_url",
+    "parquet_items",
+    "read_chunks",
+    "read_source",
+    "resolve_field",
+    "response_shape",
+    "set_field",
+]
+
+
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+PARQUET_SUFFIXES = (".parquet", ".pq")
+
+
+def file_kind(path: str, kind: Kind = "auto") -> Kind:
+    """``text``, ``json`` or ``jsonl`` for a path (``auto`` decides by extension)."""
+    if kind != "auto":
+        return kind
+    lower = path.lower()
+    if lower.endswith(JSONL_SUFFIXES):
+        return "jsonl"
+    if lower.endswith(".json"):
+        return "json"
+    return "auto" if path == STDIN else "text"
+
+
+def count_records(path: str, kind: Kind = "auto") -> int:
+    """How many records ``path`` holds, for a progress bar: its non-blank lines for JSON
+    Lines (not parsed), else 1. An unreadable file counts 1."""
+    if file_kind(path, kind) != "jsonl" or path == STDIN:
+        return 1
+    try:
+        with open(path, "rb") as handle:
+            return max(1, sum(1 for line in handle if line.strip()))
+    except OSError:
+        return 1
+
+
+def items_from_file(path: str, options: ReadOptions, profile: str = "") -> Iterator[Item]:
+    """The items in one file (or stdin for ``-``); read problems become error items."""
+    kind = file_kind(path, options.kind)
+    name = STDIN_NAME if path == STDIN else path
+    if kind == "jsonl" and path != STDIN and not _saved_stream_file(path, options):
+        yield from _with_profile(jsonl_file(path, options), profile)
+        return
+    if options.kind == "auto" and path.lower().endswith(PARQUET_SUFFIXES):
+        yield from _with_profile(parquet_items(path, options), profile)
+        return
+    try:
+        source = read_source(path, options.encoding)
+    except InputError as exc:
+        error = input_error("input.unreadable", exc.problem)
+        yield Item(id=name, source=name, line=1, text="", kind="file", error=error, profile=profile)
+        return
+    yield from _with_profile(items_from_text(source.text, name, options, kind, source), profile)
+
+
+def items_from_text(
+    text: str,
+    name: str,
+    options: ReadOptions,
+    kind: Kind = "auto",
+    source: TextSource | None = None,
+) -> Iterator[Item]:
+    """The items in ``text`` read as ``kind`` (``auto``: JSON, then JSON Lines, then text)."""
+    warnings = source.diagnostics if source is not None else ()
+    if kind in ("auto", "text", "json", "jsonl") and options.field is None:
+        from llmfix.stream.wire import looks_like_stream
+
+        if looks_like_stream(text):
+            yield from _saved_stream_items(text, name, options, warnings)
+            return
+    if kind == "auto":
+        kind = _sniff(text)
+    if kind == "jsonl":
+        yield from items_from_lines(enumerate(text.splitlines(), start=1), name, options)
+        return
+    if kind == "json":
+        try:
+            document = loads(text)
+        except (ValueError, RecursionError):
+            document = _UNPARSED
+        if document is _UNPARSED and options.field is not None:
+            error = input_error(
+                "input.bad_record",
+                "the file is not valid JSON, so --field cannot be looked up in it",
+            )
+            yield Item(id=name, source=name, line=1, text="", kind="document", error=error)
+            return
+        if document is not _UNPARSED:
+            items = list(record_items(document, text, name, 1, options, single_file=True))
+            yield from (_add_warnings(i, warnings) for i in items)
+            return
+    yield Item(
+        id=name,
+        source=name,
+        line=1,
+        text=text,
+        kind="document" if kind == "json" else "text",
+        origin=Position(1, 1),
+        diagnostics=warnings,
+        whole_file=True,
+    )
+
+
+_UNPARSED = object()
+
+
+def _saved_stream_file(path: str, options: ReadOptions) -> bool:
+    """Whether a ``.jsonl`` file holds a recorded stream (its lines are chunks or events)."""
+    if options.field is not None or options.kind == "jsonl":
+        return False
+    from llmfix.stream.wire import looks_like_stream
+
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(8192)
+    except OSError:
+        return False
+    return looks_like_stream(head.decode("utf-8", "replace"))
+
+
+# Finish reasons that mean the model was cut off by its token limit.
+_CUT_OFF = frozenset({"length", "max_tokens", "max_output_tokens", "incomplete"})
+
+
+def _saved_stream_items(
+    text: str, name: str, options: ReadOptions, warnings: tuple[Diagnostic, ...]
+) -> Iterator[Item]:
+    """A recorded stream (SSE events or NDJSON chunks), reassembled into its final message.
+
+    The message is checked like an API response (content and tool calls, ids
+    ``PATH:1:0[:tK]``); records that are not JSON and a stop at the token limit are
+    warnings on each item.
+    """
+    from llmfix.stream.wire import reassemble
+
+    decoder = reassemble(text)
+    notes = list(warnings)
+    for problem in decoder.errors:
+        notes.append(
+            Diagnostic(
+                code="input.bad_record",
+                severity=Severity.WARNING,
+                stage="input",
+                message=f"{problem} (skipped)",
+            )
+        )
+    if decoder.stop_reason in _CUT_OFF:
+        notes.append(
+            Diagnostic(
+                code="stream.cut_off",
+                severity=Severity.WARNING,
+                stage="input",
+                message=f"the stream ended at the token limit (stop reason "
+                f"{decoder.stop_reason!r}): the answer may be cut off",
+                hint="raise the output token limit",
+            )
+        )
+    record = decoder.message()
+    for item in record_items(record, text, name, 1, options, single_file=True):
+        yield replace(
+            item, kind=f"stream:{decoder.format}", diagnostics=(*notes, *item.diagnostics)
+        )
+
+
+def _sniff(text: str) -> Kind:
+    stripped = text.lstrip()
+    if not stripped.startswith(("{", "[")):
+        return "text"
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        pass
+    else:
+        return "json"
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if len(lines) > 1:
+        try:
+            first = json.loads(lines[0])
+        except (ValueError, RecursionError):
+            return "text"
+        if isinstance(first, dict):
+            return "jsonl"
+    return "text"
+
+
+def _with_profile(items: Iterable[Item], profile: str) -> Iterator[Item]:
+    if not profile:
+        yield from items
+        return
+    for item in items:
+        yield replace(item, profile=profile)
+
+
+def _add_warnings(item: Item, warnings: tuple[Diagnostic, ...]) -> Item:
+    return replace(item, diagnostics=warnings + item.diagnostics) if warnings else item

@@ -1,0 +1,84 @@
+"""What the readers produce: :class:`Item` (one text to check, with where it came from) and
+the :class:`ReadOptions` that say how files become items."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from llmfix.model import Diagnostic, Position, Severity
+from llmfix.responses import (
+    Finish,
+)
+
+KINDS: tuple[str, ...] = ("auto", "text", "json", "jsonl")
+MESSAGES: tuple[str, ...] = ("last", "all")
+Kind = Literal["auto", "text", "json", "jsonl"]
+Messages = Literal["last", "all"]
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How to turn files into items (``--field``, ``--messages``, ``--kind``, ``--group-by``)."""
+
+    field: str | None = None  # JSON Pointer (``/a/0``) or dotted path (``a.0``) to the text
+    messages: Messages = "last"
+    kind: Kind = "auto"
+    group_by: str | None = None
+    encoding: str | None = None
+    tool_results: bool = False  # also read what tools returned (MCP results, tool messages)
+
+
+@dataclass(frozen=True)
+class Item:
+    """One text to check, with where it came from.
+
+    ``text`` is what the pipeline sees. ``error`` is set instead when the item could not be
+    read (a JSONL line that is not JSON, a failed batch request, an unreadable file). The
+    ``record``/``target`` pair says where ``text`` sits in its parsed record, so that a
+    repaired value can be written back (``--write-fixed``); ``target_kind`` is ``string``
+    (the text is a JSON string there), ``value`` (a JSON value was serialised to make the
+    text) or ``parts`` (a list of content parts was joined).
+    """
+
+    id: str
+    source: str
+    line: int
+    text: str
+    kind: str
+    origin: Position | None = None
+    error: Diagnostic | None = None
+    diagnostics: tuple[Diagnostic, ...] = ()
+    group: str | None = None
+    tool: str | None = None  # the tool's name for a tool call ("" when it has none)
+    profile: str = ""
+    record: Any = field(default=None, repr=False, compare=False)
+    target: tuple[str | int, ...] | None = None
+    target_kind: str = "string"
+    whole_file: bool = False  # the item is the whole file (raw text or a .json document)
+    finish: Finish | None = None  # the API said the answer was cut off, or refused
+    model: str | None = None  # the model that wrote it, when the response names it
+    anchor: str | None = None  # what names the record across runs: "[custom_id]", "[id=…]"
+
+    @property
+    def key(self) -> str:
+        """What identifies this item across runs, for ``--baseline``: unlike :attr:`id` it
+        does not change when lines are inserted above it.
+
+        ``PATH[custom_id]#msg0`` for a batch output, ``PATH[id=ID]#msg0`` for a record with
+        an ``id``, ``PATH#msg0`` for a whole file, else ``PATH@HASH#msg0`` with a hash of the
+        answer's text (of the line, for a line that is not JSON).
+        """
+        head, _, fragment = self.id.partition("#")
+        if head == self.source:  # a whole file, or a message of a .json file
+            return self.id
+        fragment = "#" + fragment if fragment else ""
+        if self.anchor is not None:
+            return f"{self.source}{self.anchor}{fragment}"
+        digest = hashlib.sha256(self.text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        return f"{self.source}@{digest}{fragment}"
+
+
+def input_error(code: str, message: str, hint: str | None = None) -> Diagnostic:
+    return Diagnostic(code=code, severity=Severity.ERROR, stage="input", message=message, hint=hint)

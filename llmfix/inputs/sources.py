@@ -1,0 +1,267 @@
+"""Reading bytes as text: one file, stdin or a URL (decoding problems reported as data), and
+the files a command line names (directories walked, ``--include``/``--exclude`` globs)."""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import IO, Any
+
+from llmfix.errors import InputError
+from llmfix.model import Diagnostic, Severity
+
+STDIN = "-"
+STDIN_NAME = "<stdin>"
+
+
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+@dataclass(frozen=True)
+class TextSource:
+    """One input's decoded text; ``name`` is the path as given, or ``<stdin>``."""
+
+    name: str
+    text: str
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+
+def decode_bytes(data: bytes, name: str, encoding: str | None = None) -> TextSource:
+    """Decode ``data``: a UTF-16/32 BOM is honoured, invalid UTF-8 is replaced and reported."""
+    if encoding is not None:
+        try:
+            return TextSource(name, data.decode(encoding))
+        except (LookupError, UnicodeDecodeError) as exc:
+            raise InputError(name, f"cannot decode as {encoding}: {exc}") from None
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            try:
+                return TextSource(name, data.decode(codec))
+            except UnicodeDecodeError as exc:
+                raise InputError(name, f"cannot decode as {codec}: {exc.reason}") from None
+    if b"\x00" in data[:8192] and data.count(b"\x00", 0, 8192) > 8:
+        raise InputError(name, "looks like a binary file (NUL bytes); skipped")
+    try:
+        return TextSource(name, data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", errors="replace")
+        diag = Diagnostic(
+            code="input.invalid_utf8",
+            severity=Severity.WARNING,
+            stage="input",
+            message=f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced with U+FFFD",
+            hint="pass --encoding if the file is in another encoding",
+        )
+        return TextSource(name, text, (diag,))
+
+
+def read_source(path: str, encoding: str | None = None) -> TextSource:
+    """Read one file (or stdin for ``-``) as text. Raises :class:`InputError`."""
+    if path == STDIN:
+        return decode_bytes(sys.stdin.buffer.read(), STDIN_NAME, encoding)
+    if is_url(path):
+        with open_url(path) as handle:
+            return decode_bytes(handle.read(), path, encoding)
+    file = Path(path)
+    try:
+        data = file.read_bytes()
+    except FileNotFoundError:
+        problem = "broken symbolic link" if file.is_symlink() else "no such file"
+        raise InputError(path, problem) from None
+    except IsADirectoryError:
+        raise InputError(path, "is a directory") from None
+    except PermissionError:
+        raise InputError(path, "permission denied") from None
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    return decode_bytes(data, path, encoding)
+
+
+def read_chunks(path: str, encoding: str | None = None, size: int = 65536) -> Iterator[str]:
+    """One file (or stdin for ``-``) as text chunks, each as soon as it arrives (a pipe).
+
+    Undecodable bytes become U+FFFD (a chunk boundary may split a character; the
+    incremental decoder keeps it whole). Raises :class:`InputError`.
+    """
+    name = STDIN_NAME if path == STDIN else path
+    try:
+        decoder = codecs.getincrementaldecoder(encoding or "utf-8")(errors="replace")
+    except LookupError:
+        raise InputError(name, f"unknown encoding {encoding}") from None
+    try:
+        fd = sys.stdin.fileno() if path == STDIN else os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        while True:
+            try:
+                data = os.read(fd, size)
+            except IsADirectoryError:
+                raise InputError(name, "is a directory") from None
+            if not data:
+                break
+            text = decoder.decode(data)
+            if text:
+                yield text
+        tail = decoder.decode(b"", final=True)
+        if tail:
+            yield tail
+    finally:
+        if path != STDIN:
+            os.close(fd)
+
+
+def discover_files(
+    paths: Iterable[str], include: Iterable[str] = (), exclude: Iterable[str] = ()
+) -> Iterator[str]:
+    """Files to check: each path as given (``-`` is stdin), directories walked recursively.
+
+    A walk is sorted (stable ids and output order), skips directories whose name starts
+    with a dot, and keeps the files that match an ``include`` glob (all when there is none)
+    and no ``exclude`` glob. A glob without ``/`` matches the file name; one with ``/``
+    matches the path relative to the directory walked (``**`` crosses directories). Explicit
+    files are always checked. Raises :class:`InputError` for a path that does not exist.
+    """
+    inc = tuple(include)
+    exc = tuple(exclude)
+    for path in paths:
+        if path == STDIN:
+            yield path
+            continue
+        if is_url(path):
+            yield from _walk_url(path, inc, exc)
+            continue
+        target = Path(path)
+        if target.is_dir():
+            yield from _walk(target, inc, exc)
+        elif target.exists() or target.is_symlink():
+            yield path
+        else:
+            raise InputError(path, "no such file or directory")
+
+
+def _walk(root: Path, include: tuple[str, ...], exclude: tuple[str, ...]) -> Iterator[str]:
+    for directory, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        base = Path(directory)
+        for name in sorted(filenames):
+            rel = (base / name).relative_to(root).as_posix()
+            if include and not any(glob_match(g, rel) for g in include):
+                continue
+            if any(glob_match(g, rel) for g in exclude):
+                continue
+            yield str(base / name)
+
+
+def is_url(path: str) -> bool:
+    """A URL (``s3://``, ``gs://``, ``hdfs://``, ``file://`` …) rather than a local path."""
+    return "://" in path and not os.path.exists(path)
+
+
+def _filesystem(url: str) -> tuple[Any, str]:
+    try:
+        from pyarrow import fs
+    except ImportError:
+        raise InputError(url, "reading URLs needs pyarrow: pip install 'llmfix[parquet]'") from None
+    try:
+        filesystem, path = fs.FileSystem.from_uri(url)
+    except Exception as exc:  # pyarrow's errors: unknown scheme, missing credentials, …
+        raise InputError(url, f"cannot open: {' '.join(str(exc).split())}") from None
+    return filesystem, str(path)
+
+
+def open_url(url: str) -> IO[bytes]:
+    """A URL's content as a buffered binary stream (pyarrow's filesystems). ``InputError``."""
+    import io
+
+    filesystem, path = _filesystem(url)
+    try:
+        return io.BufferedReader(filesystem.open_input_stream(path))
+    except Exception as exc:  # FileNotFoundError, or a remote store's error
+        raise InputError(url, f"cannot read: {' '.join(str(exc).split())}") from None
+
+
+def _walk_url(url: str, include: tuple[str, ...], exclude: tuple[str, ...]) -> Iterator[str]:
+    """A URL's files as ``_walk`` lists a directory's (sorted, globs, no dot-directories)."""
+    from pyarrow import fs
+
+    filesystem, root = _filesystem(url)
+    kind = filesystem.get_file_info(root).type
+    if kind == fs.FileType.NotFound:
+        raise InputError(url, "no such file or directory")
+    if kind != fs.FileType.Directory:
+        yield url
+        return
+    scheme = url.split("://", 1)[0]
+    found = filesystem.get_file_info(fs.FileSelector(root, recursive=True))
+    for entry in sorted(found, key=lambda e: str(e.path)):
+        rel = str(entry.path)[len(root.rstrip("/")) + 1 :]
+        if entry.type != fs.FileType.File or any(p.startswith(".") for p in rel.split("/")[:-1]):
+            continue
+        if include and not any(glob_match(g, rel) for g in include):
+            continue
+        if not any(glob_match(g, rel) for g in exclude):
+            yield f"{scheme}://{entry.path}"
+
+
+def glob_match(pattern: str, path: str) -> bool:
+    """Whether a ``/``-separated relative ``path`` matches ``pattern``.
+
+    ``*`` and ``?`` stay inside one path segment, ``**`` spans segments, ``[...]`` is a
+    character class. A pattern without ``/`` is matched against the last segment only.
+    """
+    if "/" not in pattern.strip("/"):
+        path = path.rsplit("/", 1)[-1]
+    return (
+        _glob_regex(pattern.lstrip("./") if pattern.startswith("./") else pattern).fullmatch(path)
+        is not None
+    )
+
+
+@lru_cache(maxsize=256)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    out: list[str] = []
+    i = 0
+    n = len(pattern)
+    while i < n:
+        char = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif char == "*":
+            out.append("[^/]*")
+            i += 1
+        elif char == "?":
+            out.append("[^/]")
+            i += 1
+        elif char == "[":
+            end = pattern.find("]", i + 2)
+            if end == -1:
+                out.append(re.escape(char))
+                i += 1
+            else:
+                body = pattern[i + 1 : end]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                i = end + 1
+        else:
+            out.append(re.escape(char))
+            i += 1
+    return re.compile("".join(out))

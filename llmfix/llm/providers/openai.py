@@ -1,0 +1,130 @@
+"""OpenAI-compatible chat completions (OpenAI, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter):
+``{base_url}/chat/completions`` with ``response_format``, the strongest mode first."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from llmfix.llm.providers.base import (
+    WRAP_INSTRUCTION,
+    Completion,
+    Message,
+    Meter,
+    ProviderRefused,
+)
+from llmfix.llm.providers.schemas import (
+    about_response_format,
+    mentions,
+    never,
+    response_format,
+    structured_modes,
+    tool_name,
+    unwrap,
+)
+from llmfix.llm.providers.transport import (
+    HttpAnswer,
+    HttpProvider,
+    count,
+    str_or_none,
+)
+
+if TYPE_CHECKING:
+    pass
+
+
+class OpenAIProvider(HttpProvider):
+    """OpenAI-compatible ``/chat/completions``."""
+
+    name = "openai"
+
+    def complete_json(
+        self,
+        messages: Sequence[Message],
+        schema: Any,
+        *,
+        temperature: float | None,
+        max_tokens: int,
+        timeout: float,
+        schema_name: str | None = None,
+        meter: Meter | None = None,
+    ) -> Completion:
+        url = f"{self.base_url}/chat/completions"
+        headers = {"content-type": "application/json"}
+        if self._key:
+            headers["authorization"] = f"Bearer {self._key}"
+        name = tool_name(schema_name)
+        modes = structured_modes(self.config.structured_mode, schema)
+        for _ in range(len(modes) + 4):  # each turn removes one mode or one parameter
+            usable = [m for m in modes if m not in self.adjust.refused_modes] or modes[-1:]
+            mode = usable[0]
+            fmt, wrapped = response_format(mode, schema, name)
+            sent = [dict(m) for m in messages]
+            if wrapped and sent:
+                sent[-1]["content"] += WRAP_INSTRUCTION
+            body: dict[str, Any] = {"model": self.model, "messages": sent}
+            if temperature is not None and not self.adjust.no_temperature:
+                body["temperature"] = temperature
+            tokens_key = (
+                "max_completion_tokens" if self.adjust.max_completion_tokens else "max_tokens"
+            )
+            body[tokens_key] = max_tokens
+            if fmt is not None:
+                body["response_format"] = fmt
+            can_fall_back = fmt is not None and len(usable) > 1
+            answer = self.transport.post(
+                url,
+                headers,
+                body,
+                timeout,
+                keep=about_response_format if can_fall_back else never,
+                meter=meter,
+            )
+            if answer.status < 300:
+                return self._completion(answer, mode, wrapped, url)
+            text = answer.text
+            if (
+                answer.status == 400
+                and not self.adjust.max_completion_tokens
+                and mentions(text, "max_completion_tokens")
+            ):
+                self.adjust.max_completion_tokens = True
+                continue
+            if answer.status == 400 and "temperature" in body and mentions(text, "temperature"):
+                self.adjust.no_temperature = True
+                continue
+            if can_fall_back and about_response_format(answer.status, text):
+                self.adjust.refused_modes.add(mode)
+                if mode == "json_schema_strict" and not mentions(text, "strict"):
+                    self.adjust.refused_modes.add("json_schema")  # json_schema itself refused
+                continue
+            raise self._refused(answer, url)
+        raise ProviderRefused(f"{self.name}: {url} refused every way of asking for JSON")
+
+    def _completion(self, answer: HttpAnswer, mode: str, wrapped: bool, url: str) -> Completion:
+        data = answer.data
+        try:
+            choice = data["choices"][0]
+            message = choice["message"]
+            if not isinstance(message, dict):
+                raise TypeError(message)
+        except (TypeError, KeyError, IndexError):
+            raise self._unusable(answer, url, "a chat completion") from None
+        content = message.get("content")
+        if isinstance(content, list):  # content parts
+            content = "".join(
+                str(part.get("text", "")) for part in content if isinstance(part, dict)
+            )
+        if not content:
+            content = message.get("refusal") or ""
+        text = unwrap(str(content)) if wrapped else str(content)
+        usage = data.get("usage")
+        return Completion(
+            text=text,
+            input_tokens=count(usage, "prompt_tokens"),
+            output_tokens=count(usage, "completion_tokens"),
+            model=str_or_none(data.get("model")),
+            mode=mode,
+            finish_reason=str_or_none(choice.get("finish_reason")),
+            retries=answer.retries,
+        )
