@@ -111,3 +111,46 @@ def test_a_file_url_reads_as_its_path(fixture: Path) -> None:
         (data / "torn.jsonl").as_uri()
     ] * 2
     assert [i["status"] for i in url_items] == [i["status"] for i in path_items]
+
+
+def _to_memory(data: Path, names: tuple[str, ...]) -> str:
+    """Copy fixture files into fsspec's in-memory filesystem (a scheme pyarrow itself
+    cannot read); the directory's URL."""
+    fsspec = pytest.importorskip("fsspec")
+    memory = fsspec.filesystem("memory")
+    root = f"/llmfix-{len(memory.store)}"
+    for name in names:
+        memory.pipe(f"{root}/{name}", (data / name).read_bytes())
+    return f"memory://{root}"
+
+
+def test_an_fsspec_url_reads_as_its_path(fixture: Path) -> None:
+    data = fixture / "answers"
+    url = _to_memory(data, ("answers.jsonl", "answers.parquet"))
+    argv = ["check", "--field", "text", "--no-config", "-q", "-f", "json", "-j", "1"]
+    by_path = CliRunner().invoke(app, [*argv, str(data / "answers.jsonl")])
+    by_url = CliRunner().invoke(app, [*argv, url])
+    assert by_url.exit_code == by_path.exit_code == 1, by_url.output
+    url_items = json.loads(by_url.stdout)["items"]
+    path_items = json.loads(by_path.stdout)["items"]
+    # the directory holds the same rows twice: as JSON Lines, then as Parquet
+    assert {i["source"] for i in url_items} == {f"{url}/answers.jsonl", f"{url}/answers.parquet"}
+    statuses = [i["status"] for i in path_items]
+    assert [i["status"] for i in url_items] == statuses + statuses
+
+
+def test_an_fsspec_parquet_url_splits_into_row_groups(fixture: Path) -> None:
+    url = _to_memory(fixture / "answers", ("answers.parquet",)) + "/answers.parquet"
+    units = tuple(plan_units([(url, "")]))
+    assert [u.row_group for u in units] == [0, 1, 2, 3]
+    job = Job(units, {"": ReadOptions(field="text")}, {"": Profile()}, BatchLimits())
+    outcomes = [pickle.loads(b) for i in range(len(units)) for b in check_unit(job, i)]
+    assert [o.item.line for o in outcomes] == list(range(1, ROWS + 1))
+
+
+def test_an_unknown_url_scheme_is_one_clear_error(fixture: Path) -> None:
+    pytest.importorskip("fsspec")
+    result = CliRunner().invoke(app, ["check", "nosuchscheme://bucket/answers", "--no-config"])
+    assert result.exit_code == 2
+    assert "nosuchscheme://bucket/answers" in result.output
+    assert "Traceback" not in result.output

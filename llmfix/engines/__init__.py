@@ -62,9 +62,9 @@ def plan_units(files: Iterable[tuple[str, str]]) -> list[Unit]:
 
 def _row_groups(path: str) -> int:
     try:
-        import pyarrow.parquet as pq
+        from llmfix.inputs.jsonl import open_parquet
 
-        return int(pq.ParquetFile(path).num_row_groups)
+        return int(open_parquet(path).num_row_groups)
     except Exception:  # unreadable or no pyarrow: one unit, whose read reports the problem
         return 0
 

@@ -69,12 +69,12 @@ def parquet_items(path: str, options: ReadOptions, row_group: int | None = None)
 
     try:
         import pyarrow as pa
-        import pyarrow.parquet as pq
+        import pyarrow.parquet  # open_parquet needs it: a missing pyarrow is reported here
     except ImportError:
         yield failed("reading Parquet needs pyarrow: pip install 'llmfix[parquet]'")
         return
     try:
-        file = pq.ParquetFile(path)
+        file = open_parquet(path)
         sizes = [file.metadata.row_group(i).num_rows for i in range(file.num_row_groups)]
         groups = range(len(sizes)) if row_group is None else range(row_group, row_group + 1)
         wanted = {str(field_tokens(s)[0]) for s in (options.field, options.group_by) if s}
@@ -132,3 +132,10 @@ def _jsonl_lines(
 
 
 # --------------------------------------------------------------------------- records
+
+
+def open_parquet(path: str) -> Any:
+    """A ``pyarrow.parquet.ParquetFile`` for a path or a URL (needs pyarrow)."""
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(open_url(path, random_access=True) if is_url(path) else path)

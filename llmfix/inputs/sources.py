@@ -172,6 +172,9 @@ def is_url(path: str) -> bool:
 
 
 def _filesystem(url: str) -> tuple[Any, str]:
+    """pyarrow's filesystem for ``url`` and the path in it: pyarrow's own (``file``, ``s3``,
+    ``gs``, ``hdfs`` …), else any scheme fsspec knows (``memory``, ``az``, ``http`` …, with
+    that filesystem's package installed), seen through pyarrow's ``FSSpecHandler``."""
     try:
         from pyarrow import fs
     except ImportError:
@@ -179,16 +182,38 @@ def _filesystem(url: str) -> tuple[Any, str]:
     try:
         filesystem, path = fs.FileSystem.from_uri(url)
     except Exception as exc:  # pyarrow's errors: unknown scheme, missing credentials, …
-        raise InputError(url, f"cannot open: {' '.join(str(exc).split())}") from None
+        if "Unrecognized filesystem type" not in str(exc):
+            raise InputError(url, f"cannot open: {' '.join(str(exc).split())}") from None
+        return _fsspec_filesystem(url)
     return filesystem, str(path)
 
 
-def open_url(url: str) -> IO[bytes]:
-    """A URL's content as a buffered binary stream (pyarrow's filesystems). ``InputError``."""
+def _fsspec_filesystem(url: str) -> tuple[Any, str]:
+    from pyarrow import fs
+
+    scheme = url.split("://", 1)[0]
+    try:
+        import fsspec
+    except ImportError:
+        raise InputError(
+            url, f"pyarrow cannot read {scheme}:// URLs; install fsspec (and its {scheme} package)"
+        ) from None
+    try:
+        found, path = fsspec.core.url_to_fs(url)
+    except (ImportError, ValueError) as exc:  # no such protocol, or its package is missing
+        raise InputError(url, f"cannot open: {' '.join(str(exc).split())}") from None
+    return fs.PyFileSystem(fs.FSSpecHandler(found)), str(path)
+
+
+def open_url(url: str, *, random_access: bool = False) -> IO[bytes]:
+    """A URL's content as a buffered binary stream (pyarrow's filesystems), or as a file
+    that can seek (``random_access``: what a Parquet reader needs). ``InputError``."""
     import io
 
     filesystem, path = _filesystem(url)
     try:
+        if random_access:
+            return filesystem.open_input_file(path)  # type: ignore[no-any-return]
         return io.BufferedReader(filesystem.open_input_stream(path))
     except Exception as exc:  # FileNotFoundError, or a remote store's error
         raise InputError(url, f"cannot read: {' '.join(str(exc).split())}") from None
