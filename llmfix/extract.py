@@ -38,7 +38,8 @@ the span of an earlier candidate is not repeated.
 
 Cost: one left-to-right pass over the text; every balanced region is scanned once and
 skipped, and the searches for closing fences and tags resume where they left off, so
-the work is linear in the size of the text. The search stops after
+the work is linear in the size of the text; a deadline is checked every
+``CHECK_EVERY`` markers and value tokens (see :mod:`llmfix.deadline`). The search stops after
 ``max_candidates`` (``extract.too_many``), since every candidate is parsed later.
 Fast paths: a text that is one strict JSON value (``json.loads`` succeeds) is only
 the ``whole`` candidate — fences or tags inside its strings are data; and a text that
@@ -48,24 +49,24 @@ repairable value) is only the ``whole`` candidate too.
 
 from __future__ import annotations
 
-import bisect
 import json
 import re
 from typing import Any
 
-from llmfix.deadline import Deadline
+from llmfix.deadline import CHECK_EVERY, Deadline
+from llmfix.formats import ForwardSearch, fences, invoke, strip_span
+from llmfix.formats.envelopes import ENVELOPE_TAGS, close_pattern, open_tag
+from llmfix.formats.prose import VALUE_START, plausible_value, scan_value
 from llmfix.jsontext import strict_decode
 from llmfix.model import Candidate, Diagnostic, LineIndex, Risk, Severity, Span
 from llmfix.normalize import INVISIBLE_CLASS, Document, normalize_document
 
 STAGE = "extract"
 
-ENVELOPE_TAGS = ("json", "output", "answer", "tool_call", "result", "response")
-_REASONING_TAGS = ("thinking", "think", "reasoning", "scratchpad")
-_MARKUP_TAGS = (*ENVELOPE_TAGS, *_REASONING_TAGS, "function_calls", "invoke", "parameter")
 MAX_CANDIDATES = 1000  # default bound: every candidate is parsed later on
 _MAX_DEPTH = 32  # nested containers scanned inside one another
-_MAX_NESTED_CHECK = 16  # "[[[…" openers inspected when judging whether "[" starts JSON
+_MASK = CHECK_EVERY - 1
+_NEVER = Deadline.never(STAGE)
 
 # Where a JSON value may begin (for the whole text and for container contents).
 _LOOKS_LIKE_JSON = re.compile(
@@ -76,47 +77,8 @@ _LOOKS_LIKE_JSON = re.compile(
 _OPAQUE = re.compile(rf"[\s{INVISIBLE_CLASS}]*[{{\[\"\uff5b\uff3b\uff02]")
 _LEADING_INVISIBLE = re.compile(f"[{INVISIBLE_CLASS}]*")
 
-# Whitespace and short comments (bounded, so the lookahead stays cheap) before the
-# first key or item: models write `{ // the answer` as often as `{ "answer"`. A block
-# comment ends at its first "*/" (a lazy ".*?" let a run of "/**/" be split
-# exponentially many ways before a match failed).
-_GAP = r"""(?:\s|//[^\n]{0,200}(?:\n|$)|/\*(?:[^*]|\*(?!/)){0,200}\*/)*"""
-# What may follow a "{" that begins a JSON object: a quoted key, "}", or `identifier:`.
-_OBJECT_AHEAD = _GAP + r"""(?:["'\u201c\u2018}]|(?:[^\W\d]|\$)[\w$-]*\s*:(?!//))"""
-# What may follow a "[" that begins a JSON array: a string, "]", a number or keyword
-# followed by "," or "]", or a nested "{"/"[" (which must begin JSON in turn).
-_ARRAY_AHEAD = (
-    _GAP + r"""(?:["'\u201c\u2018\]]|(?P<nested>[{\[])"""
-    r"""|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?\s*[,\]]"""
-    r"""|(?:true|false|null|True|False|None)\s*[,\]])"""
-)
-_OBJECT_START = re.compile(r"\{" + _OBJECT_AHEAD)
-_ARRAY_START = re.compile(r"\[" + _ARRAY_AHEAD)
-# What the scan stops at: a fence, a tag, or a "{"/"[" that may begin JSON (the
-# lookaheads reject `{name}` and `[value]` without leaving the regex engine).
-_MARKER = re.compile(
-    r"[`~<]|\{(?=" + _OBJECT_AHEAD + r")|\[(?=" + _ARRAY_AHEAD.replace("?P<nested>", "") + ")"
-)
-
-# Tokens that matter inside a JSON value: whole strings, runs of openers and closers.
-# A single quote opens a string only where a value or key may start; elsewhere it is
-# an apostrophe. Outside strings a fence or a known tag cannot be part of the value:
-# it ends the scan (the value is unclosed).
-_VALUE_TOKEN = re.compile(
-    r"""(?P<dq>"[^"\\]*(?:\\.[^"\\]*)*(?P<dq_end>")?)"""
-    r"""|(?P<sq>[{\[,:]\s*'[^'\\]*(?:\\.[^'\\]*)*(?P<sq_end>')?)"""
-    r"""|(?P<open>(?:[{\[](?!\s*'))+)|(?P<close>[}\]]+)"""
-    r"""|(?P<stop>^[ \t]*(?:```|~~~)|</?(?:[\w-]+:)?(?:"""
-    + "|".join(_MARKUP_TAGS)
-    + r""")(?=[\s/>]))""",
-    re.MULTILINE | re.IGNORECASE | re.DOTALL,
-)
-
-# The fence is the whole run of its character: a shorter run would let a line of "~" be
-# tried once per length (quadratic time on a long line of them).
-_FENCE_OPEN = re.compile(
-    r"(`{3,}(?!`)|~{3,}(?!~))(?:([^\n`]*?)[ \t]*\r?\n|([\w+.#-]*)[ \t]*(?=[{\[]))"
-)
+# What the scan stops at: a fence, a tag, or a "{"/"[" that may begin JSON.
+_MARKER = re.compile(r"[`~<]|" + VALUE_START)
 
 
 def _strict_value(content: str) -> tuple[Any] | None:
@@ -128,38 +90,6 @@ def _strict_value(content: str) -> tuple[Any] | None:
     except (ValueError, RecursionError):
         return None
 
-
-def _fence_runs(text: str, char: str) -> list[tuple[int, int]]:
-    """Every run of three or more ``char``: (start, end).
-
-    ``str.find`` of one character is a ``memchr`` that skips the rest of a long answer at
-    C speed; a regex scan for ``char{3,}`` visits every character.
-    """
-    runs = []
-    find = text.find
-    n = len(text)
-    pos = find(char)
-    while pos != -1:
-        end = pos + 1
-        while end < n and text[end] == char:
-            end += 1
-        if end - pos >= 3:
-            runs.append((pos, end))
-        pos = find(char, end)
-    return runs
-
-
-_OPEN_TAG = re.compile(
-    r"<(?:[\w-]+:)?(" + "|".join(_MARKUP_TAGS) + r")(?=[\s/>])[^<>]{0,1000}>",
-    re.IGNORECASE,
-)
-_CLOSE_TAG = {
-    name: re.compile(rf"</(?:[\w-]+:)?{name}\s*>", re.IGNORECASE)
-    for name in (*ENVELOPE_TAGS, "invoke")
-}
-_PARAMETER_OPEN = re.compile(r"<(?:[\w-]+:)?parameter(?=[\s/>])[^<>]{0,1000}>", re.IGNORECASE)
-_PARAMETER_CLOSE = re.compile(r"</(?:[\w-]+:)?parameter\s*>", re.IGNORECASE)
-_NAME_ATTR = re.compile(r"""\sname\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>/]+))""", re.IGNORECASE)
 
 # Each comment can only be read one way (a block comment ends at the first "*/", a line
 # comment at the end of its line): with ".*?" and "[^\n]*" free to stop anywhere, a run of
@@ -184,10 +114,14 @@ def extract_candidates(
     Each candidate carries its own diagnostics (how it was found, whether it lies in
     a reasoning block). The second list holds ``extract.none`` when no JSON-looking
     text was found at all, and ``extract.too_many`` when the search stopped after
-    ``max_candidates`` (every candidate costs a parse later on).
+    ``max_candidates`` (every candidate costs a parse later on). With a ``deadline``,
+    the scan checks it as it goes and raises :class:`~llmfix.deadline.OutOfTime` when
+    the time is spent.
     """
+    if deadline is None:
+        deadline = _NEVER
     text = doc.text
-    start, end = _strip(text, 0, len(text))
+    start, end = strip_span(text, 0, len(text))
     if start == end:
         message = "the response is empty" if not text else "the response is only whitespace"
         return [], [
@@ -213,23 +147,22 @@ def extract_candidates(
             whole = Candidate(text[start:end], Span(start, end), "whole")
             if text[opener] in "{[":
                 return [whole], []
-            extractor = _Extractor(doc, max_candidates)
+            extractor = _Extractor(doc, max_candidates, deadline)
             extractor.add(whole)
             return extractor.finish(), []
         if text[opener] in "{[" and not doc.reasoning:
             # Not strict JSON, but maybe still one (repairable) value and nothing else.
-            value_end, closed = _scan_value(text, opener, end)
+            value_end, closed = scan_value(text, opener, end, deadline)
             if closed and value_end == end:
                 return [Candidate(text[start:end], Span(start, end), "whole")], []
             scanned[(opener, end)] = (value_end, closed)
-    extractor = _Extractor(doc, max_candidates)
+    extractor = _Extractor(doc, max_candidates, deadline)
     extractor.scanned = scanned
-    extractor.deadline = deadline or Deadline.never("extract")
     return extractor.run(start, end)
 
 
 class _Extractor:
-    def __init__(self, doc: Document, max_candidates: int) -> None:
+    def __init__(self, doc: Document, max_candidates: int, deadline: Deadline) -> None:
         self.doc = doc
         self.text = doc.text
         self.max_candidates = max_candidates
@@ -237,13 +170,12 @@ class _Extractor:
         self._lines: LineIndex | None = None
         self.found: list[tuple[Candidate, int]] = []  # with the order found
         self.spans: set[tuple[int, int]] = set()
-        self._runs: dict[str, list[tuple[int, int]]] = {}
-        self._run_index: dict[str, tuple[int, int]] = {}  # char: (last start, first run after)
-        self._fence_cache: dict[tuple[str, int], tuple[int, int | None]] = {}
-        self._tag_cache: dict[str, tuple[int, re.Match[str] | None]] = {}
+        self.deadline = deadline
+        self.steps = 0  # markers visited, for the deadline checks
+        self.fences = fences.FenceCloser(self.text)
+        self.search = ForwardSearch(self.text)  # closing tags
         # Values already scanned (by the fast path): (start, limit) -> (end, closed).
         self.scanned: dict[tuple[int, int], tuple[int, bool]] = {}
-        self.deadline = Deadline.never("extract")
 
     @property
     def lines(self) -> LineIndex:
@@ -378,26 +310,30 @@ class _Extractor:
         search = _MARKER.search
         check = self.deadline.check
         while pos < limit and not self.full:
-            check()
             m = search(text, pos, limit)
             if m is None:
                 return
+            self.steps += 1
+            if not self.steps & _MASK:
+                check()
             i = m.start()
             char = text[i]
             if char == "<":
                 pos = self._tag(i, limit, depth)
             elif char in "`~":
                 pos = self._fence(i, limit, depth)
-            elif char == "{" or _plausible_value(text, i, limit):
+            elif char == "{" or plausible_value(text, i, limit):
                 pos = self._prose(i, limit)
             else:
                 pos = i + 1
 
     def _prose(self, start: int, limit: int) -> int:
         known = self.scanned.get((start, limit))
-        end, closed = known if known is not None else _scan_value(self.text, start, limit)
+        end, closed = (
+            known if known is not None else scan_value(self.text, start, limit, self.deadline)
+        )
         if not closed:
-            end = _strip(self.text, start, end)[1]
+            end = strip_span(self.text, start, end)[1]
         if (start, end) not in self.spans:
             span = Span(start, end)
             message = "JSON value found in prose" if closed else "unclosed JSON value in prose"
@@ -416,14 +352,14 @@ class _Extractor:
         inner_start = head.end()
         tail = end
         if text[tail - 1] == ";":
-            tail = _strip(text, inner_start, tail - 1)[1]
+            tail = strip_span(text, inner_start, tail - 1)[1]
         closed_call = text[tail - 1] == ")"
-        inner_end = _strip(text, inner_start, tail - 1)[1] if closed_call else end
+        inner_end = strip_span(text, inner_start, tail - 1)[1] if closed_call else end
         if inner_end <= inner_start:
             return False
         if text[inner_start] in "{[":
             # The value must fill the call (it may be unclosed: truncated output).
-            if _scan_value(text, inner_start, inner_end)[0] != inner_end:
+            if scan_value(text, inner_start, inner_end, self.deadline)[0] != inner_end:
                 return False
         elif closed_call:
             try:
@@ -441,17 +377,13 @@ class _Extractor:
 
     def _fence(self, i: int, limit: int, depth: int) -> int:
         text = self.text
-        m = _FENCE_OPEN.match(text, i, limit)
+        m = fences.opening(text, i, limit)
         if m is None:
-            j = i
-            while j < limit and text[j] == text[i]:
-                j += 1
-            return j
-        marker = m.group(1)
-        info = m.group(2) if m.group(2) is not None else m.group(3)
-        close = self._fence_close(marker[0], len(marker), m.end(), limit)
+            return fences.run_end(text, i, limit)
+        marker, info = m.marker, m.info
+        close = self.fences.close(marker[0], len(marker), m.end, limit)
         content_end, after = close if close is not None else (limit, limit)
-        start, end = _strip(text, m.end(), content_end)
+        start, end = strip_span(text, m.end, content_end)
         if start == end:
             return after
         opaque = _OPAQUE.match(text, start, end) is not None
@@ -495,65 +427,9 @@ class _Extractor:
             self._scan(start, end, depth + 1)
         return after
 
-    def _fence_close(self, char: str, width: int, start: int, limit: int) -> tuple[int, int] | None:
-        """The first closing fence after ``start``: (its start, its end)."""
-        runs = self._runs.get(char)
-        if runs is None:
-            runs = _fence_runs(self.text, char)
-            self._runs[char] = runs
-        cached = self._fence_cache.get((char, width))
-        if (
-            cached is not None
-            and cached[0] <= start
-            and (cached[1] is None or runs[cached[1]][0] >= start)
-        ):
-            found = cached[1]
-        else:
-            found = None
-            k = self._first_run(char, runs, start)
-            while k < len(runs):
-                if self._closes(runs[k], width):
-                    found = k
-                    break
-                k += 1
-            self._fence_cache[(char, width)] = (start, found)
-        if found is None or runs[found][1] > limit:
-            return None
-        return runs[found]
-
-    def _first_run(self, char: str, runs: list[tuple[int, int]], start: int) -> int:
-        """Index of the first run starting at or after ``start``.
-
-        Searches move forward through the text, so this resumes where the previous
-        one stopped instead of searching again.
-        """
-        last_start, k = self._run_index.get(char, (0, 0))
-        if start < last_start:
-            k = bisect.bisect_left(runs, start, key=lambda r: r[0])
-        while k < len(runs) and runs[k][0] < start:
-            k += 1
-        self._run_index[char] = (start, k)
-        return k
-
-    def _closes(self, run: tuple[int, int], width: int) -> bool:
-        text = self.text
-        start, end = run
-        if end - start < width:
-            return False
-        j = end
-        while j < len(text) and text[j] in " \t":
-            j += 1
-        if j == len(text) or text[j] in "\r\n":
-            return True  # ends a line
-        i = start - 1
-        while i >= 0 and text[i] in " \t":
-            i -= 1
-        # Starts a line, and is not the next fence's opening (```json).
-        return (i < 0 or text[i] == "\n") and not (text[end].isalnum() or text[end] == "_")
-
     def _tag(self, i: int, limit: int, depth: int) -> int:
         text = self.text
-        m = _OPEN_TAG.match(text, i, limit)
+        m = open_tag(text, i, limit)
         if m is None:
             return i + 1
         name = m.group(1).lower()
@@ -561,9 +437,9 @@ class _Extractor:
             return self._invoke(m, limit)
         if name not in ENVELOPE_TAGS or m.group().endswith("/>"):
             return m.end()  # reasoning and wrapper tags: what is inside is scanned as usual
-        close = self._tag_close(name, m.end(), limit)
+        close = self.search.find(close_pattern(name), m.end(), limit)
         content_end, after = (close.start(), close.end()) if close else (limit, limit)
-        start, end = _strip(text, m.end(), content_end)
+        start, end = strip_span(text, m.end(), content_end)
         if start == end:
             return after
         opaque = _OPAQUE.match(text, start, end) is not None
@@ -599,43 +475,22 @@ class _Extractor:
             hint="raise the output token limit, or check that the model finished",
         )
 
-    def _tag_close(self, name: str, start: int, limit: int) -> re.Match[str] | None:
-        cached = self._tag_cache.get(name)
-        if (
-            cached is not None
-            and cached[0] <= start
-            and (cached[1] is None or cached[1].start() >= start)
-        ):
-            found = cached[1]
-        else:
-            found = _CLOSE_TAG[name].search(self.text, start)
-            self._tag_cache[name] = (start, found)
-        if found is None or found.end() > limit:
-            return None
-        return found
-
     def _invoke(self, m: re.Match[str], limit: int) -> int:
         text = self.text
-        close = self._tag_close("invoke", m.end(), limit)
-        body_end, end = (close.start(), close.end()) if close else (limit, limit)
+        tag = invoke.opening(text, m.start(), limit)
+        if tag is None:
+            return m.end()
+        block = invoke.read(self.search, tag, limit)
         arguments: dict[str, Any] = {}
         typed: list[str] = []
-        pos = m.end()
-        while True:
-            p = _PARAMETER_OPEN.search(text, pos, body_end)
-            if p is None:
-                break
-            value_end = _PARAMETER_CLOSE.search(text, p.end(), body_end)
-            raw = text[p.end() : value_end.start() if value_end else body_end]
-            pos = value_end.end() if value_end else body_end
-            name = _attribute_name(p.group()) or ""
-            arguments[name], scalar = _parameter_value(raw)
+        for parameter in block.parameters:
+            name = parameter.name or ""
+            arguments[name], scalar = _parameter_value(parameter.raw)
             if scalar:
                 typed.append(name)
-        if close is None:
-            end = _strip(text, m.start(), end)[1]
+        end = block.end if block.closed else strip_span(text, m.start(), block.end)[1]
         span = Span(m.start(), end)
-        call = {"name": _attribute_name(m.group()), "arguments": arguments}
+        call = {"name": block.name, "arguments": arguments}
         message = "built a tool call from an <invoke> element"
         if typed:
             message += f" (read {', '.join(typed)} as JSON scalars)"
@@ -649,7 +504,7 @@ class _Extractor:
                 data={"name": call["name"], "typed": typed},
             )
         ]
-        if close is None:
+        if not block.closed:
             diagnostics.append(self._unterminated("invoke", span))
         self.add(
             Candidate(
@@ -663,23 +518,9 @@ class _Extractor:
         return max(end, m.end())
 
 
-def _attribute_name(tag: str) -> str | None:
-    m = _NAME_ATTR.search(tag)
-    if m is None:
-        return None
-    return next(g for g in m.groups() if g is not None)
-
-
 def _parameter_value(raw: str) -> tuple[Any, bool]:
     """A parameter's value, and whether it was read as a JSON scalar."""
-    if raw.startswith("\r\n"):
-        raw = raw[2:]
-    elif raw.startswith("\n"):
-        raw = raw[1:]
-    if raw.endswith("\r\n"):
-        raw = raw[:-2]
-    elif raw.endswith("\n"):
-        raw = raw[:-1]
+    raw = invoke.trim_newline(raw)
     stripped = raw.strip()
     if not stripped or stripped[0] == '"':
         return raw, False
@@ -688,74 +529,3 @@ def _parameter_value(raw: str) -> tuple[Any, bool]:
     except (ValueError, RecursionError):
         return raw, False
     return value, not isinstance(value, (dict, list))
-
-
-def _strip(text: str, start: int, end: int) -> tuple[int, int]:
-    """``[start, end)`` without surrounding whitespace."""
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
-
-
-def _plausible_value(text: str, i: int, limit: int) -> bool:
-    """Whether the ``{`` or ``[`` at ``i`` plausibly begins a JSON value."""
-    for _ in range(_MAX_NESTED_CHECK):
-        if text[i] == "{":
-            return _OBJECT_START.match(text, i, limit) is not None
-        m = _ARRAY_START.match(text, i, limit)
-        if m is None:
-            return False
-        if m.group("nested") is None:
-            return True
-        i = m.start("nested")
-    return True
-
-
-def _scan_value(text: str, start: int, limit: int) -> tuple[int, bool]:
-    """Where the value opened at ``start`` ends, and whether it was closed.
-
-    Tracks strings (with escapes) and nesting; a closer that matches no opener is
-    ignored, one that skips openers closes them too (``{"a": [1}``). An unclosed
-    value ends at ``limit`` or where a fence or known tag interrupts it.
-    """
-    stack: list[str] = []
-    opened = {"{": 0, "[": 0}
-    pos = start
-    search = _VALUE_TOKEN.search
-    while True:
-        m = search(text, pos, limit)
-        if m is None:
-            return limit, False
-        kind = m.lastgroup
-        pos = m.end()
-        if kind == "dq":
-            if m.group("dq_end") is None:
-                return limit, False
-        elif kind == "open":
-            run = m.group()
-            stack.extend(run)
-            braces = run.count("{")
-            opened["{"] += braces
-            opened["["] += len(run) - braces
-        elif kind == "close":
-            for k, char in enumerate(m.group()):
-                want = "{" if char == "}" else "["
-                if opened[want]:
-                    while True:
-                        top = stack.pop()
-                        opened[top] -= 1
-                        if top == want:
-                            break
-                    if not stack:
-                        return m.start() + k + 1, True
-        elif kind == "sq":
-            char = text[m.start()]
-            if char in "{[":
-                stack.append(char)
-                opened[char] += 1
-            if m.group("sq_end") is None:
-                return limit, False
-        else:
-            return m.start(), False

@@ -19,6 +19,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
+from llmfix.formats.envelopes import reasoning_close, reasoning_tag
 from llmfix.model import Diagnostic, LineIndex, Risk, Severity, Span
 
 STAGE = "normalize"
@@ -53,14 +54,6 @@ _BLANK = frozenset(" \t\r\n\u3000") | frozenset(
     chr(c) for c in (0, 0xFEFF, 0x180E, 0x061C, *range(0x200B, 0x2010), *range(0x2060, 0x2065))
 )
 
-_REASONING_TAG = re.compile(
-    r"<(/?)(thinking|think|reasoning|scratchpad)(?:\s[^<>]{0,500})?>", re.IGNORECASE
-)
-_REASONING_CLOSE = {
-    name: re.compile(rf"</{name}\s*>", re.IGNORECASE)
-    for name in ("thinking", "think", "reasoning", "scratchpad")
-}
-
 
 @dataclass(frozen=True)
 class Document:
@@ -94,7 +87,7 @@ def normalize_document(text: str) -> Document:
     pos = 0
     first = True
     while True:
-        m = _REASONING_TAG.search(text, pos)
+        m = reasoning_tag(text, pos)
         if m is None:
             break
         name = m.group(2).lower()
@@ -106,7 +99,7 @@ def normalize_document(text: str) -> Document:
             pos = m.end()
             continue
         first = False
-        close = _REASONING_CLOSE[name].search(text, m.end())
+        close = reasoning_close(name, text, m.end())
         if close is None:
             blocks.append((m.start(), len(text), name, "unterminated"))
             break

@@ -13,6 +13,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from llmfix.deadline import Deadline
+from llmfix.formats import ForwardSearch
+from llmfix.formats.prose import scan_value
 from llmfix.jsontext import read_float
 from llmfix.model import Diagnostic, LineIndex, Risk, Severity, Span
 
@@ -98,43 +101,29 @@ class Hit:
     reasoning: list[Span] = field(default_factory=list)  # format-specific reasoning
 
 
-class Scan:
-    """The text being read, the registry (for typing values), and cached searches."""
+class Scan(ForwardSearch):
+    """The text being read, the registry (for typing values), the deadline, and cached
+    searches (:meth:`~llmfix.formats.ForwardSearch.find` keeps repeated searches for a
+    closing marker linear)."""
 
-    def __init__(self, text: str, registry: ToolRegistry | None = None) -> None:
-        self.text = text
+    __slots__ = ("_lines", "deadline", "registry")
+
+    def __init__(
+        self,
+        text: str,
+        registry: ToolRegistry | None = None,
+        deadline: Deadline | None = None,
+    ) -> None:
+        super().__init__(text)
         self.registry = registry
+        self.deadline = deadline or Deadline.never(STAGE)
         self._lines: LineIndex | None = None
-        self._cache: dict[re.Pattern[str], tuple[int, re.Match[str] | None]] = {}
 
     @property
     def lines(self) -> LineIndex:
         if self._lines is None:
             self._lines = LineIndex(self.text)
         return self._lines
-
-    def find(
-        self, pattern: re.Pattern[str], pos: int, limit: int | None = None
-    ) -> re.Match[str] | None:
-        """The first match of ``pattern`` at or after ``pos`` (ending by ``limit``).
-
-        Searches move forward through the text, so the last answer per pattern is kept:
-        a later search that starts before that match reuses it instead of searching the
-        same stretch again (this keeps repeated searches for a closing marker linear).
-        """
-        cached = self._cache.get(pattern)
-        if (
-            cached is not None
-            and cached[0] <= pos
-            and (cached[1] is None or cached[1].start() >= pos)
-        ):
-            found = cached[1]
-        else:
-            found = pattern.search(self.text, pos)
-            self._cache[pattern] = (pos, found)
-        if found is None or (limit is not None and found.end() > limit):
-            return None
-        return found
 
     def note(
         self,
@@ -217,8 +206,6 @@ def json_values(
     the raw text. Reading stops at the first character that cannot begin an object or array,
     and after a value that cannot be read at all (which is skipped: ``stop`` is past it).
     """
-    from llmfix.extract import _scan_value
-
     text = scan.text
     out: list[JsonValue] = []
     pos = start
@@ -231,7 +218,7 @@ def json_values(
         if 0 <= value_end <= end:
             out.append(JsonValue(value, pos, value_end, True))
         else:
-            value_end, closed = _scan_value(text, pos, end)
+            value_end, closed = scan_value(text, pos, end, scan.deadline)
             parsed = lenient_json(scan, pos, value_end)
             if parsed is None:
                 return out, value_end
@@ -418,11 +405,3 @@ def preview(value: Any, limit: int = 60) -> str:
     except (TypeError, ValueError):
         text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def strip_span(text: str, start: int, end: int) -> tuple[int, int]:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end

@@ -27,6 +27,8 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from llmfix.errors import ConfigError
+from llmfix.formats import fences
+from llmfix.formats.envelopes import drop_reasoning_tags
 from llmfix.model import Diagnostic, Severity, Span
 from llmfix.normalize import Document, normalize_document
 from llmfix.toolcalls import json_formats as jf
@@ -505,24 +507,20 @@ class _Gate:
             _END_TOKENS.sub("", text[start:end]).strip()
             for start, end in _outside(len(text), consumed + reasoning, text)
         ]
-        joined = _EMPTY_FENCE.sub("", "\n".join(p for p in pieces if p))
+        joined = fences.drop_empty("\n".join(p for p in pieces if p))
         return _BLANK_LINES.sub("\n\n", joined).strip()
 
     def reasoning_text(self, reasoning: list[Span]) -> str:
         text = self.scan.text
         pieces = []
         for span in sorted(reasoning, key=lambda s: s.start):
-            inner = _REASONING_TAGS.sub("", text[span.start : span.end]).strip()
+            inner = drop_reasoning_tags(text[span.start : span.end]).strip()
             if inner:
                 pieces.append(inner)
         return "\n".join(pieces)
 
 
 _BLANK_LINES = re.compile(r"\n\s*\n")
-# A code fence left empty once the calls inside it are taken out.
-# The fence is its whole run ("(?!~)"): a shorter one made a line of "~" quadratic.
-_EMPTY_FENCE = re.compile(r"(?m)^[ \t]*(`{3,}(?!`)|~{3,}(?!~))[^\n`]*\n\s*\1[ \t]*$")
-_REASONING_TAGS = re.compile(r"</?(?:thinking|think|reasoning|scratchpad)(?:\s[^<>]*)?>", re.I)
 
 
 def _names(calls: list[Call]) -> str:

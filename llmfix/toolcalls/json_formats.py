@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from llmfix.formats import fences, strip_span
+from llmfix.formats.prose import plausible_value
 from llmfix.model import Severity, Span
 from llmfix.toolcalls.base import (
     NAME_RE,
@@ -18,7 +20,6 @@ from llmfix.toolcalls.base import (
     Scan,
     calls_from_values,
     json_values,
-    strip_span,
 )
 
 # ------------------------------------------------------------------------ plain envelopes
@@ -99,8 +100,6 @@ _JSON_OPENER = re.compile(r"[\[{]")
 
 def read_mistral(scan: Scan, m: re.Match[str]) -> Hit:
     """``[TOOL_CALLS][{...}]``, ``[TOOL_CALLS]name{...}``, ``[TOOL_CALLS]name[ARGS]{...}``."""
-    from llmfix.extract import _plausible_value
-
     text = scan.text
     following = scan.find(_MISTRAL_MARKER, m.end())
     limit = following.start() if following else len(text)
@@ -151,7 +150,7 @@ def read_mistral(scan: Scan, m: re.Match[str]) -> Hit:
         opener = _JSON_OPENER.search(text, start, limit)
         if opener is None:
             break
-        if opener.group() == "{" or _plausible_value(text, opener.start(), limit):
+        if opener.group() == "{" or plausible_value(text, opener.start(), limit):
             values, stop = json_values(scan, opener.start(), limit)
             calls, notes = calls_from_values(scan, values, "mistral", bounded=False)
             if calls:
@@ -206,7 +205,7 @@ def read_kimi(scan: Scan, m: re.Match[str]) -> Hit:
             )
             continue
         call_id = text[begin.end() : head_end].strip()
-        json_start, json_end = _unfence(text, args.end(), body_end)
+        json_start, json_end = fences.inside(text, args.end(), body_end)
         values, _ = json_values(scan, json_start, json_end, many=False)
         bounded = call_end is not None
         if values:
@@ -284,7 +283,7 @@ def read_deepseek(scan: Scan, m: re.Match[str]) -> Hit:
         if NAME_RE.fullmatch(name) is None:
             hit.notes.append(_malformed(scan, "deepseek-v3", begin.start(), pos))
             continue
-        json_start, json_end = _unfence(text, args_start, body_end)
+        json_start, json_end = fences.inside(text, args_start, body_end)
         values, _ = json_values(scan, json_start, json_end, many=False)
         call = Call(name, {}, begin.start(), pos, "deepseek-v3", complete=call_end is not None)
         if values:
@@ -302,18 +301,6 @@ def _ds_name(text: str, start: int, end: int) -> tuple[str, int]:
     found = _DS_NAME_END.search(text, start, end)
     name_end = found.start() if found else end
     return text[start:name_end].strip(), name_end
-
-
-def _unfence(text: str, start: int, end: int) -> tuple[int, int]:
-    """The inside of a Markdown code fence around ``[start, end)`` (or the range itself)."""
-    start, end = strip_span(text, start, end)
-    if not text.startswith("```", start):
-        return start, end
-    newline = text.find("\n", start, end)
-    inner_start = newline + 1 if newline != -1 else start + 3
-    if end - inner_start >= 3 and text.startswith("```", end - 3):
-        end -= 3
-    return inner_start, max(inner_start, end)
 
 
 def _malformed(scan: Scan, family: str, start: int, end: int) -> Any:

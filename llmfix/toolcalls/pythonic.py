@@ -21,8 +21,9 @@ import ast
 import re
 from typing import Any
 
+from llmfix.formats import strip_span
 from llmfix.model import Diagnostic, Severity
-from llmfix.toolcalls.base import NAME_RE, Call, Hit, Scan, strip_span
+from llmfix.toolcalls.base import NAME_RE, Call, Hit, Scan
 from llmfix.toolcalls.values import literal_value, typed_value
 
 _PYTHONIC_START = re.compile(r"\[\s*[A-Za-z_][\w.]*\s*\(")

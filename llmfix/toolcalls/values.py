@@ -199,19 +199,6 @@ def _read_untyped(stripped: str) -> Any:
     return _NO_VALUE
 
 
-def trim_newline(raw: str) -> str:
-    """Drop one newline right after the opening tag and one right before the closing tag."""
-    if raw.startswith("\r\n"):
-        raw = raw[2:]
-    elif raw.startswith("\n"):
-        raw = raw[1:]
-    if raw.endswith("\r\n"):
-        raw = raw[:-2]
-    elif raw.endswith("\n"):
-        raw = raw[:-1]
-    return raw
-
-
 _CDATA = re.compile(r"\A\s*<!\[CDATA\[(.*?)\]\]>\s*\Z", re.S)
 
 

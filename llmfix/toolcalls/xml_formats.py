@@ -26,6 +26,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from llmfix.formats import invoke, strip_span
+from llmfix.formats.invoke import trim_newline
 from llmfix.model import Diagnostic, Severity
 from llmfix.toolcalls.base import (
     NAME_RE,
@@ -34,44 +36,16 @@ from llmfix.toolcalls.base import (
     Scan,
     calls_from_values,
     json_values,
-    strip_span,
 )
 from llmfix.toolcalls.values import (
     ArgumentsBuilder,
     schema_types,
-    trim_newline,
     typed_value,
     unwrap_cdata,
 )
 
 # ------------------------------------------------------------------------- <invoke> blocks
-
-_INVOKE_OPEN = re.compile(r"<((?:[\w-]+:)?|[|｜]DSML[|｜])invoke(?=[\s>/])([^<>]{0,1000})>")
-_NAME_ATTRIBUTE = re.compile(r"""\sname\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>/]+))""")
-_STRING_ATTRIBUTE = re.compile(r"""\sstring\s*=\s*["']?(true|false)""", re.I)
-_PATTERNS: dict[tuple[str, str], re.Pattern[str]] = {}
-
-
-def _tag(prefix: str, kind: str) -> re.Pattern[str]:
-    """Compiled patterns for one namespace prefix (cached)."""
-    key = (prefix, kind)
-    pattern = _PATTERNS.get(key)
-    if pattern is None:
-        p = re.escape(prefix)
-        source = {
-            "invoke_close": rf"</{p}invoke\s*>",
-            "param_open": rf"<{p}parameter(?=[\s>/])([^<>]{{0,1000}})>",
-            "param_end": rf"</{p}parameter\s*>|<{p}parameter(?=[\s>/])",
-        }[kind]
-        pattern = _PATTERNS[key] = re.compile(source)
-    return pattern
-
-
-def attribute_name(tag: str) -> str | None:
-    m = _NAME_ATTRIBUTE.search(tag)
-    if m is None:
-        return None
-    return next(g for g in m.groups() if g is not None)
+# (read by llmfix.formats.invoke; typed here by the tool's schema)
 
 
 def parse_invokes(
@@ -83,63 +57,43 @@ def parse_invokes(
     notes: list[Diagnostic] = []
     pos = start
     while pos < end:
-        m = _INVOKE_OPEN.search(text, pos, end)
+        m = invoke.find_opening(text, pos, end)
         if m is None:
             break
-        prefix = m.group(1)
-        close = scan.find(_tag(prefix, "invoke_close"), m.end(), end)
-        body_end = close.start() if close else end
-        call_end = close.end() if close else end
-        pos = call_end
-        name = attribute_name(m.group(2))
-        if not name:
-            notes.append(_malformed(scan, fmt, "an <invoke> without a name", m.start(), call_end))
+        scan.deadline.check()
+        block = invoke.read(scan, m, end)
+        pos = block.end
+        if not block.name:
+            notes.append(_malformed(scan, fmt, "an <invoke> without a name", m.start(), pos))
             continue
-        builder = ArgumentsBuilder(scan, name)
-        _parameters(scan, builder, prefix, m.end(), body_end, dsml="DSML" in prefix)
-        arguments, call_notes = builder.finish(m.start(), call_end)
+        builder = ArgumentsBuilder(scan, block.name)
+        dsml = "dsml" in block.prefix.lower()
+        for p in block.parameters:
+            if p.name is None:
+                builder.notes.append(
+                    scan.note(
+                        "tools.malformed_argument",
+                        Severity.ERROR,
+                        "a <parameter> without a name; it was left out",
+                        p.start,
+                        p.end,
+                    )
+                )
+                continue
+            raw = p.raw if dsml else trim_newline(p.raw)
+            builder.add(p.name, raw, p.start, p.end, as_string=p.string)
+        arguments, call_notes = builder.finish(m.start(), block.end)
         call = Call(
-            name, arguments, m.start(), call_end, fmt, complete=close is not None or bounded
+            block.name,
+            arguments,
+            m.start(),
+            block.end,
+            fmt,
+            complete=block.closed or bounded,
         )
         call.notes.extend(call_notes)
         calls.append(call)
     return calls, notes
-
-
-def _parameters(
-    scan: Scan, builder: ArgumentsBuilder, prefix: str, start: int, end: int, *, dsml: bool
-) -> None:
-    text = scan.text
-    opener = _tag(prefix, "param_open")
-    ender = _tag(prefix, "param_end")
-    pos = start
-    while True:
-        p = opener.search(text, pos, end)
-        if p is None:
-            return
-        stop = ender.search(text, p.end(), end)
-        value_end = stop.start() if stop else end
-        pos = stop.end() if stop and stop.group().startswith("</") else value_end
-        key = attribute_name(p.group(1))
-        if key is None:
-            builder.notes.append(
-                scan.note(
-                    "tools.malformed_argument",
-                    Severity.ERROR,
-                    "a <parameter> without a name; it was left out",
-                    p.start(),
-                    value_end,
-                )
-            )
-            continue
-        as_string = None
-        flag = _STRING_ATTRIBUTE.search(p.group(1))
-        if flag is not None:
-            as_string = flag.group(1).lower() == "true"
-        raw = text[p.end() : value_end]
-        builder.add(
-            key, raw if dsml else trim_newline(raw), p.start(), value_end, as_string=as_string
-        )
 
 
 def _malformed(scan: Scan, fmt: str, what: str, start: int, end: int) -> Diagnostic:
@@ -167,21 +121,20 @@ def read_function_calls(scan: Scan, m: re.Match[str]) -> Hit:
 
 def read_invoke(scan: Scan, m: re.Match[str]) -> Hit:
     """A bare ``<invoke>`` (no ``<function_calls>`` around it): this one invoke only."""
-    opened = _INVOKE_OPEN.match(scan.text, m.start())
-    prefix = opened.group(1) if opened else ""
+    opened = invoke.opening(scan.text, m.start())
     if opened is None:
         # Not an invoke tag after all (``<invoke name=`` with no ``>``). Searching on for a
         # later one would repeat, for every such fragment, a scan to the end of the text.
         return Hit("anthropic-xml", m.start(), m.end(), [], [])
+    prefix = opened.group(1).lower()
     fmt = (
         "deepseek-dsml"
-        if "DSML" in prefix
+        if "dsml" in prefix
         else "step3"
         if prefix == "steptml:"
         else "anthropic-xml"
     )
-    close = scan.find(_tag(prefix, "invoke_close"), m.end())
-    end = close.end() if close else len(scan.text)
+    end = invoke.block_end(scan, opened, len(scan.text))
     calls, notes = parse_invokes(scan, m.start(), end, fmt, bounded=False)
     return Hit(fmt, m.start(), calls[0].end if calls else m.end(), calls[:1], notes)
 

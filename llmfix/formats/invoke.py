@@ -1,0 +1,151 @@
+"""``<invoke name="…"><parameter name="…">…</parameter></invoke>`` blocks.
+
+The Anthropic-style tool call written as text, and its relatives: any namespace prefix
+(``<ns:invoke>``, MiniMax-M2's bare ``<invoke>`` inside ``<minimax:tool_call>``, Step-3's
+``<steptml:invoke>``) and DeepSeek's ``<｜DSML｜invoke>``, whose parameters may carry
+``string="true|false"``. Tags are matched in any case; a closing tag may carry any prefix.
+A parameter's value runs to its closing tag, or to the next ``<parameter`` when the
+closing tag was left out; an ``<invoke>`` never closed (truncated output) runs to the end
+of the range it was read in.
+
+Public API, used by extraction (which builds a synthetic JSON call from each block) and
+the tool-call readers (which type each value by the tool's schema):
+
+- :func:`find_opening` / :func:`opening` — an ``<invoke …>`` tag, searched for or at a
+  position; :func:`read` — the whole block from its opening tag, as an :class:`Invoke`
+  holding :class:`Parameter` values as written; :func:`block_end` — where a block ends;
+- :func:`attribute_name` — the ``name`` attribute of a tag;
+- :func:`trim_newline` — a value without the newline a format puts around it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from llmfix.formats import ForwardSearch
+
+__all__ = [
+    "Invoke",
+    "Parameter",
+    "attribute_name",
+    "block_end",
+    "find_opening",
+    "opening",
+    "read",
+    "trim_newline",
+]
+
+_PREFIX = r"(?:[\w-]+:|[|｜]DSML[|｜])?"
+# group 1: the prefix as written, group 2: the attributes
+_OPEN = re.compile(r"<(" + _PREFIX + r")invoke(?=[\s>/])([^<>]{0,1000})>", re.IGNORECASE)
+_CLOSE = re.compile(r"</" + _PREFIX + r"invoke\s*>", re.IGNORECASE)
+_PARAMETER_OPEN = re.compile(r"<" + _PREFIX + r"parameter(?=[\s>/])([^<>]{0,1000})>", re.I)
+_PARAMETER_END = re.compile(
+    r"(</)" + _PREFIX + r"parameter\s*>|<" + _PREFIX + r"parameter(?=[\s>/])", re.IGNORECASE
+)
+_NAME_ATTRIBUTE = re.compile(
+    r"""\sname\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>/]+))""", re.IGNORECASE
+)
+_STRING_ATTRIBUTE = re.compile(r"""\sstring\s*=\s*["']?(true|false)""", re.IGNORECASE)
+
+
+class Parameter(NamedTuple):
+    """One ``<parameter>``: its name (``None`` when the tag has none), its value as written,
+    where its tag starts and its value ends, and DSML's ``string=`` flag (``None`` when
+    the tag has none)."""
+
+    name: str | None
+    raw: str
+    start: int
+    end: int
+    string: bool | None
+
+
+class Invoke(NamedTuple):
+    """One ``<invoke>`` block: its ``name`` (``None`` when the tag has none), the namespace
+    ``prefix`` as written (``""``, ``"ns:"``, ``"｜DSML｜"``), where it starts, where its
+    body ends and where the block ends (after ``</invoke>``, or at the end of the range
+    when it is never closed), and its parameters in order."""
+
+    name: str | None
+    prefix: str
+    start: int
+    body_end: int
+    end: int
+    closed: bool
+    parameters: tuple[Parameter, ...]
+
+
+def opening(text: str, pos: int, limit: int | None = None) -> re.Match[str] | None:
+    """The ``<invoke …>`` tag at ``pos``, if one opens there."""
+    return _OPEN.match(text, pos, len(text) if limit is None else limit)
+
+
+def find_opening(text: str, pos: int, limit: int) -> re.Match[str] | None:
+    """The first ``<invoke …>`` tag in ``[pos, limit)``."""
+    return _OPEN.search(text, pos, limit)
+
+
+def read(search: ForwardSearch, tag: re.Match[str], limit: int) -> Invoke:
+    """The block opened by ``tag`` (from :func:`opening` or :func:`find_opening`) in
+    ``search.text``, read up to ``limit``."""
+    text = search.text
+    close = search.find(_CLOSE, tag.end(), limit)
+    body_end, end = (close.start(), close.end()) if close else (limit, limit)
+    parameters = []
+    pos = tag.end()
+    while True:
+        p = _PARAMETER_OPEN.search(text, pos, body_end)
+        if p is None:
+            break
+        stop = _PARAMETER_END.search(text, p.end(), body_end)
+        value_end = stop.start() if stop else body_end
+        pos = stop.end() if stop and stop.group(1) else value_end
+        attributes = p.group(1)
+        flag = _STRING_ATTRIBUTE.search(attributes)
+        parameters.append(
+            Parameter(
+                attribute_name(attributes),
+                text[p.end() : value_end],
+                p.start(),
+                value_end,
+                None if flag is None else flag.group(1).lower() == "true",
+            )
+        )
+    return Invoke(
+        attribute_name(tag.group(2)),
+        tag.group(1),
+        tag.start(),
+        body_end,
+        end,
+        close is not None,
+        tuple(parameters),
+    )
+
+
+def block_end(search: ForwardSearch, tag: re.Match[str], limit: int) -> int:
+    """Where the block opened by ``tag`` ends: after its ``</invoke>``, else at ``limit``."""
+    close = search.find(_CLOSE, tag.end(), limit)
+    return limit if close is None else close.end()
+
+
+def attribute_name(tag: str) -> str | None:
+    """The value of the ``name`` attribute in a tag's text (``None`` when it has none)."""
+    m = _NAME_ATTRIBUTE.search(tag)
+    if m is None:
+        return None
+    return next(g for g in m.groups() if g is not None)
+
+
+def trim_newline(raw: str) -> str:
+    """Drop one newline right after the opening tag and one right before the closing tag."""
+    if raw.startswith("\r\n"):
+        raw = raw[2:]
+    elif raw.startswith("\n"):
+        raw = raw[1:]
+    if raw.endswith("\r\n"):
+        raw = raw[:-2]
+    elif raw.endswith("\n"):
+        raw = raw[:-1]
+    return raw

@@ -1,0 +1,133 @@
+"""A JSON object or array inside prose: where one plausibly begins, and where it ends.
+
+- :func:`plausible_value` — whether the ``{`` or ``[`` at a position plausibly begins
+  JSON (``{"``, ``{}``, ``{key:``, ``["``, ``[1,``, ``[{"`` …), so that ``use {name} here``
+  and ``[value]`` are not taken for values; :data:`VALUE_START` is the same test as a
+  regular expression source, for a scanner that looks for it among other markers.
+- :func:`scan_value` — a string-aware balanced scan: where the value opened at a position
+  ends, and whether it was closed. A fence or a markup tag (see
+  :mod:`llmfix.formats.envelopes`) outside a string cannot be part of the value: it ends
+  the scan, and the value is unclosed.
+
+Both are linear in the text they look at; :func:`scan_value` checks a
+:class:`~llmfix.deadline.Deadline` every :data:`~llmfix.deadline.CHECK_EVERY` tokens.
+"""
+
+from __future__ import annotations
+
+import re
+
+from llmfix.deadline import CHECK_EVERY, Deadline
+from llmfix.formats.envelopes import MARKUP_TAGS
+
+__all__ = ["VALUE_START", "plausible_value", "scan_value"]
+
+_MAX_NESTED_CHECK = 16  # "[[[…" openers inspected when judging whether "[" starts JSON
+_MASK = CHECK_EVERY - 1
+_NEVER = Deadline.never("extract")
+
+# Whitespace and short comments (bounded, so the lookahead stays cheap) before the
+# first key or item: models write `{ // the answer` as often as `{ "answer"`. A block
+# comment ends at its first "*/" (a lazy ".*?" let a run of "/**/" be split
+# exponentially many ways before a match failed).
+_GAP = r"""(?:\s|//[^\n]{0,200}(?:\n|$)|/\*(?:[^*]|\*(?!/)){0,200}\*/)*"""
+# What may follow a "{" that begins a JSON object: a quoted key, "}", or `identifier:`.
+_OBJECT_AHEAD = _GAP + r"""(?:["'\u201c\u2018}]|(?:[^\W\d]|\$)[\w$-]*\s*:(?!//))"""
+# What may follow a "[" that begins a JSON array: a string, "]", a number or keyword
+# followed by "," or "]", or a nested "{"/"[" (which must begin JSON in turn).
+_ARRAY_AHEAD = (
+    _GAP + r"""(?:["'\u201c\u2018\]]|(?P<nested>[{\[])"""
+    r"""|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?\s*[,\]]"""
+    r"""|(?:true|false|null|True|False|None)\s*[,\]])"""
+)
+_OBJECT_START = re.compile(r"\{" + _OBJECT_AHEAD)
+_ARRAY_START = re.compile(r"\[" + _ARRAY_AHEAD)
+
+VALUE_START = r"\{(?=" + _OBJECT_AHEAD + r")|\[(?=" + _ARRAY_AHEAD.replace("?P<nested>", "") + ")"
+"""A ``{`` or ``[`` that may begin JSON (the lookaheads reject ``{name}`` and ``[value]``
+without leaving the regex engine; a ``[`` before a nested opener still needs
+:func:`plausible_value`)."""
+
+# Tokens that matter inside a JSON value: whole strings, runs of openers and closers.
+# A single quote opens a string only where a value or key may start; elsewhere it is
+# an apostrophe. Outside strings a fence or a known tag cannot be part of the value:
+# it ends the scan (the value is unclosed).
+_VALUE_TOKEN = re.compile(
+    r"""(?P<dq>"[^"\\]*(?:\\.[^"\\]*)*(?P<dq_end>")?)"""
+    r"""|(?P<sq>[{\[,:]\s*'[^'\\]*(?:\\.[^'\\]*)*(?P<sq_end>')?)"""
+    r"""|(?P<open>(?:[{\[](?!\s*'))+)|(?P<close>[}\]]+)"""
+    r"""|(?P<stop>^[ \t]*(?:```|~~~)|</?(?:[\w-]+:)?(?:"""
+    + "|".join(MARKUP_TAGS)
+    + r""")(?=[\s/>]))""",
+    re.MULTILINE | re.IGNORECASE | re.DOTALL,
+)
+
+
+def plausible_value(text: str, i: int, limit: int) -> bool:
+    """Whether the ``{`` or ``[`` at ``i`` plausibly begins a JSON value."""
+    for _ in range(_MAX_NESTED_CHECK):
+        if text[i] == "{":
+            return _OBJECT_START.match(text, i, limit) is not None
+        m = _ARRAY_START.match(text, i, limit)
+        if m is None:
+            return False
+        if m.group("nested") is None:
+            return True
+        i = m.start("nested")
+    return True
+
+
+def scan_value(
+    text: str, start: int, limit: int, deadline: Deadline | None = None
+) -> tuple[int, bool]:
+    """Where the value opened at ``start`` ends, and whether it was closed.
+
+    Tracks strings (with escapes) and nesting; a closer that matches no opener is
+    ignored, one that skips openers closes them too (``{"a": [1}``). An unclosed
+    value ends at ``limit`` or where a fence or known tag interrupts it. Raises
+    :class:`~llmfix.deadline.OutOfTime` when ``deadline`` passes.
+    """
+    check = (deadline or _NEVER).check
+    stack: list[str] = []
+    opened = {"{": 0, "[": 0}
+    pos = start
+    steps = 0
+    search = _VALUE_TOKEN.search
+    while True:
+        m = search(text, pos, limit)
+        if m is None:
+            return limit, False
+        steps += 1
+        if not steps & _MASK:
+            check()
+        kind = m.lastgroup
+        pos = m.end()
+        if kind == "dq":
+            if m.group("dq_end") is None:
+                return limit, False
+        elif kind == "open":
+            run = m.group()
+            stack.extend(run)
+            braces = run.count("{")
+            opened["{"] += braces
+            opened["["] += len(run) - braces
+        elif kind == "close":
+            for k, char in enumerate(m.group()):
+                want = "{" if char == "}" else "["
+                if opened[want]:
+                    while True:
+                        top = stack.pop()
+                        opened[top] -= 1
+                        if top == want:
+                            break
+                    if not stack:
+                        return m.start() + k + 1, True
+        elif kind == "sq":
+            char = text[m.start()]
+            if char in "{[":
+                stack.append(char)
+                opened[char] += 1
+            if m.group("sq_end") is None:
+                return limit, False
+        else:
+            return m.start(), False
