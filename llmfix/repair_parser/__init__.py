@@ -194,7 +194,10 @@ def _is_empty(value: Any) -> bool:
 def _parse_fenced_blocks(
     text: str, start: int, end: int, max_depth: int, deadline: Deadline
 ) -> tuple[Any, list[Repair]]:
-    """Prose with markdown code fences: the value(s) in the fenced blocks."""
+    """Prose with markdown code fences: the value(s) in the fenced blocks (fences read by
+    :mod:`llmfix.formats.fences`)."""
+    from llmfix.formats import fences  # here: keeps this edit inside the function
+
     repairs: list[Repair] = []
     values: list[Any] = []
     spans: list[tuple[int, int]] = []
@@ -206,21 +209,18 @@ def _parse_fenced_blocks(
         if pos >= check_at:  # many small blocks (each parser checks only long ones)
             deadline.check()
             check_at = pos + T.CHUNK
-        opening = T.FENCE_ANYWHERE.search(text, pos, end)
+        opening = fences.next_backticks(text, pos, end)
         if opening is None:
             if text[pos:end].strip():
                 repairs.append(Repair("parse.trailing_text", pos, end, GUESS, "prose removed"))
             break
-        if text[pos : opening.start()].strip():
+        if text[pos : opening[0]].strip():
             code = "parse.leading_text" if not values else "parse.trailing_text"
-            repairs.append(Repair(code, pos, opening.start(), GUESS, "prose removed"))
-        info = T.FENCE.match(text, opening.start(), end)
-        body = info.end() if info else opening.end()
-        repairs.append(
-            Repair("parse.fence", opening.start(), body, LOSSLESS, "markdown fence removed")
-        )
-        closing = T.FENCE_ANYWHERE.search(text, body, end)
-        body_end = closing.start() if closing else end
+            repairs.append(Repair(code, pos, opening[0], GUESS, "prose removed"))
+        body = fences.marker_end(text, opening[0], end)
+        repairs.append(Repair("parse.fence", opening[0], body, LOSSLESS, "markdown fence removed"))
+        closing = fences.next_backticks(text, body, end)
+        body_end = closing[0] if closing else end
         parser = Parser(text, body, body_end, max_depth, deadline)
         parser.document = document  # one copy of the text for all the blocks
         try:
@@ -239,11 +239,9 @@ def _parse_fenced_blocks(
         if closing is None:
             break
         repairs.append(
-            Repair(
-                "parse.fence", closing.start(), closing.end(), LOSSLESS, "markdown fence removed"
-            )
+            Repair("parse.fence", closing[0], closing[1], LOSSLESS, "markdown fence removed")
         )
-        pos = closing.end()
+        pos = closing[1]
     if not values:
         raise failure or ParseFailure("no JSON value")
     return _top_value(values, spans, repairs), repairs

@@ -205,12 +205,14 @@ class Values(Trivia):
 
     def _fence_in_string(self, pos: int) -> int:
         """``"```json {...}```"``: a fenced value written as a string; where it starts."""
+        from llmfix.formats import fences  # rarely needed: loaded on first use
+
         text = self.text
         end = self.end
-        fence = T.FENCE.match(text, pos + 1, end)
-        if fence is None:
+        fence_end = fences.marker_end(text, pos + 1, end)
+        if fence_end == pos + 1:
             return pos
-        start = T.WS.match(text, fence.end(), end).end()  # type: ignore[union-attr]
+        start = T.WS.match(text, fence_end, end).end()  # type: ignore[union-attr]
         if start >= end or text[start] not in "{[":
             return pos
         closing = "```" + text[pos]
@@ -221,7 +223,7 @@ class Values(Trivia):
             self.fence_close[closing] = (start, found)
         if found < 0:
             return pos
-        self._repair("parse.fence", pos, fence.end(), LOSSLESS, "markdown fence removed")
+        self._repair("parse.fence", pos, fence_end, LOSSLESS, "markdown fence removed")
         self.fenced_quotes.append((len(self.stack), text[pos]))
         return start
 

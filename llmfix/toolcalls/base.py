@@ -210,6 +210,7 @@ def json_values(
     out: list[JsonValue] = []
     pos = start
     while pos < end:
+        scan.deadline.check()
         m = _SEPARATORS.match(text, pos, end)
         pos = m.end() if m else pos
         if pos >= end or text[pos] not in "{[":

@@ -32,15 +32,14 @@ that needed nothing; ``extracted`` otherwise (including an answer with no calls)
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from llmfix import budget
 from llmfix.config import Limits
+from llmfix.deadline import Deadline, OutOfTime
 from llmfix.errors import ConfigError
 from llmfix.jsontext import dumps
 from llmfix.model import (
@@ -89,16 +88,19 @@ def check_tool_calls(
 ) -> Result:
     """Extract the tool calls of ``text`` and check them (see the module docstring).
 
-    The work is bounded by ``time_budget`` seconds (``limits.time`` when it runs out).
+    The work is bounded by ``time_budget`` seconds: the readers and the checks share one
+    :class:`~llmfix.deadline.Deadline` (stage ``tool_calls``) and check it as they go;
+    when it passes, the result is ``unparseable`` with a ``limits.time`` error naming the
+    stage.
     Raises :class:`~llmfix.errors.ConfigError` for an unknown ``fmt`` or ``emit``; never
     prints, never exits.
     """
     if emit not in EMITS:
         raise ConfigError(f"unknown emit shape {emit!r} (expected one of: {', '.join(EMITS)})")
     started = extracted = time.perf_counter()
-    result = None
-    with budget.time_budget(time_budget, _BUDGETED_FILES):
-        extraction = extract_tool_calls(text, fmt=fmt, registry=registry)
+    deadline = Deadline(time_budget, "tool_calls")
+    try:
+        extraction = extract_tool_calls(text, fmt=fmt, registry=registry, deadline=deadline)
         extracted = time.perf_counter()
         checker = _Checker(
             text,
@@ -108,32 +110,21 @@ def check_tool_calls(
             strict=strict,
             schema_repair=schema_repair,
             disabled_rules=disabled_rules,
+            deadline=deadline,
         )
         result = checker.run(extraction, expect_sequence)
-    if result is None:
+    except OutOfTime as spent:
         out_of_time = Diagnostic(
             code="limits.time",
             severity=Severity.ERROR,
             stage=STAGE,
-            message=f"tool-call checking took longer than the {time_budget:g} s time budget",
+            message=f"tool-call checking took longer than the {spent.seconds:g} s time budget",
             hint="raise --time-budget to give it longer",
+            data={"stage": spent.stage},
         )
         result = Result(status=Status.UNPARSEABLE, value=[], diagnostics=(out_of_time,))
     timings = Timings({"extract": extracted - started, "check": time.perf_counter() - extracted})
     return replace(result, value=emit_calls(result.value, emit), timings=timings)
-
-
-# What the time budget may interrupt: the readers, the checks, the parser (which has a
-# budget of its own inside, nested) and schema repair.
-_BUDGETED_FILES = budget.files(
-    "toolcalls" + os.sep,
-    "tools.py",
-    "normalize.py",
-    "parse.py",
-    "repair_parser" + os.sep,
-    "schema_repair.py",
-    "schema_walk.py",
-)
 
 
 def emit_calls(calls: list[dict[str, Any]], emit: str) -> list[dict[str, Any]]:
@@ -174,8 +165,10 @@ class _Checker:
         strict: bool,
         schema_repair: bool,
         disabled_rules: frozenset[str],
+        deadline: Deadline,
     ) -> None:
         self.text = text
+        self.deadline = deadline
         self.registry = registry
         self.salvage = salvage
         self.max_risk = max_risk
@@ -222,6 +215,7 @@ class _Checker:
         used = self.select(extraction.calls)
         entries: list[dict[str, Any]] = []
         for index, call in enumerate(used):
+            self.deadline.check()
             entries.append(self.check_call(index, call))
         self.duplicate_ids(entries, used)
         if expect_sequence is not None:

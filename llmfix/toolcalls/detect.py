@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
+from llmfix.deadline import Deadline
 from llmfix.errors import ConfigError
 from llmfix.formats import fences
 from llmfix.formats.envelopes import drop_reasoning_tags
@@ -238,13 +239,19 @@ def check_format(fmt: str | None) -> None:
 
 
 def extract_tool_calls(
-    text: str, *, fmt: str | None = None, registry: ToolRegistry | None = None
+    text: str,
+    *,
+    fmt: str | None = None,
+    registry: ToolRegistry | None = None,
+    deadline: Deadline | None = None,
 ) -> ToolCallExtraction:
     """Every tool call in ``text``, with the answer's content and reasoning (see the module
     docstring). ``fmt`` forces one format (a key of :data:`FORMATS`); ``registry`` types
-    text-valued arguments by each tool's schema and vets bare JSON calls."""
+    text-valued arguments by each tool's schema and vets bare JSON calls. The readers check
+    ``deadline`` as they go (once per marker, value and call) and raise
+    :class:`~llmfix.deadline.OutOfTime` when it passes."""
     check_format(fmt)
-    scan = Scan(text, registry)
+    scan = Scan(text, registry, deadline)
     document = normalize_document(text)
     if fmt is None or fmt in STRUCTURED:
         whole = _whole_document(scan, document, fmt)
@@ -287,7 +294,9 @@ def _calls_in_content(
 ) -> ToolCallExtraction | None:
     """An API response whose message text holds raw tool-call syntax (a server that did not
     parse the model's calls): the calls in that text, located at the whole document."""
-    inner = extract_tool_calls("\n".join(doc.content), registry=scan.registry)
+    inner = extract_tool_calls(
+        "\n".join(doc.content), registry=scan.registry, deadline=scan.deadline
+    )
     if not inner.calls:
         return None
     span = Span(start, end)
@@ -377,12 +386,14 @@ class _Gate:
     def envelopes(self) -> list[tuple[int, Hit]]:
         pattern, _ = _scanner(self.fmt)
         text = self.scan.text
+        check = self.scan.deadline.check
         found: list[tuple[int, Hit]] = []
         pos = 0
         while True:
             m = pattern.search(text, pos)
             if m is None:
                 break
+            check()
             assert m.lastgroup is not None
             index = int(m.lastgroup[1:])
             hit = HANDLERS[index].read(self.scan, m)
@@ -458,7 +469,7 @@ class _Gate:
         text = self.scan.text
         if "{" not in text and "[" not in text:
             return [], []
-        candidates, _ = extract_candidates(self.document)
+        candidates, _ = extract_candidates(self.document, deadline=self.scan.deadline)
         usable = [
             c
             for c in candidates
