@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
+from llmfix.deadline import Deadline, OutOfTime
 from llmfix.extract import extract_candidates, extract_values
 from llmfix.model import Candidate, Position, Risk, Severity, Span
 from llmfix.normalize import normalize_document
@@ -532,3 +534,37 @@ def test_fence_holding_broken_json_is_still_scanned_inside() -> None:
 
     candidates, _ = extract_candidates(normalize_document('```json\n{"a": 1,}\n```'))
     assert candidates[0].decoded is None
+
+
+# -- deadline -------------------------------------------------------------------------
+
+
+def _spent_deadline() -> Deadline:
+    deadline = Deadline(0.001, "extraction")
+    time.sleep(0.002)
+    return deadline
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Notes ```py\nx = [1, {"a": ' * 3000,  # unclosed fences around unclosed values
+        "prose " + '{"a": [' * 5000,  # one unclosed value in prose
+        '{"a": [' * 5000,  # the whole text, scanned by the fast path
+        "a <b> ~ ` <answer/> [z] " * 3000,  # markers that begin nothing
+    ],
+)
+def test_pathological_extraction_stops_at_its_deadline(text: str) -> None:
+    document = normalize_document(text)
+    extract_candidates(document)  # finishes without a deadline
+    with pytest.raises(OutOfTime) as raised:
+        extract_candidates(document, deadline=_spent_deadline())
+    assert raised.value.stage == "extraction"
+
+
+def test_a_deadline_with_time_left_changes_nothing() -> None:
+    text = 'Notes ```json\n{"a": 1}\n``` then {"b": [2]} in prose. ' * 500
+    document = normalize_document(text)
+    assert extract_candidates(document, deadline=Deadline(60, "extraction")) == (
+        extract_candidates(document)
+    )

@@ -16,6 +16,7 @@ Adding a case needs no code change.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from typing import Any
 import jsonpatch
 import pytest
 
+from llmfix.deadline import Deadline, OutOfTime
 from llmfix.errors import ConfigError
 from llmfix.model import Risk, Severity, Status
 from llmfix.toolcalls import FORMATS, check_tool_calls, extract_tool_calls
@@ -643,3 +645,45 @@ def test_extract_lists_tool_call_candidates_with_format_and_span() -> None:
     assert (call["format"], call["name"], call["arguments"]) == ("hermes", "f", {"a": 1})
     assert text[start:].startswith("<tool_call>") or text[start:].startswith("{")
     assert call["complete"] is True
+
+
+# -- deadline -------------------------------------------------------------------------
+
+# Thousands of calls whose JSON needs repair, invokes never closed, and bare objects.
+_PATHOLOGICAL_CALLS = [
+    '<tool_call>{"name": "f", "arguments": {"a": 1, b: [1, 2,}}</tool_call>\n' * 3000,
+    '<function_calls><invoke name="f"><parameter name="a">1' * 3000,
+    'text {"name": "f", "arguments": {"a": [' * 3000,
+]
+
+
+def _spent_deadline() -> Deadline:
+    deadline = Deadline(0.001, "tool_calls")
+    time.sleep(0.002)
+    return deadline
+
+
+@pytest.mark.parametrize("text", _PATHOLOGICAL_CALLS)
+def test_tool_call_readers_stop_at_their_deadline(text: str) -> None:
+    with pytest.raises(OutOfTime) as raised:
+        extract_tool_calls(text, deadline=_spent_deadline())
+    assert raised.value.stage == "tool_calls"
+
+
+def test_check_tool_calls_reports_a_spent_budget_naming_the_stage() -> None:
+    started = time.perf_counter()
+    result = check_tool_calls(_PATHOLOGICAL_CALLS[0], time_budget=1e-9)
+    assert time.perf_counter() - started < 1
+    assert (result.status, result.value) == (Status.UNPARSEABLE, [])
+    [late] = [d for d in result.diagnostics if d.code == "limits.time"]
+    assert (late.severity, late.stage, late.data) == (
+        Severity.ERROR,
+        "tools",
+        {"stage": "tool_calls"},
+    )
+    assert late.message == "tool-call checking took longer than the 1e-09 s time budget"
+
+
+def test_a_budget_with_time_left_changes_nothing() -> None:
+    text = _PATHOLOGICAL_CALLS[0][:2000]
+    assert check_tool_calls(text, time_budget=60).value == check_tool_calls(text).value
