@@ -380,17 +380,17 @@ class _Extractor:
         m = fences.opening(text, i, limit)
         if m is None:
             return fences.run_end(text, i, limit)
-        marker, info = m.marker, m.info
-        close = self.fences.close(marker[0], len(marker), m.end, limit)
+        marker = m.group(1)
+        close = self.fences.close(marker[0], len(marker), m.end(), limit)
         content_end, after = close if close is not None else (limit, limit)
-        start, end = strip_span(text, m.end, content_end)
+        start, end = strip_span(text, m.end(), content_end)
         if start == end:
             return after
         opaque = _OPAQUE.match(text, start, end) is not None
         # An unclosed fence around prose is most likely a stray closing fence.
         if close is not None or opaque:
             span = Span(start, end)
-            lang = info.strip() or None
+            lang = fences.info(m).strip() or None
             label = f"```{lang}" if lang and marker[0] == "`" else marker[:3]
             data = {"lang": lang, "marker": marker}
             diagnostics = [

@@ -34,7 +34,7 @@ def test_opening_reads_marker_info_and_content_start(
 ) -> None:
     opening = fences.opening(text, 0, len(text))
     assert opening is not None
-    assert (opening.marker, opening.info, opening.end) == expected
+    assert (opening.group(1), fences.info(opening), opening.end()) == expected
 
 
 @pytest.mark.parametrize("text", ["``json\n", "```json and prose", "~~~~~~~~~~"])

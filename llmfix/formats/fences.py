@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import NamedTuple
 
 from llmfix.formats import strip_span
 
 __all__ = [
     "FenceCloser",
-    "Opening",
     "drop_empty",
+    "info",
     "inside",
     "marker_end",
     "next_backticks",
@@ -44,22 +43,17 @@ _BACKTICKS = re.compile(r"`{3,}")
 _EMPTY = re.compile(r"(?m)^[ \t]*(`{3,}(?!`)|~{3,}(?!~))[^\n`]*\n\s*\1[ \t]*$")
 
 
-class Opening(NamedTuple):
-    """An opening fence: its run of backticks or tildes, its info string (``""`` when
-    none), and where its content begins."""
-
-    marker: str
-    info: str
-    end: int
+def opening(text: str, pos: int, limit: int) -> re.Match[str] | None:
+    """The fence that opens at ``pos`` (see the module docstring), if one does: group 1 is
+    its run of backticks or tildes, :func:`info` its info string, ``end()`` where its
+    content begins."""
+    return _OPEN.match(text, pos, limit)
 
 
-def opening(text: str, pos: int, limit: int) -> Opening | None:
-    """The fence that opens at ``pos`` (see the module docstring), if one does."""
-    m = _OPEN.match(text, pos, limit)
-    if m is None:
-        return None
-    info = m.group(2) if m.group(2) is not None else m.group(3)
-    return Opening(m.group(1), info, m.end())
+def info(opened: re.Match[str]) -> str:
+    """The info string of a fence from :func:`opening` (``""`` when there is none)."""
+    found = opened.group(2)
+    return found if found is not None else opened.group(3)
 
 
 def run_end(text: str, pos: int, limit: int) -> int:

@@ -88,6 +88,7 @@ def scan_value(
     :class:`~llmfix.deadline.OutOfTime` when ``deadline`` passes.
     """
     check = (deadline or _NEVER).check
+    mask = _MASK
     stack: list[str] = []
     opened = {"{": 0, "[": 0}
     pos = start
@@ -98,7 +99,7 @@ def scan_value(
         if m is None:
             return limit, False
         steps += 1
-        if not steps & _MASK:
+        if not steps & mask:
             check()
         kind = m.lastgroup
         pos = m.end()
