@@ -372,6 +372,7 @@ def calls_from_values(
         )
         complete = bounded or jv.closed
         for item in items:
+            scan.deadline.check()
             shape = call_shape(item, require_arguments=require_arguments)
             if shape is None:
                 notes.append(

@@ -58,6 +58,7 @@ def parse_pythonic(
     ascii_source = source.isascii()
     line_starts = _line_starts(source) if ascii_source else []
     for node in nodes:
+        scan.deadline.check()
         call_start, call_end = start, end
         if ascii_source and node.end_lineno is not None and node.end_col_offset is not None:
             call_start = start + line_starts[node.lineno - 1] + node.col_offset

@@ -58,6 +58,7 @@ def read_document(scan: Scan, value: Any, start: int, end: int, *, bare: bool) -
         return None
     doc = Document("json")
     for shape in shapes:
+        scan.deadline.check()
         assert shape is not None
         call = Call(shape.name, shape.arguments, start, end, "json", shape.id)
         if shape.encoded:

@@ -255,6 +255,7 @@ def parse_qwen_functions(
                     )
                 )
             break
+        scan.deadline.check()
         close = scan.find(_FUNCTION_CLOSE, f.end(), end)
         body_end = close.start() if close else end
         call_end = close.end() if close else end
