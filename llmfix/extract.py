@@ -27,6 +27,10 @@ Origins and the rules behind them:
 - ``double_encoded`` — when a candidate is a JSON string whose content is itself a
   JSON object or array, the decoded text, with the same span.
 
+Each format is read by its module in :mod:`llmfix.formats` (``fences``, ``envelopes``,
+``invoke``, ``prose``), which the parser and the tool-call readers use as well; this
+module decides what becomes a candidate.
+
 Nesting: a fence or tag whose content begins with ``{``, ``[`` or ``"`` is opaque —
 nothing inside it becomes a second candidate. One whose content is something else
 (a ``python`` fence, an ``<answer>`` written in prose) is scanned inside as well, so a

@@ -431,6 +431,13 @@ def test_namespaced_invoke() -> None:
     ]
 
 
+def test_a_parameter_left_open_ends_at_the_next_parameter() -> None:
+    text = '<invoke name="f"><parameter name="a">1<parameter name="b">x</parameter></invoke>'
+    assert [json.loads(c.text) for c in extract_values(text)] == [
+        {"name": "f", "arguments": {"a": 1, "b": "x"}}
+    ]
+
+
 def test_unterminated_invoke() -> None:
     text = '<function_calls>\n<invoke name="f">\n<parameter name="x">partial'
     (candidate,) = extract_values(text)

@@ -647,6 +647,15 @@ def test_extract_lists_tool_call_candidates_with_format_and_span() -> None:
     assert call["complete"] is True
 
 
+def test_invoke_tags_in_any_case_and_closing_prefix_are_one_call() -> None:
+    text = (
+        '<function_calls><INVOKE name="f"><ns:parameter name="a">1</parameter>'
+        "</ns:invoke></function_calls>"
+    )
+    extraction = extract_tool_calls(text)
+    assert [(c.name, c.arguments, c.complete) for c in extraction.calls] == [("f", {"a": 1}, True)]
+
+
 # -- deadline -------------------------------------------------------------------------
 
 # Thousands of calls whose JSON needs repair, invokes never closed, and bare objects.

@@ -101,7 +101,7 @@ def _malformed(scan: Scan, fmt: str, what: str, start: int, end: int) -> Diagnos
 
 
 _FUNCTION_CALLS_CLOSE = re.compile(r"</(?:[\w-]+:)?function_calls\s*>")
-_HAS_INVOKE = re.compile(r"<(?:(?:[\w-]+:)?|[|｜]DSML[|｜])invoke\b")
+_HAS_INVOKE = re.compile(r"<(?:(?:[\w-]+:)?|[|｜]DSML[|｜])invoke\b", re.IGNORECASE)
 
 
 def read_function_calls(scan: Scan, m: re.Match[str]) -> Hit:
