@@ -2,7 +2,9 @@
 
 Format readers (one module per family group) receive a :class:`Scan` and the match of their
 opening marker, and return a :class:`Hit`: the region they consumed and the calls found in
-it. Everything here is pure and linear in the text it is given.
+it. Everything here is pure and linear in the text it is given; the scan carries the
+:class:`~llmfix.deadline.Deadline` of the whole check, which the readers check once per
+marker, value and call.
 """
 
 from __future__ import annotations

@@ -519,6 +519,7 @@ class _Checker:
                 continue
             if m.group(3) and "_" not in word and not _CAMEL.search(word):
                 continue  # print(...), sum(...): ordinary words written as calls
+            self.deadline.check()  # each new word costs a search and a fuzzy match
             flagged.add(word)
             where = self.text.find(word)
             span = Span(where, where + len(word)) if where != -1 else None
