@@ -42,9 +42,10 @@ the span of an earlier candidate is not repeated.
 
 Cost: one left-to-right pass over the text; every balanced region is scanned once and
 skipped, and the searches for closing fences and tags resume where they left off, so
-the work is linear in the size of the text; a deadline is checked every
-``CHECK_EVERY`` markers and value tokens (see :mod:`llmfix.deadline`). The search stops after
-``max_candidates`` (``extract.too_many``), since every candidate is parsed later.
+the work is linear in the size of the text; a deadline is checked once per region
+scanned and every ``CHECK_EVERY`` markers and value tokens (see :mod:`llmfix.deadline`).
+The search stops after ``max_candidates`` (``extract.too_many``), since every candidate
+is parsed later.
 Fast paths: a text that is one strict JSON value (``json.loads`` succeeds) is only
 the ``whole`` candidate — fences or tags inside its strings are data; and a text that
 begins with ``{``/``[`` whose value closes exactly at its end (not strict, but one
@@ -175,7 +176,6 @@ class _Extractor:
         self.found: list[tuple[Candidate, int]] = []  # with the order found
         self.spans: set[tuple[int, int]] = set()
         self.deadline = deadline
-        self.steps = 0  # markers visited, for the deadline checks
         self.fences = fences.FenceCloser(self.text)
         self.search = ForwardSearch(self.text)  # closing tags
         # Values already scanned (by the fast path): (start, limit) -> (end, closed).
@@ -313,12 +313,14 @@ class _Extractor:
         pos = start
         search = _MARKER.search
         check = self.deadline.check
+        check()  # once per region (a nested one is scanned inside a fence or tag)
+        steps = 0
         while pos < limit and not self.full:
             m = search(text, pos, limit)
             if m is None:
                 return
-            self.steps += 1
-            if not self.steps & _MASK:
+            steps += 1
+            if not steps & _MASK:
                 check()
             i = m.start()
             char = text[i]
