@@ -185,6 +185,19 @@ def test_invoke_without_names() -> None:
     assert [(p.name, p.raw, p.string) for p in block.parameters] == [(None, "x", None)]
 
 
+def test_parameters_with_the_invoke_prefix_or_none() -> None:
+    text = (
+        '<ns:invoke name="f"><NS:parameter name="a">1</parameter><parameter name="b">2'
+        '</ns:parameter><x:parameter name="c">3</x:parameter></invoke>'
+    )
+    block = _read(text)
+    assert [(p.name, p.raw) for p in block.parameters] == [
+        ("a", "1"),
+        ("b", "2"),
+    ]
+    assert block.closed
+
+
 def test_block_end() -> None:
     text = '<ns:invoke name="f"></ns:invoke> rest'
     tag = invoke.opening(text, 0)

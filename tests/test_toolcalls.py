@@ -647,9 +647,9 @@ def test_extract_lists_tool_call_candidates_with_format_and_span() -> None:
     assert call["complete"] is True
 
 
-def test_invoke_tags_in_any_case_and_closing_prefix_are_one_call() -> None:
+def test_invoke_tags_in_any_case_with_or_without_their_prefix_are_one_call() -> None:
     text = (
-        '<function_calls><INVOKE name="f"><ns:parameter name="a">1</parameter>'
+        '<function_calls><NS:Invoke name="f"><parameter name="a">1</ns:PARAMETER>'
         "</ns:invoke></function_calls>"
     )
     extraction = extract_tool_calls(text)

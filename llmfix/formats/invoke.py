@@ -3,10 +3,10 @@
 The Anthropic-style tool call written as text, and its relatives: any namespace prefix
 (``<ns:invoke>``, MiniMax-M2's bare ``<invoke>`` inside ``<minimax:tool_call>``, Step-3's
 ``<steptml:invoke>``) and DeepSeek's ``<｜DSML｜invoke>``, whose parameters may carry
-``string="true|false"``. Tags are matched in any case; a closing tag may carry any prefix.
-A parameter's value runs to its closing tag, or to the next ``<parameter`` when the
-closing tag was left out; an ``<invoke>`` never closed (truncated output) runs to the end
-of the range it was read in.
+``string="true|false"``. Tags are matched in any case; the parameter and closing tags
+of a block carry its prefix or none. A parameter's value runs to its closing tag, or to
+the next ``<parameter`` when the closing tag was left out; an ``<invoke>`` never closed
+(truncated output) runs to the end of the range it was read in.
 
 Public API, used by extraction (which builds a synthetic JSON call from each block) and
 the tool-call readers (which type each value by the tool's schema):
@@ -36,14 +36,9 @@ __all__ = [
     "trim_newline",
 ]
 
-_PREFIX = r"(?:[\w-]+:|[|｜]DSML[|｜])?"
 # group 1: the prefix as written, group 2: the attributes
-_OPEN = re.compile(r"<(" + _PREFIX + r")invoke(?=[\s>/])([^<>]{0,1000})>", re.IGNORECASE)
-_CLOSE = re.compile(r"</" + _PREFIX + r"invoke\s*>", re.IGNORECASE)
-_PARAMETER_OPEN = re.compile(r"<" + _PREFIX + r"parameter(?=[\s>/])([^<>]{0,1000})>", re.I)
-_PARAMETER_END = re.compile(
-    r"(</)" + _PREFIX + r"parameter\s*>|<" + _PREFIX + r"parameter(?=[\s>/])", re.IGNORECASE
-)
+_OPEN = re.compile(r"<((?:[\w-]+:)?|[|｜]DSML[|｜])invoke(?=[\s>/])([^<>]{0,1000})>", re.I)
+_PATTERNS: dict[str, tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]] = {}
 _NAME_ATTRIBUTE = re.compile(
     r"""\sname\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>/]+))""", re.IGNORECASE
 )
@@ -77,6 +72,22 @@ class Invoke(NamedTuple):
     parameters: tuple[Parameter, ...]
 
 
+def _patterns(prefix: str) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """The closing ``</invoke>``, the ``<parameter …>`` tag and a parameter's end, for
+    tags written with ``prefix`` (or none): compiled once per prefix. A literal start lets
+    the regex engine skip to each candidate (an optional prefix of any name made the
+    searches several times slower)."""
+    found = _PATTERNS.get(prefix)
+    if found is None:
+        p = f"(?:{re.escape(prefix)})?" if prefix else ""
+        found = _PATTERNS[prefix] = (
+            re.compile(rf"</{p}invoke\s*>", re.IGNORECASE),
+            re.compile(rf"<{p}parameter(?=[\s>/])([^<>]{{0,1000}})>", re.IGNORECASE),
+            re.compile(rf"(</){p}parameter\s*>|<{p}parameter(?=[\s>/])", re.IGNORECASE),
+        )
+    return found
+
+
 def opening(text: str, pos: int, limit: int | None = None) -> re.Match[str] | None:
     """The ``<invoke …>`` tag at ``pos``, if one opens there."""
     return _OPEN.match(text, pos, len(text) if limit is None else limit)
@@ -91,15 +102,16 @@ def read(search: ForwardSearch, tag: re.Match[str], limit: int) -> Invoke:
     """The block opened by ``tag`` (from :func:`opening` or :func:`find_opening`) in
     ``search.text``, read up to ``limit``."""
     text = search.text
-    close = search.find(_CLOSE, tag.end(), limit)
+    closing, parameter_open, parameter_end = _patterns(tag.group(1))
+    close = search.find(closing, tag.end(), limit)
     body_end, end = (close.start(), close.end()) if close else (limit, limit)
     parameters = []
     pos = tag.end()
     while True:
-        p = _PARAMETER_OPEN.search(text, pos, body_end)
+        p = parameter_open.search(text, pos, body_end)
         if p is None:
             break
-        stop = _PARAMETER_END.search(text, p.end(), body_end)
+        stop = parameter_end.search(text, p.end(), body_end)
         value_end = stop.start() if stop else body_end
         pos = stop.end() if stop and stop.group(1) else value_end
         attributes = p.group(1)
@@ -126,7 +138,7 @@ def read(search: ForwardSearch, tag: re.Match[str], limit: int) -> Invoke:
 
 def block_end(search: ForwardSearch, tag: re.Match[str], limit: int) -> int:
     """Where the block opened by ``tag`` ends: after its ``</invoke>``, else at ``limit``."""
-    close = search.find(_CLOSE, tag.end(), limit)
+    close = search.find(_patterns(tag.group(1))[0], tag.end(), limit)
     return limit if close is None else close.end()
 
 
