@@ -696,3 +696,13 @@ def test_check_tool_calls_reports_a_spent_budget_naming_the_stage() -> None:
 def test_a_budget_with_time_left_changes_nothing() -> None:
     text = _PATHOLOGICAL_CALLS[0][:2000]
     assert check_tool_calls(text, time_budget=60).value == check_tool_calls(text).value
+
+
+def test_the_parser_under_a_tool_call_runs_on_the_same_deadline() -> None:
+    from llmfix.toolcalls.base import Scan, lenient_json
+
+    text = "{" + ", ".join(f"k{i}: [1, 2,]" for i in range(5000)) + "}"
+    assert lenient_json(Scan(text), 0, len(text)) is not None
+    with pytest.raises(OutOfTime) as raised:
+        lenient_json(Scan(text, deadline=_spent_deadline()), 0, len(text))
+    assert raised.value.stage == "tool_calls"

@@ -127,6 +127,11 @@ class Scan(ForwardSearch):
             self._lines = LineIndex(self.text)
         return self._lines
 
+    def parse_deadline(self) -> Deadline | None:
+        """The deadline for the parse stage: the check's own, or ``None`` (the parser's
+        default budget) when the check has none."""
+        return self.deadline if self.deadline.limited else None
+
     def note(
         self,
         code: str,
@@ -247,8 +252,9 @@ def lenient_json(
     """Parse ``text[start:end]`` with the parse stage: (value, diagnostics, truncated)."""
     from llmfix.parse import parse_json
 
-    outcome = parse_json(scan.text[start:end])
+    outcome = parse_json(scan.text[start:end], deadline=scan.parse_deadline())
     if not outcome.ok:
+        scan.deadline.check()  # the parser stopped because the time was spent
         return None
     notes = tuple(_relocate(scan, d, start) for d in outcome.diagnostics)
     truncated = any(d.code == "parse.truncated" for d in outcome.diagnostics)
@@ -275,8 +281,9 @@ def decode_json_text(
         pass
     from llmfix.parse import parse_json
 
-    outcome = parse_json(raw)
+    outcome = parse_json(raw, deadline=scan.parse_deadline())
     if not outcome.ok:
+        scan.deadline.check()  # the parser stopped because the time was spent
         note = scan.note(
             "tools.arguments_not_json",
             Severity.ERROR,

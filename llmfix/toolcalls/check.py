@@ -385,6 +385,7 @@ class _Checker:
                 validator.schema,
                 disabled_rules=self.disabled_rules,
                 max_risk=self.max_risk,
+                deadline=self.deadline,
             )
             if outcome.patch:
                 arguments = outcome.value
