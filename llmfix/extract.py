@@ -43,7 +43,8 @@ the span of an earlier candidate is not repeated.
 Cost: one left-to-right pass over the text; every balanced region is scanned once and
 skipped, and the searches for closing fences and tags resume where they left off, so
 the work is linear in the size of the text; a deadline is checked once per region
-scanned and every ``CHECK_EVERY`` markers and value tokens (see :mod:`llmfix.deadline`).
+scanned, every ``CHECK_EVERY`` markers and every 16,384 characters of a value (see
+:mod:`llmfix.deadline`).
 The search stops after ``max_candidates`` (``extract.too_many``), since every candidate
 is parsed later.
 Fast paths: a text that is one strict JSON value (``json.loads`` succeeds) is only
@@ -176,10 +177,23 @@ class _Extractor:
         self.found: list[tuple[Candidate, int]] = []  # with the order found
         self.spans: set[tuple[int, int]] = set()
         self.deadline = deadline
-        self.fences = fences.FenceCloser(self.text)
-        self.search = ForwardSearch(self.text)  # closing tags
+        # made on first use: most answers have no fence, or no tag
+        self._fences: fences.FenceCloser | None = None
+        self._search: ForwardSearch | None = None  # closing tags
         # Values already scanned (by the fast path): (start, limit) -> (end, closed).
         self.scanned: dict[tuple[int, int], tuple[int, bool]] = {}
+
+    @property
+    def fences(self) -> fences.FenceCloser:
+        if self._fences is None:
+            self._fences = fences.FenceCloser(self.text)
+        return self._fences
+
+    @property
+    def search(self) -> ForwardSearch:
+        if self._search is None:
+            self._search = ForwardSearch(self.text)
+        return self._search
 
     @property
     def lines(self) -> LineIndex:

@@ -10,7 +10,7 @@
   the scan, and the value is unclosed.
 
 Both are linear in the text they look at; :func:`scan_value` checks a
-:class:`~llmfix.deadline.Deadline` every :data:`~llmfix.deadline.CHECK_EVERY` tokens.
+:class:`~llmfix.deadline.Deadline` every ``16 * CHECK_EVERY`` characters scanned.
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ from llmfix.formats.envelopes import MARKUP_TAGS
 __all__ = ["VALUE_START", "plausible_value", "scan_value"]
 
 _MAX_NESTED_CHECK = 16  # "[[[…" openers inspected when judging whether "[" starts JSON
-_MASK = CHECK_EVERY - 1
+# Characters scanned between two deadline checks: a position test per token is cheaper
+# than counting tokens, and a token is at least one character.
+_CHECK_SPAN = 16 * CHECK_EVERY
 _NEVER = Deadline.never("extract")
 
 # Whitespace and short comments (bounded, so the lookahead stays cheap) before the
@@ -88,21 +90,20 @@ def scan_value(
     :class:`~llmfix.deadline.OutOfTime` when ``deadline`` passes.
     """
     check = (deadline or _NEVER).check
-    mask = _MASK
+    check_at = start + _CHECK_SPAN
     stack: list[str] = []
     opened = {"{": 0, "[": 0}
     pos = start
-    steps = 0
     search = _VALUE_TOKEN.search
     while True:
         m = search(text, pos, limit)
         if m is None:
             return limit, False
-        steps += 1
-        if not steps & mask:
-            check()
         kind = m.lastgroup
         pos = m.end()
+        if pos > check_at:
+            check()
+            check_at = pos + _CHECK_SPAN
         if kind == "dq":
             if m.group("dq_end") is None:
                 return limit, False
