@@ -42,7 +42,7 @@ the span of an earlier candidate is not repeated.
 
 Cost: one left-to-right pass over the text; every balanced region is scanned once and
 skipped, and the searches for closing fences and tags resume where they left off, so
-the work is linear in the size of the text; a deadline is checked once per region
+the work is linear in the size of the text; a deadline is checked once per nested region
 scanned, every ``CHECK_EVERY`` markers and every 16,384 characters of a value (see
 :mod:`llmfix.deadline`).
 The search stops after ``max_candidates`` (``extract.too_many``), since every candidate
@@ -327,7 +327,8 @@ class _Extractor:
         pos = start
         search = _MARKER.search
         check = self.deadline.check
-        check()  # once per region (a nested one is scanned inside a fence or tag)
+        if depth:
+            check()  # once per nested region (scanned inside a fence or tag)
         steps = 0
         while pos < limit and not self.full:
             m = search(text, pos, limit)
