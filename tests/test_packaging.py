@@ -3,6 +3,7 @@ bundled schemas ship from the top-level schemas/ folder."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -42,8 +43,14 @@ def test_bundled_schemas_come_from_the_top_level_folder() -> None:
 def test_the_wheel_ships_the_schemas_and_assets(tmp_path: Path) -> None:
     # pip builds the wheel as a user's install would (build isolation fetches setuptools
     # from the package registry, which CI can reach)
+    # from a copy of what the wheel is made of, so the build leaves nothing in this tree
+    source = tmp_path / "source"
+    for part in ("llmfix", "schemas"):
+        shutil.copytree(ROOT / part, source / part, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(source)],
         check=True,
         capture_output=True,
     )
