@@ -63,7 +63,7 @@ from llmfix.deadline import CHECK_EVERY, Deadline
 from llmfix.formats import ForwardSearch, fences, invoke, strip_span
 from llmfix.formats.envelopes import ENVELOPE_TAGS, close_pattern, open_tag
 from llmfix.formats.prose import VALUE_START, plausible_value, scan_value
-from llmfix.jsontext import strict_decode
+from llmfix.jsontext import NotStrict, strict_decode
 from llmfix.model import Candidate, Diagnostic, LineIndex, Risk, Severity, Span
 from llmfix.normalize import INVISIBLE_CLASS, Document, normalize_document
 
@@ -113,7 +113,11 @@ def extract_values(text: str) -> list[Candidate]:
 
 
 def extract_candidates(
-    doc: Document, *, max_candidates: int = MAX_CANDIDATES, deadline: Deadline | None = None
+    doc: Document,
+    *,
+    max_candidates: int = MAX_CANDIDATES,
+    deadline: Deadline | None = None,
+    not_strict: NotStrict | None = None,
 ) -> tuple[list[Candidate], list[Diagnostic]]:
     """Every candidate in ``doc``, in order of appearance, and document-level diagnostics.
 
@@ -122,7 +126,8 @@ def extract_candidates(
     text was found at all, and ``extract.too_many`` when the search stopped after
     ``max_candidates`` (every candidate costs a parse later on). With a ``deadline``,
     the scan checks it as it goes and raises :class:`~llmfix.deadline.OutOfTime` when
-    the time is spent.
+    the time is spent. ``not_strict``: a failed strict decode of the stripped text, so
+    that it is not decoded again here.
     """
     if deadline is None:
         deadline = _NEVER
@@ -146,7 +151,10 @@ def extract_candidates(
         # Fast path: a text that is one strict JSON value has no other candidate
         # (fences or tags inside its strings are data).
         try:
-            json.loads(text[opener:end])
+            body = text[opener:end]
+            if not_strict is not None and not_strict.syntax and not_strict.covers(body):
+                raise ValueError("not JSON, as the pipeline found")
+            json.loads(body)
         except (ValueError, RecursionError):
             pass
         else:

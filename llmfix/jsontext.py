@@ -20,7 +20,7 @@ import functools
 import json
 import os
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = [
     "DuplicateKey",
@@ -396,6 +396,32 @@ strict_decode = json.JSONDecoder(
     parse_float=read_float_or_raise,
     object_pairs_hook=unique_object,
 ).decode
+
+
+class NotStrict(NamedTuple):
+    """A text known not to be strict JSON, and the error its decode raised: a later stage
+    given the same text (extraction, the parse of a candidate) does not decode it again."""
+
+    text: str
+    error: type[BaseException]
+
+    def covers(self, text: str) -> bool:
+        """Whether ``text`` is the text found not strict (equal strings; cheap when not)."""
+        return text is self.text or text == self.text
+
+    @property
+    def syntax(self) -> bool:
+        """Whether the text is not JSON at all, to any decoder (not merely a duplicate
+        key, an out-of-range number or a NaN that this decoder refuses)."""
+        return issubclass(self.error, json.JSONDecodeError)
+
+
+def strict_or_not(text: str) -> tuple[bool, Any]:
+    """``(True, value)`` when ``text`` is strict RFC 8259 JSON, else ``(False, NotStrict)``."""
+    try:
+        return True, strict_decode(text)
+    except (ValueError, RecursionError) as error:
+        return False, NotStrict(text, type(error))
 
 
 def strict_json(text: str) -> tuple[bool, Any]:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from llmfix.config import ENGINES, Limits
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.errors import ConfigError
-from llmfix.jsontext import DuplicateKey, OutOfRange, strict_decode
+from llmfix.jsontext import DuplicateKey, NotStrict, OutOfRange, strict_decode
 from llmfix.model import Diagnostic, LineIndex, Risk, Severity, Span, build
 
 if TYPE_CHECKING:
@@ -67,15 +67,22 @@ def parse_json(
     engine: str = _DEFAULT_ENGINE,
     deadline: Deadline | None = None,
     positions: bool = True,
+    not_strict: NotStrict | None = None,
 ) -> ParseOutcome:
     """Parse ``text`` as strict JSON, else repair it (see the module docstring).
 
     ``deadline`` bounds the lenient path; without one, ``limits.time_budget`` seconds
     from when strict parsing failed. ``positions=False`` leaves the diagnostics' line:col
-    out (for a caller that places them in a larger text itself)."""
+    out (for a caller that places them in a larger text itself). ``not_strict``: an
+    earlier stage's failed strict decode; when it is of this same text, it is not
+    decoded again."""
     if engine is not _DEFAULT_ENGINE and engine not in ENGINES:
         known = ", ".join(ENGINES)
         raise ConfigError(f"unknown parse engine {engine!r} (expected one of: {known})")
+    if not_strict is not None and not_strict.covers(text):
+        # as below: strict JSON the decoder refused is read with the spans by llmfix's own
+        exact = issubclass(not_strict.error, (OutOfRange, DuplicateKey))
+        return _lenient(text, limits, "llmfix" if exact else engine, deadline, positions)
     try:
         value = strict_decode(text)
     except (OutOfRange, DuplicateKey):
@@ -129,7 +136,16 @@ def _own(text: str, result: ParserResult, limits: Limits, positions: bool = True
     if all(r.risk is None for r in result.repairs):
         # strict JSON with only notes (a number beyond the float range, kept as written)
         return ParseOutcome(True, result.value, True, tuple(diagnostics))
-    return _recovered(result.value, diagnostics)
+    if any(r.code in _COMPLETED_NUMBERS for r in result.repairs):
+        return _recovered(result.value, diagnostics)
+    # No number was completed or rewritten: every float the reader made is finite (one
+    # beyond the range is a JsonNumber kept as written), so the value is not walked.
+    return ParseOutcome(True, result.value, False, tuple(diagnostics))
+
+
+# The own reader's repairs that compute a number from a rewritten token, which may
+# overflow to infinity (``1_0e999``, a cut ``1.5e99999``).
+_COMPLETED_NUMBERS = frozenset({"parse.invalid_number", "parse.truncated"})
 
 
 def _diagnostics(text: str, result: ParserResult, positions: bool = True) -> list[Diagnostic]:

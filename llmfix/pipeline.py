@@ -18,14 +18,14 @@ import json
 import os
 import re
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 from llmfix.config import RepairOptions
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.extract import extract_candidates
 from llmfix.finish import Clock, finish, out_of_time
 from llmfix.gcpause import paused_gc
-from llmfix.jsontext import strict_json
+from llmfix.jsontext import NotStrict, strict_json, strict_or_not
 from llmfix.model import (
     Candidate,
     Diagnostic,
@@ -81,21 +81,31 @@ _VALIDATORS: dict[str, SchemaValidator] = {}
 
 
 def _relocate(
-    diags: tuple[Diagnostic, ...], offset: int | None, lines: LineIndex
+    diags: tuple[Diagnostic, ...], offset: int | None, lines: LineIndex, *, fresh: bool = False
 ) -> list[Diagnostic]:
-    """Shift payload-relative spans into the raw input and fill in line:column."""
+    """Shift payload-relative spans into the raw input and fill in line:column.
+
+    ``fresh``: the diagnostics were made by the parse just run and nothing else holds
+    them, so they are placed where they are instead of copied (one object per repair
+    fewer, and a broken answer has a repair every few characters).
+    """
     out = []
+    position_of = lines.position
     for d in diags:
         span = d.span
         if span is not None and offset:
             span = span.shift(offset)
         elif offset is None:
             span = None
-        position = lines.position(span.start) if span is not None else d.position
+        position = position_of(span.start) if span is not None else d.position
         # dataclasses.replace re-runs __init__ and costs more than the parse of a small
         # answer; a frozen dataclass copied field by field is the same value.
-        moved = object.__new__(Diagnostic)
-        moved.__dict__.update(d.__dict__, span=span, position=position)
+        if fresh:
+            moved = d
+            moved.__dict__.update(span=span, position=position)
+        else:
+            moved = object.__new__(Diagnostic)
+            moved.__dict__.update(d.__dict__, span=span, position=position)
         if d.related:
             related = tuple(s.shift(offset) for s in d.related) if offset is not None else ()
             where = tuple(lines.position(s.start) for s in related)
@@ -114,6 +124,7 @@ def _parse_candidate(
     lines: LineIndex,
     clock: Clock,
     outer: Deadline | None = None,
+    not_strict: NotStrict | None = None,
 ) -> ParsedCandidate:
     diagnostics: list[Diagnostic] = list(candidate.diagnostics)
 
@@ -122,7 +133,11 @@ def _parse_candidate(
             return clock.run(
                 "parse",
                 lambda: parse_json(
-                    text, limits=options.limits, engine=options.engine, positions=False
+                    text,
+                    limits=options.limits,
+                    engine=options.engine,
+                    positions=False,
+                    not_strict=not_strict,
                 ),
             )
         deadline = Deadline(options.limits.time_budget, "parse", within=outer)
@@ -134,6 +149,7 @@ def _parse_candidate(
                 engine=options.engine,
                 deadline=deadline,
                 positions=False,  # _relocate places them in the whole answer
+                not_strict=not_strict,
             ),
         )
         outer.check()  # a limits.time that was the caller's deadline ending is the caller's
@@ -154,7 +170,9 @@ def _parse_candidate(
         ]
     elif candidate.decoded is not None:
         outcome = ParseOutcome(True, candidate.decoded[0], True, ())
-    elif (strict := clock.run("parse", lambda: strict_json(candidate.text)))[0]:
+    elif (not_strict is None or not not_strict.covers(candidate.text)) and (
+        strict := clock.run("parse", lambda: strict_json(candidate.text))
+    )[0]:
         # Strict JSON inside a fence or an envelope takes the whole-text fast path: no
         # cleaning (strict JSON has nothing to normalize outside its strings, and its
         # strings are kept as written, as they are for a whole text that is JSON).
@@ -179,7 +197,7 @@ def _parse_candidate(
             ]
         else:
             mapped = list(outcome.diagnostics)
-        diagnostics += _relocate(tuple(mapped), candidate.span.start, lines)
+        diagnostics += _relocate(tuple(mapped), candidate.span.start, lines, fresh=True)
     schema_errors = None
     if validator is not None and outcome.ok:
         value = outcome.value
@@ -213,17 +231,19 @@ _PROSE_READINGS = frozenset(
 
 def _strict_document(
     text: str, validator: SchemaValidator | None, clock: Clock
-) -> ParsedCandidate | None:
+) -> ParsedCandidate | NotStrict | None:
     """The fast path: a whole text that is strict JSON (an object or array) is the value.
 
     Valid input never meets a heuristic, and pays for one decode and one validation.
+    A text that begins like one but is not strict gives its :class:`NotStrict`, so that
+    no later stage decodes the same text again.
     """
     stripped = text.strip()
     if stripped[:1] not in ("{", "["):
         return None
-    ok, value = clock.run("parse", lambda: strict_json(stripped))
+    ok, value = clock.run("parse", lambda: strict_or_not(stripped))
     if not ok:
-        return None
+        return cast(NotStrict, value)
     errors = None
     if validator is not None:
         errors = clock.run(
@@ -271,22 +291,27 @@ def _read_candidates(
     lines: LineIndex,
     clock: Clock,
     outer: Deadline | None = None,
+    not_strict: NotStrict | None = None,
 ) -> tuple[list[Diagnostic], list[ParsedCandidate]] | Diagnostic:
     """Normalize, extract and parse every candidate: the document's diagnostics, and each
-    candidate as parsed (or the ``limits.time`` of an extraction that ran out of time)."""
+    candidate as parsed (or the ``limits.time`` of an extraction that ran out of time).
+    ``not_strict``: the whole text's failed strict decode, when it was tried."""
     deadline = Deadline(options.limits.time_budget, "extract", within=outer)
     try:
         document = clock.run("normalize", lambda: normalize_document(text))
         deadline.check()  # normalization is linear and does not check as it goes
         candidates, extract_diags = clock.run(
-            "extract", lambda: extract_candidates(document, deadline=deadline)
+            "extract",
+            lambda: extract_candidates(document, deadline=deadline, not_strict=not_strict),
         )
     except OutOfTime as stop:
         return out_of_time(stop, "extract")
     if outer is not None:
         outer.check()  # between stages too: not every step of a stage checks
     diagnostics: list[Diagnostic] = list(document.diagnostics) + list(extract_diags)
-    parsed = [_parse_candidate(c, options, validator, lines, clock, outer) for c in candidates]
+    parsed = [
+        _parse_candidate(c, options, validator, lines, clock, outer, not_strict) for c in candidates
+    ]
     if any(d.code == "extract.none" for d in extract_diags):
         parsed = [_reject_prose(p) for p in parsed]
     return diagnostics, parsed
@@ -326,7 +351,7 @@ def repair_text(
     lines = LineIndex(text)
 
     fast = _strict_document(text, validator, clock)
-    if fast is not None:
+    if isinstance(fast, ParsedCandidate):
         status, value, fast_diagnostics, fast_patch = finish(
             fast, options, validator, clock, lines, deadline
         )
@@ -364,7 +389,7 @@ def repair_text(
         )
 
     with paused_gc():  # megabytes of broken text make millions of objects, and no cycles
-        return _repair_lenient(text, options, validator, clock, lines, deadline)
+        return _repair_lenient(text, options, validator, clock, lines, deadline, fast)
 
 
 def _repair_lenient(
@@ -374,9 +399,10 @@ def _repair_lenient(
     clock: Clock,
     lines: LineIndex,
     deadline: Deadline | None,
+    not_strict: NotStrict | None = None,
 ) -> Result:
     """Extract, parse, select and finish the candidates of a text that is not strict JSON."""
-    read = _read_candidates(text, options, validator, lines, clock, deadline)
+    read = _read_candidates(text, options, validator, lines, clock, deadline, not_strict)
     if isinstance(read, Diagnostic):
         return Result(
             status=Status.UNPARSEABLE,

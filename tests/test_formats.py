@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 import time
+from unittest.mock import patch
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.formats import ForwardSearch, envelopes, fences, invoke, prose, strip_span
@@ -247,6 +251,52 @@ def test_plausible_value(text: str, plausible: bool) -> None:
 )
 def test_scan_value(text: str, expected: tuple[int, bool]) -> None:
     assert prose.scan_value(text, 0, len(text)) == expected
+
+
+# Pieces a value is made of, the awkward ones included: escapes, a string cut off,
+# brackets inside strings, mismatched closers, apostrophes, a fence, a tag.
+_VALUE_PIECES = st.sampled_from(
+    [
+        "{",
+        "}",
+        "[",
+        "]",
+        '"',
+        '\\"',
+        "\\",
+        '"k": ',
+        '"}]"',
+        ", ",
+        "1",
+        "'",
+        "\n",
+        "```",
+        "<answer>",
+        "x",
+        " " * 40,
+        '"' + "y" * 60 + '"',
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(["{", "["]), st.lists(_VALUE_PIECES, max_size=60))
+def test_scan_value_settled_agrees_with_the_token_loop(opener: str, pieces: list[str]) -> None:
+    """The C-speed answer for a large value is the token loop's, or no answer at all."""
+    text = opener + "".join(pieces)
+    limit = len(text)
+    fast = prose._settled(text, 0, limit, lambda: None)
+    if fast is not None:
+        with patch.object(prose, "_SETTLE_MIN", 10**9):
+            assert prose.scan_value(text, 0, limit) == fast
+
+
+def test_scan_value_settles_large_values_without_the_loop() -> None:
+    document = json.dumps({"items": [{"id": i, "tags": ["a", "}"]} for i in range(200)]})
+    assert prose._settled(document, 0, len(document), lambda: None) == (len(document), True)
+    cut = document[: len(document) * 9 // 10]
+    assert prose._settled(cut, 0, len(cut), lambda: None) == (len(cut), False)
+    assert prose.scan_value(document + " and more", 0, len(document) + 9) == (len(document), True)
 
 
 def test_scan_value_checks_its_deadline() -> None:

@@ -67,3 +67,38 @@ def test_a_renamed_key_points_at_where_the_value_was_written() -> None:
     assert renamed.pointer == "/name"
     assert renamed.position is not None
     assert (renamed.position.line, renamed.position.column) == (2, 11)
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "decodes"),
+    [
+        ('{"a": [1, 2,], "b": "x"}', "parse.trailing_comma", 1),  # not JSON to any decoder
+        ('{"a": 1, "a": 2}', "parse.duplicate_key", 2),  # JSON the strict decoder refuses,
+        ('  {"a": NaN}  ', "parse.js_literal", 2),  # so extraction asks json.loads
+    ],
+)
+def test_a_text_found_not_strict_is_decoded_once(
+    monkeypatch: pytest.MonkeyPatch, text: str, code: str, decodes: int
+) -> None:
+    """The whole text's failed strict decode is handed on: the parse of the same text does
+    not decode it again, nor does extraction when the text is not JSON to any decoder."""
+    import json
+
+    from llmfix import jsontext, parse
+
+    calls: list[str] = []
+
+    def counted(decode):  # type: ignore[no-untyped-def]
+        def run(s: str):  # type: ignore[no-untyped-def]
+            if len(s.strip()) == len(text.strip()):
+                calls.append(s)
+            return decode(s)
+
+        return run
+
+    monkeypatch.setattr(jsontext, "strict_decode", counted(jsontext.strict_decode))
+    monkeypatch.setattr(parse, "strict_decode", counted(parse.strict_decode))
+    monkeypatch.setattr(json, "loads", counted(json.loads))
+    result = llmfix.repair(text)
+    assert len(calls) == decodes
+    assert result.ok and code in {d.code for d in result.diagnostics}

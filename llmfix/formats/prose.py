@@ -11,11 +11,18 @@
 
 Both are linear in the text they look at; :func:`scan_value` checks a
 :class:`~llmfix.deadline.Deadline` every ``16 * CHECK_EVERY`` characters scanned.
+
+Cost: a large value is first tried without a Python step per token (:func:`_settled`):
+its double-quoted strings are cut out by one substitution, and when what is left holds
+no single quote, fence or tag, the brackets alone decide where the value ends, matched
+pairs being removed a nesting level per pass. Only a value that question leaves open (a
+single quote, a marker, mismatched or very deep brackets) is scanned token by token.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from llmfix.deadline import CHECK_EVERY, Deadline
 from llmfix.formats.envelopes import MARKUP_TAGS
@@ -65,6 +72,62 @@ _VALUE_TOKEN = re.compile(
 )
 
 
+# A whole double-quoted string (the same as the scan's "dq" token, closed).
+_DQ_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^{}\[\]]+")
+_EMPTY_PAIR = re.compile(r"\{\}|\[\]")
+_CLOSER = re.compile(r"[}\]]")
+# Below this many characters the token loop is as quick; beyond _MAX_PASSES nesting
+# levels the passes would cost more than the loop.
+_SETTLE_MIN = 512
+_MAX_PASSES = 48
+_PAIRS = {"{": "}", "[": "]"}
+
+
+def _settled(
+    text: str, start: int, limit: int, check: Callable[[], None]
+) -> tuple[int, bool] | None:
+    """:func:`scan_value`'s answer found at C speed, or ``None`` when it takes the loop.
+
+    Answers two cases: the value opened at ``start`` closes exactly at ``limit``, and it
+    never closes (it runs to ``limit``, possibly inside a string cut off there).
+    """
+    check()
+    body = text[start + 1 : limit]
+    if "\\" in body:
+        rest = _DQ_STRING.sub("", body)
+        cut = rest.find('"')  # a string never closed: everything after it is inside it
+        cut_off = cut >= 0
+        if cut_off:
+            rest = rest[:cut]
+    else:  # no escapes: every other piece between quotes is outside a string (memchr)
+        pieces = body.split('"')
+        cut_off = len(pieces) % 2 == 0  # an odd count of quotes: the last one is never closed
+        rest = "".join(pieces[::2])
+    if "'" in rest or "`" in rest or "~" in rest or "<" in rest:
+        return None  # a single-quoted string, a fence or a tag: the loop decides
+    brackets = _NOT_BRACKET.sub("", rest)
+    closes_at_end = not cut_off and text[limit - 1] == _PAIRS[text[start]]
+    if closes_at_end:
+        brackets = brackets[:-1]  # the closer at the end, which must match the opener
+    for _ in range(_MAX_PASSES):
+        if not brackets or _CLOSER.search(brackets) is None:
+            break
+        reduced = _EMPTY_PAIR.sub("", brackets)
+        if len(reduced) == len(brackets):
+            return None  # a closer that does not match its opener: the loop's rules
+        brackets = reduced
+        check()
+    else:
+        return None
+    if not brackets and closes_at_end:
+        return limit, True
+    if _CLOSER.search(brackets) is None and not closes_at_end:
+        # Only openers left: nothing after ``start`` closes it.
+        return limit, False
+    return None
+
+
 def plausible_value(text: str, i: int, limit: int) -> bool:
     """Whether the ``{`` or ``[`` at ``i`` plausibly begins a JSON value."""
     for _ in range(_MAX_NESTED_CHECK):
@@ -90,6 +153,10 @@ def scan_value(
     :class:`~llmfix.deadline.OutOfTime` when ``deadline`` passes.
     """
     check = (deadline or _NEVER).check
+    if limit - start >= _SETTLE_MIN and text[start] in _PAIRS:
+        settled = _settled(text, start, limit, check)
+        if settled is not None:
+            return settled
     check_at = start + _CHECK_SPAN
     stack: list[str] = []
     opened = {"{": 0, "[": 0}
