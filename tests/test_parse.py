@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from llmfix.config import Limits
 from llmfix.deadline import Deadline
 from llmfix.errors import ConfigError
+from llmfix.jsontext import dumps
 from llmfix.model import Risk, Severity
 from llmfix.parse import ParseOutcome, parse_json
 
@@ -311,3 +312,19 @@ def test_any_text_gives_an_outcome_and_a_repair_is_never_silent(text: str) -> No
             assert outcome.diagnostics, (engine, text)
         if not outcome.ok:
             assert outcome.diagnostics[-1].severity is Severity.ERROR
+
+
+@pytest.mark.parametrize(
+    ("text", "at"),
+    [('{"a": 1_0e999}', (6, 13)), ("[1.e999,", (1, 7)), ('{"a": -1_0.5e9999, "b": 2}', (6, 17))],
+)
+def test_a_rewritten_number_that_overflows_is_null_where_it_was_written(
+    text: str, at: tuple[int, int]
+) -> None:
+    outcome = parse_json(text)
+    assert outcome.ok
+    assert "null" in dumps(outcome.value)
+    overflow = [d for d in outcome.diagnostics if "float range" in d.message]
+    assert [(d.code, d.span.start, d.span.end) for d in overflow if d.span] == [
+        ("parse.invalid_number", *at)
+    ]

@@ -101,4 +101,5 @@ def test_a_text_found_not_strict_is_decoded_once(
     monkeypatch.setattr(json, "loads", counted(json.loads))
     result = llmfix.repair(text)
     assert len(calls) == decodes
-    assert result.ok and code in {d.code for d in result.diagnostics}
+    assert result.ok
+    assert code in {d.code for d in result.diagnostics}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -425,7 +426,8 @@ class Values(Trivia):
         if "_" in token and T.UNDERSCORE_NUMBER.fullmatch(token):
             plain = token.replace("_", "")
             self._repair("parse.invalid_number", pos, stop, SAFE, "digit separators removed")
-            self._emit(float(plain) if any(ch in plain for ch in ".eE") else int(plain), pos, stop)
+            rewritten = float(plain) if any(ch in plain for ch in ".eE") else int(plain)
+            self._emit(self._finite(rewritten, pos, stop), pos, stop)
             return stop
         if T.LEADING_ZERO.fullmatch(token):
             self._repair(
@@ -456,7 +458,7 @@ class Values(Trivia):
                 self._repair(
                     "parse.invalid_number", pos, stop, GUESS, f"number {token!r} completed"
                 )
-            self._emit(value, pos, stop)
+            self._emit(self._finite(value, pos, stop), pos, stop)
             return stop
         value_text, _, resume = self._unquoted(pos, C_ARR if ctx == C_TOP else ctx)
         if resume == pos:
@@ -465,6 +467,16 @@ class Values(Trivia):
         self._repair("parse.invalid_number", pos, resume, GUESS, "invalid number kept as text")
         self._emit(value_text, pos, resume)
         return resume
+
+    def _finite(self, value: Any, pos: int, stop: int) -> Any:
+        """A number made from a rewritten token, or null when it overflowed to infinity
+        (JSON cannot hold it, and the token as written was not a number to keep)."""
+        if type(value) is float and not math.isfinite(value):
+            self._repair(
+                "parse.invalid_number", pos, stop, GUESS, "beyond the float range, read as null"
+            )
+            return None
+        return value
 
     def _stray_quote_after(self, stop: int) -> int:
         """``12345"``: a closing quote after a number whose opening quote is missing."""
