@@ -13,10 +13,11 @@ Both are linear in the text they look at; :func:`scan_value` checks a
 :class:`~llmfix.deadline.Deadline` every ``16 * CHECK_EVERY`` characters scanned.
 
 Cost: a large value is first tried without a Python step per token (:func:`_settled`):
-its double-quoted strings are cut out by one substitution, and when what is left holds
-no single quote, fence or tag, the brackets alone decide where the value ends, matched
-pairs being removed a nesting level per pass. Only a value that question leaves open (a
-single quote, a marker, mismatched or very deep brackets) is scanned token by token.
+its strings are cut out by one substitution (or one split on ``"`` when it holds no
+escape and no single quote), and when what is left holds no fence or tag, the brackets
+alone decide where the value ends, matched pairs being removed a nesting level per
+pass. Only a value that question leaves open (a marker, mismatched or very deep
+brackets) is scanned token by token.
 """
 
 from __future__ import annotations
@@ -72,8 +73,15 @@ _VALUE_TOKEN = re.compile(
 )
 
 
-# A whole double-quoted string (the same as the scan's "dq" token, closed).
-_DQ_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+# Whole strings, as the scan's "dq" and "sq" tokens read them when closed: any
+# double-quoted one, and a single-quoted one where a value or key may start. Each becomes
+# one neutral character, so that what was next to it stays apart.
+_CLOSED_STRING = re.compile(
+    r""""[^"\\]*(?:\\.[^"\\]*)*"|(?<=[{\[,:])\s*'[^'\\]*(?:\\.[^'\\]*)*'""", re.DOTALL
+)
+# Where a string left after those begins: it is never closed (the first one is where the
+# scan stops; an apostrophe elsewhere is no string to the scan either).
+_UNCLOSED_STRING = re.compile(r"\"|(?<=[{\[,:])\s*'")
 _NOT_BRACKET = re.compile(r"[^{}\[\]]+")
 _EMPTY_PAIR = re.compile(r"\{\}|\[\]")
 _CLOSER = re.compile(r"[}\]]")
@@ -94,18 +102,18 @@ def _settled(
     """
     check()
     body = text[start + 1 : limit]
-    if "\\" in body:
-        rest = _DQ_STRING.sub("", body)
-        cut = rest.find('"')  # a string never closed: everything after it is inside it
-        cut_off = cut >= 0
-        if cut_off:
-            rest = rest[:cut]
+    if "\\" in body or "'" in body:
+        # with the opener, which may come just before a single-quoted string
+        rest = _CLOSED_STRING.sub("0", text[start:limit])
+        unclosed = _UNCLOSED_STRING.search(rest)
+        cut_off = unclosed is not None
+        rest = rest[1 : unclosed.start()] if unclosed is not None else rest[1:]
     else:  # no escapes: every other piece between quotes is outside a string (memchr)
         pieces = body.split('"')
         cut_off = len(pieces) % 2 == 0  # an odd count of quotes: the last one is never closed
         rest = "".join(pieces[::2])
-    if "'" in rest or "`" in rest or "~" in rest or "<" in rest:
-        return None  # a single-quoted string, a fence or a tag: the loop decides
+    if "`" in rest or "~" in rest or "<" in rest:
+        return None  # a fence or a tag: the loop decides
     brackets = _NOT_BRACKET.sub("", rest)
     closes_at_end = not cut_off and text[limit - 1] == _PAIRS[text[start]]
     if closes_at_end:
