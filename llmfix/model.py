@@ -44,7 +44,7 @@ _RISK_ORDER = {Risk.LOSSLESS: 0, Risk.SAFE: 1, Risk.GUESS: 2}
 def max_risk(risks: Sequence[Risk | None]) -> Risk | None:
     """The highest risk among ``risks`` (``None`` entries ignored)."""
     present = [r for r in risks if r is not None]
-    return max(present, key=lambda r: r.rank) if present else None
+    return max(present, key=_RISK_ORDER.__getitem__) if present else None
 
 
 class Severity(str, Enum):
@@ -104,6 +104,10 @@ class Position:
         return f"{self.line}:{self.column}"
 
 
+_new = object.__new__
+_place = object.__setattr__
+
+
 class LineIndex:
     """Maps character offsets in a text to 1-based line:column positions.
 
@@ -134,7 +138,10 @@ class LineIndex:
             return Position(text.count("\n", 0, offset) + 1, offset - line_start + 1)
         starts = self._line_starts()
         line = bisect.bisect_right(starts, offset) - 1
-        return Position(line + 1, offset - starts[line] + 1)
+        # Without the frozen dataclass __init__: a broken megabyte asks for one per repair.
+        found = _new(Position)
+        _place(found, "__dict__", {"line": line + 1, "column": offset - starts[line] + 1})
+        return found
 
 
 @dataclass(frozen=True)
@@ -333,6 +340,27 @@ _T = TypeVar("_T")
 _DEFAULTS: dict[type, tuple[dict[str, Any], tuple[tuple[str, Any], ...]]] = {}
 
 
+def defaults(cls: type) -> dict[str, Any]:
+    """The default of every field of dataclass ``cls`` that has a plain one (a copy):
+    for a caller making many instances as ``obj.__dict__ = {**defaults, ...}`` (a class
+    with default factories is not for that; see :func:`build`)."""
+    return dict(_defaults(cls)[0])
+
+
+def _defaults(cls: type) -> tuple[dict[str, Any], tuple[tuple[str, Any], ...]]:
+    found = _DEFAULTS.get(cls)
+    if found is None:
+        plain: dict[str, Any] = {}
+        made: list[tuple[str, Any]] = []
+        for f in fields(cls):
+            if f.default is not MISSING:
+                plain[f.name] = f.default
+            elif f.default_factory is not MISSING:
+                made.append((f.name, f.default_factory))
+        found = _DEFAULTS[cls] = (plain, tuple(made))
+    return found
+
+
 def build(cls: type[_T], /, **values: Any) -> _T:
     """An instance of the frozen dataclass ``cls`` made without running its ``__init__``.
 
@@ -341,17 +369,7 @@ def build(cls: type[_T], /, **values: Any) -> _T:
     that way cost as much as the decode. The instance is the same value (defaults and
     default factories applied); none of these classes has a ``__post_init__``.
     """
-    found = _DEFAULTS.get(cls)
-    if found is None:
-        plain: dict[str, Any] = {}
-        made: list[tuple[str, Any]] = []
-        for f in fields(cls):  # type: ignore[arg-type]
-            if f.default is not MISSING:
-                plain[f.name] = f.default
-            elif f.default_factory is not MISSING:
-                made.append((f.name, f.default_factory))
-        found = _DEFAULTS[cls] = (plain, tuple(made))
-    plain, factories = found
+    plain, factories = _defaults(cls)
     instance = object.__new__(cls)
     attributes = instance.__dict__
     attributes.update(plain)

@@ -33,7 +33,7 @@ from llmfix.config import ENGINES, Limits
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.errors import ConfigError
 from llmfix.jsontext import DuplicateKey, NotStrict, OutOfRange, strict_decode
-from llmfix.model import Diagnostic, LineIndex, Risk, Severity, Span, build
+from llmfix.model import Diagnostic, LineIndex, Risk, Severity, Span, defaults
 
 if TYPE_CHECKING:
     from llmfix.repair_parser import ParserResult
@@ -149,30 +149,39 @@ _COMPLETED_NUMBERS = frozenset({"parse.invalid_number", "parse.truncated"})
 
 
 def _diagnostics(text: str, result: ParserResult, positions: bool = True) -> list[Diagnostic]:
-    # One per repair, and a broken megabyte has hundreds of thousands of repairs: built
-    # without the frozen dataclasses' __init__ (model.build), the rule name looked up once
-    # per code.
+    # One per repair, and a broken megabyte has hundreds of thousands of repairs: each
+    # instance gets its attributes as one dict made from the shared defaults (no frozen
+    # dataclass __init__, no build() call per object), the rule name looked up once per
+    # code. The result is the same value as Diagnostic(...) would be.
     position = LineIndex(text).position if positions else _no_position
     rules: dict[str, str] = {}
+    base = {**defaults(Diagnostic), "severity": Severity.WARNING, "stage": STAGE}
+    new = object.__new__
+    place = object.__setattr__  # (a frozen dataclass refuses obj.__dict__ = ...)
     out = []
     for r in result.repairs:
         rule = rules.get(r.code)
         if rule is None:
             rule = rules[r.code] = r.code.partition(".")[2]
-        out.append(
-            build(
-                Diagnostic,
-                code=r.code,
-                severity=Severity.WARNING,
-                stage=STAGE,
-                message=r.message,
-                span=build(Span, start=r.start, end=r.end),
-                related=tuple(Span(a, b) for a, b in r.related) if r.related else (),
-                rule=rule,
-                risk=r.risk,
-                position=position(r.start),
-            )
+        span = new(Span)
+        place(span, "__dict__", {"start": r.start, "end": r.end})
+        diagnostic = new(Diagnostic)
+        place(
+            diagnostic,
+            "__dict__",
+            {
+                **base,
+                "code": r.code,
+                "message": r.message,
+                "span": span,
+                "rule": rule,
+                "risk": r.risk,
+                "position": position(r.start),
+            },
         )
+        if r.related:
+            diagnostic.__dict__["related"] = tuple(Span(a, b) for a, b in r.related)
+        out.append(diagnostic)
     return out
 
 

@@ -102,7 +102,9 @@ def _relocate(
         # answer; a frozen dataclass copied field by field is the same value.
         if fresh:
             moved = d
-            moved.__dict__.update(span=span, position=position)
+            attributes = moved.__dict__
+            attributes["span"] = span
+            attributes["position"] = position
         else:
             moved = object.__new__(Diagnostic)
             moved.__dict__.update(d.__dict__, span=span, position=position)
