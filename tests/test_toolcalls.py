@@ -706,3 +706,19 @@ def test_the_parser_under_a_tool_call_runs_on_the_same_deadline() -> None:
     with pytest.raises(OutOfTime) as raised:
         lenient_json(Scan(text, deadline=_spent_deadline()), 0, len(text))
     assert raised.value.stage == "tool_calls"
+
+
+@pytest.mark.parametrize(
+    ("text", "arguments"),
+    [
+        # found by the fuzzer: a list closed by "}" left Gemma's reader looping on the "}"
+        (
+            '<|tool_call>call:f{to:[<|"|>a@b.c<|"|>}<x<|"|>],s:<|"|>hi<|"|>}<tool_call|>',
+            {"to": ["a@b.c"]},
+        ),
+        ("<|tool_call>call:f{to:[1, 2}<tool_call|>", {"to": [1, 2]}),
+        ("<|tool_call>call:f{to:[}, b:1}<tool_call|>", {"to": []}),
+    ],
+)
+def test_gemma_list_closed_by_a_brace_ends_there(text: str, arguments: dict[str, Any]) -> None:
+    assert _calls(text) == [("f", arguments)]

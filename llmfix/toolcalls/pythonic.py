@@ -320,14 +320,17 @@ class _GemmaReader:
                 return out, pos
             if text[pos] == "]":
                 return out, pos + 1
+            if text[pos] == "}":  # the enclosing object's closer: this list was left open
+                return out, pos
             if text[pos] == ",":
                 pos += 1
                 continue
             try:
-                item, pos = self.value(pos, depth + 1)
+                item, after = self.value(pos, depth + 1)
             except _Truncated:
                 self.truncated = True
                 return out, self.end
+            pos = max(after, pos + 1)  # every item moves on, whatever it was
             out.append(item)
             if self.truncated:
                 return out, pos
