@@ -136,16 +136,11 @@ def _own(text: str, result: ParserResult, limits: Limits, positions: bool = True
     if all(r.risk is None for r in result.repairs):
         # strict JSON with only notes (a number beyond the float range, kept as written)
         return ParseOutcome(True, result.value, True, tuple(diagnostics))
-    if any(r.code in _COMPLETED_NUMBERS for r in result.repairs):
-        return _recovered(result.value, diagnostics)
-    # No number was completed or rewritten: every float the reader made is finite (one
-    # beyond the range is a JsonNumber kept as written), so the value is not walked.
+    # Every float the own reader makes is finite (one written beyond the range is a
+    # JsonNumber kept as written; one it computes from a rewritten token and that
+    # overflows it reads as null), so the value is not walked for infinities as
+    # json-repair's is.
     return ParseOutcome(True, result.value, False, tuple(diagnostics))
-
-
-# The own reader's repairs that compute a number from a rewritten token, which may
-# overflow to infinity (``1_0e999``, a cut ``1.5e99999``).
-_COMPLETED_NUMBERS = frozenset({"parse.invalid_number", "parse.truncated"})
 
 
 def _diagnostics(text: str, result: ParserResult, positions: bool = True) -> list[Diagnostic]:
