@@ -97,6 +97,15 @@ def _strict_value(content: str) -> tuple[Any] | None:
         return None
 
 
+def _decodes(text: str) -> bool:
+    """Whether ``text`` is JSON to ``json.loads``."""
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
 # Each comment can only be read one way (a block comment ends at the first "*/", a line
 # comment at the end of its line): with ".*?" and "[^\n]*" free to stop anywhere, a run of
 # "/" took exponential time to reject.
@@ -150,14 +159,9 @@ def extract_candidates(
     if opener < end and _LOOKS_LIKE_JSON.match(text, opener, end):
         # Fast path: a text that is one strict JSON value has no other candidate
         # (fences or tags inside its strings are data).
-        try:
-            body = text[opener:end]
-            if not_strict is not None and not_strict.syntax and not_strict.covers(body):
-                raise ValueError("not JSON, as the pipeline found")
-            json.loads(body)
-        except (ValueError, RecursionError):
-            pass
-        else:
+        body = text[opener:end]
+        known_not_json = not_strict is not None and not_strict.syntax and not_strict.covers(body)
+        if not known_not_json and _decodes(body):
             whole = Candidate(text[start:end], Span(start, end), "whole")
             if text[opener] in "{[":
                 return [whole], []

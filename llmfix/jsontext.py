@@ -422,11 +422,3 @@ def strict_or_not(text: str) -> tuple[bool, Any]:
         return True, strict_decode(text)
     except (ValueError, RecursionError) as error:
         return False, NotStrict(text, type(error))
-
-
-def strict_json(text: str) -> tuple[bool, Any]:
-    """``(True, value)`` when ``text`` is strict RFC 8259 JSON, else ``(False, None)``."""
-    try:
-        return True, strict_decode(text)
-    except (ValueError, RecursionError):
-        return False, None

@@ -150,7 +150,8 @@ def _diagnostics(text: str, result: ParserResult, positions: bool = True) -> lis
     # code. The result is the same value as Diagnostic(...) would be.
     position = LineIndex(text).position if positions else _no_position
     rules: dict[str, str] = {}
-    base = {**defaults(Diagnostic), "severity": Severity.WARNING, "stage": STAGE}
+    base = defaults(Diagnostic)  # a copy
+    base.update(severity=Severity.WARNING, stage=STAGE)
     new = object.__new__
     place = object.__setattr__  # (a frozen dataclass refuses obj.__dict__ = ...)
     out = []

@@ -25,7 +25,7 @@ from llmfix.deadline import Deadline, OutOfTime
 from llmfix.extract import extract_candidates
 from llmfix.finish import Clock, finish, out_of_time
 from llmfix.gcpause import paused_gc
-from llmfix.jsontext import NotStrict, strict_json, strict_or_not
+from llmfix.jsontext import NotStrict, strict_or_not
 from llmfix.model import (
     Candidate,
     Diagnostic,
@@ -173,7 +173,7 @@ def _parse_candidate(
     elif candidate.decoded is not None:
         outcome = ParseOutcome(True, candidate.decoded[0], True, ())
     elif (not_strict is None or not not_strict.covers(candidate.text)) and (
-        strict := clock.run("parse", lambda: strict_json(candidate.text))
+        strict := clock.run("parse", lambda: strict_or_not(candidate.text))
     )[0]:
         # Strict JSON inside a fence or an envelope takes the whole-text fast path: no
         # cleaning (strict JSON has nothing to normalize outside its strings, and its

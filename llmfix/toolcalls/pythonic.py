@@ -326,11 +326,10 @@ class _GemmaReader:
                 pos += 1
                 continue
             try:
-                item, after = self.value(pos, depth + 1)
+                item, pos = self.value(pos, depth + 1)
             except _Truncated:
                 self.truncated = True
                 return out, self.end
-            pos = max(after, pos + 1)  # every item moves on, whatever it was
             out.append(item)
             if self.truncated:
                 return out, pos
