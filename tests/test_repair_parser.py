@@ -498,3 +498,66 @@ def test_a_key_cut_by_the_end_of_input_is_left_out_not_given_null(text: str) -> 
 def test_a_complete_key_without_a_value_still_reads_as_null() -> None:
     assert llmfix.repair('{"a": 1, "b"').value == {"a": 1, "b": None}
     assert llmfix.repair('{"a": 1, "b":').value == {"a": 1, "b": None}
+
+
+# -- patched decoding (_values.PATCHES): the same reading as the token loop ---------------
+
+_PIECES = st.sampled_from(
+    [
+        "True", "False", "None", "true", "null", "1", "-2.50", "1e5",
+        '"a"', '"x: None, y"', '"a, ]"', '"it\'s"', '"say \\"hi\\""', '"\\\\"', '"\\\\\\""',
+        "'a'", "'b c'", "'it's'", "'x, ]'", "'None'", "'a\"b'", "'\\''",
+        "Truex", "$None", "None_", "[]", "{}", "...", "/*c*/", "# c\n",
+    ]
+)  # fmt: skip
+
+
+@st.composite
+def _patchable(draw: st.DrawFn, depth: int = 0) -> str:
+    """A value written the ways the patches fix (literals, trailing commas, single
+    quotes), with strings that hold the same characters."""
+    if depth > 2 or draw(st.integers(0, 3)) == 0:
+        return draw(_PIECES)
+    items = draw(st.lists(_patchable(depth + 1), max_size=4))
+    spaces = draw(st.sampled_from(["", " ", "\n  "]))
+    trailing = draw(st.sampled_from(["", ",", ", ", ",,", ",\n"]))
+    if draw(st.booleans()):
+        return "[" + spaces + ("," + spaces).join(items) + trailing + "]"
+    key = st.sampled_from(['"k"', "'k'", '"j"', "'j'", "k", '"None"'])
+    keys = draw(st.lists(key, min_size=len(items), max_size=len(items)))
+    pairs = [f"{k}:{spaces}{v}" for k, v in zip(keys, items, strict=True)]
+    return "{" + spaces + ("," + spaces).join(pairs) + trailing + "}"
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_patchable(), st.sampled_from(["", "Here: ", "```json\n"]))
+def test_patched_decoding_reads_as_the_token_loop(text: str, before: str) -> None:
+    from llmfix.repair_parser import _values
+
+    text = before + text
+    with mock.patch.object(_values, "PATCHES", True):
+        patched = repair_parse(text)
+    with mock.patch.object(_values, "PATCHES", False):
+        plain = repair_parse(text)
+    assert patched.ok == plain.ok
+    assert patched.repairs == plain.repairs
+    assert json.dumps(patched.value) == json.dumps(plain.value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": "x: None, y", "b": None}',  # a literal's text inside a string
+        '["a, ]", 1,]',  # a trailing comma's text inside a string
+        "{'a': \"it's\", 'b': True}",  # both kinds of quote in one container
+        "['a\\'b', None]",  # an escape in a single-quoted string
+        '{"a": "\\\\", "b": [None,]}',  # an escaped backslash before a quote
+    ],
+)
+def test_a_patch_inside_a_string_is_read_the_long_way(text: str) -> None:
+    from llmfix.repair_parser import _values
+
+    with mock.patch.object(_values, "PATCHES", False):
+        plain = repair_parse(text)
+    patched = repair_parse(text)
+    assert patched == plain

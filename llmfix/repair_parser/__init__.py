@@ -204,6 +204,7 @@ def _parse_fenced_blocks(
     pos = start
     failure: ParseFailure | None = None
     document = None
+    patches = ""
     check_at = pos + T.CHUNK
     while pos < end:
         if pos >= check_at:  # many small blocks (each parser checks only long ones)
@@ -223,6 +224,7 @@ def _parse_fenced_blocks(
         body_end = closing[0] if closing else end
         parser = Parser(text, body, body_end, max_depth, deadline)
         parser.document = document  # one copy of the text for all the blocks
+        parser.patches = patches  # (and the patches made to it)
         try:
             found = parser.run()
         except ParseFailure as err:
@@ -236,6 +238,7 @@ def _parse_fenced_blocks(
                 spans.append((body, body_end))
                 repairs.extend(parser.repairs)
         document = parser.document
+        patches = parser.patches
         if closing is None:
             break
         repairs.append(

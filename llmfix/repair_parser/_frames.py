@@ -107,6 +107,7 @@ class Containers(StringScanner):
         # input the attempts stop.
         self.waste_budget = WASTE_FACTOR * (end - start + 256)
         self.document: str | None = None  # the text as the C decoder is given it
+        self.patches = ""  # the patches made to it (see _values.PATCHES), a letter each
         self.fast_streak = 0  # consecutive failed attempts
         self.fast_skip = 0  # attempts to skip before the next one
         # per list split by early ']': how far it was checked for a table (_regroup_row)

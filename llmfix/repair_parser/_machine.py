@@ -39,7 +39,14 @@ from llmfix.repair_parser._frames import (
     S_VALUE_NEXT,
     Frame,
 )
-from llmfix.repair_parser._repair import GUESS, LOSSLESS, SAFE, ParseFailure, Repair
+from llmfix.repair_parser._repair import (
+    GUESS,
+    LOSSLESS,
+    SAFE,
+    SINGLE_QUOTED,
+    ParseFailure,
+    Repair,
+)
 from llmfix.repair_parser._strings import C_ARR, C_KEY, C_OBJ, C_TOP, NOTHING
 from llmfix.repair_parser._values import _NUMBER_START, Values, _scanstring
 
@@ -262,9 +269,7 @@ class Parser(Values):
         else:
             return None
         if text[pos] == "'":
-            self.repairs.append(
-                Repair("parse.single_quotes", pos, stop, SAFE, "single-quoted string")
-            )
+            self.repairs.append(Repair("parse.single_quotes", pos, stop, SAFE, SINGLE_QUOTED))
         return value, stop, j
 
     # -- states ------------------------------------------------------------------------

@@ -18,6 +18,8 @@ SAFE: Final = Risk.SAFE
 GUESS: Final = Risk.GUESS
 NOTE: Final = None
 
+SINGLE_QUOTED: Final = "single-quoted string"  # the message of parse.single_quotes
+
 
 class Repair(NamedTuple):
     """One change the parser made: ``text[start:end]`` is what it changed."""

@@ -18,7 +18,7 @@ from typing import Any, Final
 from llmfix.deadline import Deadline
 from llmfix.model import Risk
 from llmfix.repair_parser import _text as T
-from llmfix.repair_parser._repair import GUESS, SAFE, ParseFailure, Repair
+from llmfix.repair_parser._repair import GUESS, SAFE, SINGLE_QUOTED, ParseFailure, Repair
 
 # The C string scanner behind json.loads (typeshed does not list it).
 _scanstring: Callable[[str, int, bool], tuple[str, int]]
@@ -478,7 +478,7 @@ class StringScanner:
         if how == "eof":
             value = value.rstrip(" \t\n\r")
         if q == "'":
-            self._repair("parse.single_quotes", s, resume, SAFE, "single-quoted string")
+            self._repair("parse.single_quotes", s, resume, SAFE, SINGLE_QUOTED)
         elif q != '"':
             self._repair("parse.smart_quotes", s, resume, SAFE, f"string quoted with {q!r}")
         if how == "doubled":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -26,7 +27,15 @@ from llmfix.repair_parser._frames import (
     S_OBJ_VALUE,
     S_VALUE_FIRST,
 )
-from llmfix.repair_parser._repair import GUESS, LOSSLESS, NOTE, SAFE, ParseFailure
+from llmfix.repair_parser._repair import (
+    GUESS,
+    LOSSLESS,
+    NOTE,
+    SAFE,
+    SINGLE_QUOTED,
+    ParseFailure,
+    Repair,
+)
 from llmfix.repair_parser._strings import C_ARR, C_OBJ, C_TOP, NOTHING
 from llmfix.repair_parser._trivia import Trivia
 
@@ -66,9 +75,32 @@ _scan_once = _DECODER.scan_once  # type: ignore[attr-defined]
 _scanstring: Callable[[str, int, bool], tuple[str, int]]
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 _MAX_SKIP = 32
+_SINGLE_QUOTE = re.compile("'")
+
+# Same-length patches of the C decoder's copy of the text, each made once per document
+# when a decode first fails on what it fixes: Python literals spelt as JSON's, a trailing
+# comma made a space, single quotes made double. Each container the C decoder then reads
+# is checked against the text (every patched place must lie outside its strings) and gets
+# the repairs the token loop would have made there; one that fails the check is read the
+# long way. Lengths do not change, so every position stays the text's.
+PATCHES = True
+# (the word before its lookahead: a leading lookbehind would cost a test per character;
+# what comes before a site is checked by _literal_at)
+_LITERAL_SITE = re.compile(r"(?:True|False|None)(?=[ \t\n\r]*[,\]}])")
+_WORD_CHAR = re.compile(r"[\w$]")
+_COMMA_SITE = re.compile(r",(?=[ \t\n\r]*([\]}]))")
+_AS_JSON = {"True": "true", "False": "false", "None": "null"}
+_LITERAL_MESSAGE = {word: f"{word} read as {json}" for word, json in _AS_JSON.items()}
+_COMMA_BEFORE = {"]": "trailing comma before ']'", "}": "trailing comma before '}'"}
+_LOOK_BACK = 64  # how far before a closer a trailing comma is looked for
 
 _NUMBER_START = frozenset("-0123456789.")
 _CHECK_MASK = CHECK_EVERY - 1
+
+
+def _literal_at(text: str, at: int) -> bool:
+    """Whether the literal at ``at`` is a word of its own (not the end of one)."""
+    return at == 0 or not _WORD_CHAR.match(text, at - 1)
 
 
 class Values(Trivia):
@@ -88,6 +120,9 @@ class Values(Trivia):
         try:
             value, stop = _scan_once(doc, pos)
         except json.JSONDecodeError as err:
+            if PATCHES and self._patch(err.pos):
+                self.waste_budget -= err.pos - pos + 1
+                return self._decode_valid(pos)  # once per kind of patch at most
             if err.msg.startswith("Unterminated string"):
                 # the text ends inside a string (the position is the string's start)
                 self.waste_budget -= len(doc) - pos
@@ -99,6 +134,9 @@ class Values(Trivia):
             # worth decoding, so the attempts go on (the waste budget still bounds them)
             return -1
         except StopIteration as err:
+            if PATCHES and self._patch(err.value):
+                self.waste_budget -= err.value - pos + 1
+                return self._decode_valid(pos)
             self.waste_budget -= err.value - pos + 1
             if err.value < len(doc):
                 self._fast_failed()
@@ -114,6 +152,13 @@ class Values(Trivia):
         if stop > self.end:
             self.waste_budget -= stop - pos
             return -1
+        if self.patches:
+            repairs = self._patched_repairs(pos, stop)
+            if repairs is None:  # a patch changed a string's text: the long way
+                self.waste_budget -= stop - pos
+                self._fast_failed()
+                return -1
+            self.repairs += repairs
         self.fast_streak = 0
         if len(self.stack) == 1:
             self.top_close_pos = stop - 1
@@ -129,6 +174,113 @@ class Values(Trivia):
             )
         self._emit(value, pos, stop)
         return stop
+
+    def _patch(self, at: int) -> bool:
+        """Patch the C decoder's copy for what its decode failed on at ``at``, when that
+        is one of the patches (:data:`PATCHES`) and it was not made yet."""
+        text = self.text
+        if at >= len(text):
+            return False
+        c = text[at]
+        if c == "'":
+            kind = "'"
+        elif c in "TFN" and _LITERAL_SITE.match(text, at) and _literal_at(text, at):
+            kind = "l"
+        elif (c == "," and _COMMA_SITE.match(text, at)) or (
+            c in "]}" and text[max(0, at - _LOOK_BACK) : at].rstrip(" \t\n\r").endswith(",")
+        ):
+            kind = ","
+        else:
+            return False
+        if kind in self.patches:
+            return False
+        doc = str(self.document)
+        if kind == "'":
+            doc = doc.replace("'", '"')
+        elif kind == "l":
+            check = self.deadline.check
+            seen = 0
+
+            def as_json(m: re.Match[str]) -> str:
+                nonlocal seen
+                seen += 1
+                if not seen & _CHECK_MASK:
+                    check()
+                word = m.group()
+                return _AS_JSON[word] if _literal_at(text, m.start()) else word
+
+            doc = _LITERAL_SITE.sub(as_json, doc)
+        else:
+            doc = _COMMA_SITE.sub(" ", doc)
+        self.document = _Document(doc)
+        self.patches += kind
+        return True
+
+    def _patched_repairs(self, pos: int, stop: int) -> list[Repair] | None:
+        """The repairs that the patches inside ``text[pos:stop]`` stand for (a container
+        the C decoder read from the patched copy), or ``None`` when a patched place lies
+        inside one of its strings: then the value read is not the text's."""
+        text = self.text
+        patches = self.patches
+        check = self.deadline.check
+        repairs: list[Repair] = []
+        quote = '"'
+        backslash = text.find("\\", pos, stop) >= 0
+        if "'" in patches and text.find("'", pos, stop) >= 0:
+            # every single quote was made double: only a container whose strings are all
+            # single-quoted (and hold no escape) reads as the text does
+            if backslash or text.find('"', pos, stop) >= 0:
+                return None
+            quote = "'"
+            marks = [m.start() for m in _SINGLE_QUOTE.finditer(text, pos, stop)]
+            # (the strict decode paired them: an even count, open and close in turn)
+            for i in range(0, len(marks), 2):
+                if not i & _CHECK_MASK:
+                    check()
+                repairs.append(
+                    Repair("parse.single_quotes", marks[i], marks[i + 1] + 1, SAFE, SINGLE_QUOTED)
+                )
+        sites: list[tuple[int, Repair]] = []
+        if "l" in patches:
+            for m in _LITERAL_SITE.finditer(text, pos, stop):
+                at = m.start()
+                if not len(sites) & _CHECK_MASK:
+                    check()
+                if _literal_at(text, at):
+                    message = _LITERAL_MESSAGE[m.group()]
+                    sites.append((at, Repair("parse.python_literal", at, m.end(), SAFE, message)))
+        if "," in patches:
+            for m in _COMMA_SITE.finditer(text, pos, stop):
+                at = m.start()
+                if not len(sites) & _CHECK_MASK:
+                    check()
+                before = at - 1  # (text[pos] opens the container: the loop stops there)
+                while text[before] in " \t\n\r":
+                    before -= 1
+                if text[before] in "[{,":
+                    return None  # [,] holds a leading comma, not a trailing one
+                message = _COMMA_BEFORE[m.group(1)]
+                sites.append((at, Repair("parse.trailing_comma", at, at + 1, LOSSLESS, message)))
+        if not sites:
+            return repairs
+        if backslash and quote == '"' and text.find("\\\\", pos, stop) >= 0:
+            return None  # escaped backslashes: quotes are not counted here
+        sites.sort()
+        escaped = "\\" + quote
+        count = text.count
+        inside = 0
+        last = pos
+        for i, (at, repair) in enumerate(sites):
+            if not i & _CHECK_MASK:
+                check()
+            inside += count(quote, last, at)
+            if backslash:
+                inside -= count(escaped, last, at)
+            if inside & 1:
+                return None
+            last = at
+            repairs.append(repair)
+        return repairs
 
     def _fast_failed(self) -> None:
         self.fast_streak += 1
