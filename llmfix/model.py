@@ -111,17 +111,22 @@ _place = object.__setattr__
 class LineIndex:
     """Maps character offsets in a text to 1-based line:column positions.
 
-    The first look-up counts newlines with ``str.count`` (C speed, no table); a second one
-    builds the table of line starts, also without a Python-level loop over the text, and
-    bisects it from then on. Most texts need one position or none.
+    Offsets are mostly asked for in ascending order (diagnostics in text order): each such
+    look-up counts the newlines since the previous one with ``str.count`` (C speed, no
+    table, linear in all). The first look-up behind the previous one builds the table of
+    line starts, also without a Python-level loop over the text, and bisects it from then
+    on. Most texts need one position or none.
     """
 
-    __slots__ = ("_lookups", "_starts", "_text")
+    __slots__ = ("_line", "_line_start", "_offset", "_starts", "_text")
 
     def __init__(self, text: str) -> None:
         self._text = text
         self._starts: list[int] | None = None
-        self._lookups = 0
+        # the last offset counted to, its line, and where that line starts
+        self._offset = 0
+        self._line = 1
+        self._line_start = 0
 
     def _line_starts(self) -> list[int]:
         if self._starts is None:
@@ -131,15 +136,20 @@ class LineIndex:
         return self._starts
 
     def position(self, offset: int) -> Position:
-        if self._starts is None and self._lookups == 0:
-            self._lookups = 1
-            text = self._text
-            line_start = text.rfind("\n", 0, offset) + 1
-            return Position(text.count("\n", 0, offset) + 1, offset - line_start + 1)
-        starts = self._line_starts()
-        line = bisect.bisect_right(starts, offset) - 1
         # Without the frozen dataclass __init__: a broken megabyte asks for one per repair.
         found = _new(Position)
+        if self._starts is None and offset >= self._offset:
+            last = self._offset
+            text = self._text
+            newlines = text.count("\n", last, offset)
+            if newlines:
+                self._line += newlines
+                self._line_start = text.rfind("\n", last, offset) + 1
+            self._offset = offset
+            _place(found, "__dict__", {"line": self._line, "column": offset - self._line_start + 1})
+            return found
+        starts = self._line_starts()
+        line = bisect.bisect_right(starts, offset) - 1
         _place(found, "__dict__", {"line": line + 1, "column": offset - starts[line] + 1})
         return found
 

@@ -110,7 +110,12 @@ def select_candidates(
     parsed: Sequence[ParsedCandidate], pick: Pick = "best"
 ) -> tuple[list[ParsedCandidate], list[Diagnostic]]:
     """Return the chosen candidate(s) (empty when none parsed) and selection diagnostics."""
-    usable = _dedupe([p for p in parsed if p.ok])
+    usable = [p for p in parsed if p.ok]
+    if len(usable) == 1 and pick != "all":
+        # the usual answer: one candidate, nothing to rank (ranking it walks every
+        # diagnostic, and a broken megabyte has hundreds of thousands)
+        return usable, []
+    usable = _dedupe(usable)
     if not usable:
         return [], []
     diagnostics: list[Diagnostic] = []

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import llmfix
-from llmfix.model import Risk, Severity, Status
+from llmfix.model import LineIndex, Risk, Severity, Status
 
 
 def test_bool_of_a_result_says_whether_its_value_is_usable() -> None:
@@ -35,3 +37,24 @@ def test_ok_errors_and_risk_describe_the_result() -> None:
     assert result.risk is Risk.SAFE
     bad = llmfix.repair('{"a": []}', schema={"properties": {"a": {"type": "integer"}}})
     assert [d.code for d in bad.errors] == ["schema.type"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet="ab\n", max_size=60),
+    st.lists(st.integers(0, 60), min_size=1, max_size=10),
+    st.booleans(),
+)
+def test_line_index_positions_in_any_order(text: str, offsets: list[int], ascending: bool) -> None:
+    # ascending look-ups count on from the last one; one behind it builds the table
+    offsets = [min(o, len(text)) for o in offsets]
+    if ascending:
+        offsets.sort()
+    lines = LineIndex(text)
+    for offset in offsets:
+        expected = (
+            text.count("\n", 0, offset) + 1,
+            offset - (text.rfind("\n", 0, offset) + 1) + 1,
+        )
+        position = lines.position(offset)
+        assert (position.line, position.column) == expected

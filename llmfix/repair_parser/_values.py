@@ -164,9 +164,12 @@ class Values(Trivia):
             self.top_close_pos = stop - 1
         room = self.max_depth - (len(self.stack) - 1)
         # the C decoder cannot nest deeper than the recursion limit; below that, check
+        # (no walk when the text holds too few brackets to nest that deep: a count of
+        # them, strings included, is an upper bound)
         if (
             room < sys.getrecursionlimit()
             and 2 * room < stop - pos
+            and self.text.count("[", pos, stop) + self.text.count("{", pos, stop) > room
             and not _within(value, room, self.deadline)
         ):
             raise ParseFailure(
