@@ -137,6 +137,8 @@ class LineIndex:
 
     def position(self, offset: int) -> Position:
         # Without the frozen dataclass __init__: a broken megabyte asks for one per repair.
+        # (Attributes set one by one, not as a dict placed whole: CPython then keeps them
+        # in the instance with no dict of their own, a fifth of the memory.)
         found = _new(Position)
         if self._starts is None and offset >= self._offset:
             last = self._offset
@@ -146,11 +148,13 @@ class LineIndex:
                 self._line += newlines
                 self._line_start = text.rfind("\n", last, offset) + 1
             self._offset = offset
-            _place(found, "__dict__", {"line": self._line, "column": offset - self._line_start + 1})
+            _place(found, "line", self._line)
+            _place(found, "column", offset - self._line_start + 1)
             return found
         starts = self._line_starts()
         line = bisect.bisect_right(starts, offset) - 1
-        _place(found, "__dict__", {"line": line + 1, "column": offset - starts[line] + 1})
+        _place(found, "line", line + 1)
+        _place(found, "column", offset - starts[line] + 1)
         return found
 
 
@@ -348,13 +352,6 @@ class ExitCode(int, Enum):
 
 _T = TypeVar("_T")
 _DEFAULTS: dict[type, tuple[dict[str, Any], tuple[tuple[str, Any], ...]]] = {}
-
-
-def defaults(cls: type) -> dict[str, Any]:
-    """The default of every field of dataclass ``cls`` that has a plain one (a copy):
-    for a caller making many instances as ``obj.__dict__ = {**defaults, ...}`` (a class
-    with default factories is not for that; see :func:`build`)."""
-    return dict(_defaults(cls)[0])
 
 
 def _defaults(cls: type) -> tuple[dict[str, Any], tuple[tuple[str, Any], ...]]:

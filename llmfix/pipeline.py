@@ -91,6 +91,8 @@ def _relocate(
     """
     out = []
     position_of = lines.position
+    new = object.__new__
+    place = object.__setattr__
     for d in diags:
         span = d.span
         if span is not None and offset:
@@ -99,22 +101,24 @@ def _relocate(
             span = None
         position = position_of(span.start) if span is not None else d.position
         # dataclasses.replace re-runs __init__ and costs more than the parse of a small
-        # answer; a frozen dataclass copied field by field is the same value.
+        # answer; a frozen dataclass copied field by field is the same value. Attributes
+        # are set one by one, not through __dict__ (which would give each instance a
+        # dict of its own; see parse._diagnostics).
         if fresh:
             moved = d
-            attributes = moved.__dict__
-            attributes["span"] = span
-            attributes["position"] = position
         else:
-            moved = object.__new__(Diagnostic)
-            moved.__dict__.update(d.__dict__, span=span, position=position)
+            moved = new(Diagnostic)
+            for name, value in vars(d).items():
+                place(moved, name, value)
+        place(moved, "span", span)
+        place(moved, "position", position)
         if d.related:
             related = tuple(s.shift(offset) for s in d.related) if offset is not None else ()
             where = tuple(lines.position(s.start) for s in related)
             also = f" (also at {', '.join(map(str, where))})" if where else ""
-            moved.__dict__.update(
-                related=related, related_positions=where, message=d.message + also
-            )
+            place(moved, "related", related)
+            place(moved, "related_positions", where)
+            place(moved, "message", d.message + also)
         out.append(moved)
     return out
 
