@@ -18,10 +18,10 @@ from llmfix.cli.app import (
     ProviderOption,
     TrustConfigOption,
     app,
+    diagnostics_console,
     dump_json,
     fail,
     print_llm_totals,
-    stderr_console,
     tolerant_streams,
     warn_untrusted,
 )
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from llmfix.answers import Done
     from llmfix.inputs import Item
     from llmfix.llm.run import LlmRun
+    from llmfix.reporters.console import PlainConsole
 
 
 @app.command()
@@ -444,7 +445,7 @@ class _Shower:
     def __init__(self, run: RunSettings, explain: bool) -> None:
         self.run = run
         self.explain = explain
-        self.console: Console | None = None
+        self.console: Console | PlainConsole | None = None
 
     def __call__(self, label: str, result: Result, failures: list[str]) -> None:
         verbosity = self.run.verbosity
@@ -452,14 +453,13 @@ class _Shower:
             return
         if not (result.diagnostics or failures or verbosity > 0 or self.explain):
             return
-        from llmfix.reporters.console import print_explanation, print_result
+        from llmfix.reporters.console import print_explanation, print_failures, print_result
 
-        console = self.console = self.console or stderr_console()
+        console = self.console = self.console or diagnostics_console()
         print_result(console, label, result, verbosity)
         if self.explain:
             print_explanation(console, label, result)
-        for reason in failures:
-            console.print(f"{label}: fails: {reason}", style="bold red", highlight=False)
+        print_failures(console, label, failures)
 
 
 def _write_answers(
@@ -520,12 +520,11 @@ def _repair_stream(
     for problem in problems:
         sys.stderr.write(f"llmfix: {name}: {problem}\n")
     if run.verbosity >= 0 or failures or result.errors:
-        from llmfix.reporters.console import print_result
+        from llmfix.reporters.console import print_failures, print_result
 
-        console = stderr_console()
+        console = diagnostics_console()
         print_result(console, name, result, run.verbosity)
-        for reason in failures:
-            console.print(f"{name}: fails: {reason}", style="bold red", highlight=False)
+        print_failures(console, name, failures)
     return ExitCode.FAILED if failures else ExitCode.OK
 
 
