@@ -67,12 +67,14 @@ def test_clean_answer_with_a_schema_imports_nothing_heavy(
     pytest.importorskip("jsonschema_rs")
     names = imported_modules(tmp_path, "repair", str(clean_answer), "--schema", str(SCHEMA))
     assert sorted(names & set(HEAVY)) == []
+    assert sorted(names & {"hashlib", "fractions"}) == []  # imported where they are used
     assert sorted(n for n in names if n.startswith("llmfix.llm")) == []
 
 
 def test_clean_answer_on_stdin_imports_nothing_heavy(tmp_path: Path) -> None:
     names = imported_modules(tmp_path, "repair", stdin='{"a": [1, 2]}')
     assert sorted(names & set(HEAVY)) == []
+    assert sorted(names & {"hashlib", "fractions"}) == []  # imported where they are used
     assert sorted(n for n in names if n.startswith("llmfix.llm")) == []
 
 
@@ -94,6 +96,11 @@ def test_issue_16_command_piped_prints_its_diagnostics_without_rich(tmp_path: Pa
     """Diagnostics on a stderr that is not a terminal are plain text: rich is not imported."""
     names = imported_modules(tmp_path, "repair", str(ANSWER), "--schema", str(SCHEMA))
     assert "rich" not in names
+    # A repaired answer the schema-guided readings could not improve on: no reader loads.
+    assert sorted(n for n in names if n.startswith("llmfix.guided.")) == [
+        "llmfix.guided.reading",
+        "llmfix.guided.shape",
+    ]
     result = run_llmfix(tmp_path, "repair", str(ANSWER), "--schema", str(SCHEMA))
     diagnostics = [line for line in result.stderr.splitlines() if "import time:" not in line]
     assert diagnostics[-1] == f"{ANSWER}: repaired, 8 changes (highest risk: safe)"
