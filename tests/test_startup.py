@@ -113,3 +113,34 @@ def test_force_color_styles_the_diagnostics_with_rich(tmp_path: Path) -> None:
     assert result.returncode == 0
     assert "\x1b[" in result.stderr
     assert any(line.endswith("| rich.console") for line in result.stderr.splitlines())
+
+
+def test_only_the_command_that_runs_is_built(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`llmfix NAME ...` builds NAME alone; what it prints is what the whole app prints."""
+    import llmfix.cli
+    from llmfix.cli import _app_for, app, main
+
+    assert _app_for(["--help"]) is app
+    assert _app_for(["config", "trust"]) is app
+    assert _app_for(["repiar"]) is app
+    names = ["check", "extract", "repair", "rules", "schemas"]
+    for name in names:
+        only = _app_for([name, "--help"])
+        assert [info.callback.__name__ for info in only.registered_commands if info.callback] == [
+            name
+        ]
+        assert only.registered_groups == []
+        printed = []
+        for choose in (_app_for, lambda args: app):
+            monkeypatch.setattr(llmfix.cli, "_app_for", choose)
+            for args in ([name, "--help"], [name, "--no-such-flag"]):
+                monkeypatch.setattr(sys, "argv", ["llmfix", *args])
+                with pytest.raises(SystemExit) as exited:
+                    main()
+                printed.append((exited.value.code, capsys.readouterr()))
+        assert printed[:2] == printed[2:]
+        assert printed[0][0] == 0
+        assert printed[1][0] == 2
+    assert len(app.registered_commands) == len(names)
