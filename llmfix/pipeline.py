@@ -542,7 +542,7 @@ def _guided(
     deadline: Deadline,
 ) -> Result:
     """:func:`_read_guided` within its ``deadline``."""
-    from llmfix.guided import invented_keys, read_answer
+    from llmfix.guided import invented_keys
 
     # How risky a reading may be to replace the current result: anything that validates
     # when it failed; no riskier than it when parsing invented undeclared keys; strictly
@@ -564,6 +564,8 @@ def _guided(
     ordinary = (chosen.value, chosen.candidate.span) if chosen is not None and chosen.ok else None
     document = normalize_document(text) if not strict else None  # its reasoning blocks
     reasoning = document.reasoning if document is not None else ()
+    from llmfix.guided import read_answer
+
     readings, refusals = clock.run(
         "guided",
         lambda: read_answer(

@@ -10,10 +10,12 @@ import json
 import math
 import re
 from collections.abc import Iterable, Sequence
-from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llmfix.jsontext import dumps
+
+if TYPE_CHECKING:
+    from fractions import Fraction  # imported where a percentage or fraction is read
 
 JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
 
@@ -209,9 +211,9 @@ def _numeral(text: str) -> int | float | None:
 def _integral(number: int | float | Fraction) -> int | None:
     if isinstance(number, int):
         return number
-    if isinstance(number, Fraction):
-        return int(number) if number.denominator == 1 else None
-    return int(number) if number.is_integer() else None
+    if isinstance(number, float):
+        return int(number) if number.is_integer() else None
+    return int(number) if number.denominator == 1 else None
 
 
 def _as_number(number: Fraction, integer: bool) -> int | float | None:
@@ -261,6 +263,8 @@ def read_number(
             whole = _integral(number)
             return None if whole is None else (whole, "coerce_number", "thousands separators")
         return number, "coerce_number", "thousands separators"
+    from fractions import Fraction  # 2 ms to import (with decimal): only for these two
+
     match = _PERCENT.fullmatch(s)
     if match:
         return _read_percent(Fraction(match.group(1)), integer=integer, upper=upper)
@@ -292,6 +296,8 @@ def _read_percent(
 def _read_fraction(
     numerator: Fraction, denominator: Fraction, *, integer: bool, upper: float | None
 ) -> tuple[int | float, str, str] | None:
+    from fractions import Fraction
+
     if upper is not None and upper > 1:
         if Fraction(upper) == denominator:  # "7/10" on a 0–10 scale
             value = _as_number(numerator, integer=integer)

@@ -30,7 +30,6 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -351,6 +350,8 @@ def _builtin_dir() -> Any:
     """The bundled schemas: the top-level ``schemas/`` folder, installed by the wheel as
     ``llmfix.builtin_schemas`` and read from the source tree in a checkout (an editable
     install, which maps only the ``llmfix`` folder)."""
+    from importlib import resources  # about 3 ms to import: only for builtin:NAME
+
     try:
         return resources.files("llmfix.builtin_schemas")
     except ModuleNotFoundError:

@@ -7,6 +7,7 @@ one-liner); this test holds the cause in place: heavy libraries stay out of a cl
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "samples" / "person.schema.json"
+ANSWER = ROOT / "samples" / "person_answer.txt"
+# What makes rich style a stream that is not a terminal; the runs here leave it to isatty().
+_STYLING = ("FORCE_COLOR", "TTY_COMPATIBLE")
 
 # Libraries a small clean answer never needs: the terminal renderer, the HTTP client, the
 # pure-Python validator (jsonschema-rs answers "valid"), and the stdlib's HTTP stack
@@ -22,16 +26,25 @@ SCHEMA = ROOT / "samples" / "person.schema.json"
 HEAVY = ("rich", "httpx", "jsonschema", "referencing", "json_repair", "http", "ssl")
 
 
-def imported_modules(tmp_path: Path, *args: str, stdin: str | None = None) -> set[str]:
-    """Top-level module names (and llmfix submodules) imported by one CLI run."""
-    result = subprocess.run(
+def run_llmfix(
+    tmp_path: Path, *args: str, stdin: str | None = None, **environ: str
+) -> subprocess.CompletedProcess[str]:
+    """One CLI run with ``-X importtime``, stderr a pipe (not a terminal)."""
+    env = {k: v for k, v in os.environ.items() if k not in _STYLING}
+    return subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "llmfix", *args],
         input=stdin,
         capture_output=True,
         text=True,
         cwd=tmp_path,
+        env={**env, **environ},
         check=False,
     )
+
+
+def imported_modules(tmp_path: Path, *args: str, stdin: str | None = None) -> set[str]:
+    """Top-level module names (and llmfix submodules) imported by one CLI run."""
+    result = run_llmfix(tmp_path, *args, stdin=stdin)
     assert result.returncode == 0, result.stderr[-2000:]
     names = set()
     for line in result.stderr.splitlines():
@@ -54,12 +67,14 @@ def test_clean_answer_with_a_schema_imports_nothing_heavy(
     pytest.importorskip("jsonschema_rs")
     names = imported_modules(tmp_path, "repair", str(clean_answer), "--schema", str(SCHEMA))
     assert sorted(names & set(HEAVY)) == []
+    assert sorted(names & {"hashlib", "fractions"}) == []  # imported where they are used
     assert sorted(n for n in names if n.startswith("llmfix.llm")) == []
 
 
 def test_clean_answer_on_stdin_imports_nothing_heavy(tmp_path: Path) -> None:
     names = imported_modules(tmp_path, "repair", stdin='{"a": [1, 2]}')
     assert sorted(names & set(HEAVY)) == []
+    assert sorted(names & {"hashlib", "fractions"}) == []  # imported where they are used
     assert sorted(n for n in names if n.startswith("llmfix.llm")) == []
 
 
@@ -75,3 +90,57 @@ def test_invalid_answer_loads_jsonschema_to_explain(tmp_path: Path) -> None:
     )
     assert result.returncode == 1
     assert "/age" in result.stderr
+
+
+def test_issue_16_command_piped_prints_its_diagnostics_without_rich(tmp_path: Path) -> None:
+    """Diagnostics on a stderr that is not a terminal are plain text: rich is not imported."""
+    names = imported_modules(tmp_path, "repair", str(ANSWER), "--schema", str(SCHEMA))
+    assert "rich" not in names
+    # A repaired answer the schema-guided readings could not improve on: no reader loads.
+    assert sorted(n for n in names if n.startswith("llmfix.guided.")) == [
+        "llmfix.guided.reading",
+        "llmfix.guided.shape",
+    ]
+    result = run_llmfix(tmp_path, "repair", str(ANSWER), "--schema", str(SCHEMA))
+    diagnostics = [line for line in result.stderr.splitlines() if "import time:" not in line]
+    assert diagnostics[-1] == f"{ANSWER}: repaired, 8 changes (highest risk: safe)"
+    assert any("repair.coerce_integer" in line for line in diagnostics)
+    assert "\x1b[" not in result.stderr
+
+
+def test_force_color_styles_the_diagnostics_with_rich(tmp_path: Path) -> None:
+    result = run_llmfix(tmp_path, "repair", str(ANSWER), "--schema", str(SCHEMA), FORCE_COLOR="1")
+    assert result.returncode == 0
+    assert "\x1b[" in result.stderr
+    assert any(line.endswith("| rich.console") for line in result.stderr.splitlines())
+
+
+def test_only_the_command_that_runs_is_built(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`llmfix NAME ...` builds NAME alone; what it prints is what the whole app prints."""
+    import llmfix.cli
+    from llmfix.cli import _app_for, app, main
+
+    assert _app_for(["--help"]) is app
+    assert _app_for(["config", "trust"]) is app
+    assert _app_for(["repiar"]) is app
+    names = ["check", "extract", "repair", "rules", "schemas"]
+    for name in names:
+        only = _app_for([name, "--help"])
+        assert [info.callback.__name__ for info in only.registered_commands if info.callback] == [
+            name
+        ]
+        assert only.registered_groups == []
+        printed = []
+        for choose in (_app_for, lambda args: app):
+            monkeypatch.setattr(llmfix.cli, "_app_for", choose)
+            for args in ([name, "--help"], [name, "--no-such-flag"]):
+                monkeypatch.setattr(sys, "argv", ["llmfix", *args])
+                with pytest.raises(SystemExit) as exited:
+                    main()
+                printed.append((exited.value.code, capsys.readouterr()))
+        assert printed[:2] == printed[2:]
+        assert printed[0][0] == 0
+        assert printed[1][0] == 2
+    assert len(app.registered_commands) == len(names)

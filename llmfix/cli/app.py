@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
     from llmfix.configfile import Settings
     from llmfix.llm.run import LlmRun
+    from llmfix.reporters.console import PlainConsole
 
 
 class _ChoiceError(typer.BadParameter):
@@ -119,6 +120,14 @@ def stderr_console() -> Console:
     from rich.console import Console
 
     return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def diagnostics_console() -> Console | PlainConsole:
+    """Where diagnostics go: :func:`stderr_console` when stderr is a terminal (or
+    ``FORCE_COLOR`` says to style it); else the same text, plain, without importing rich."""
+    from llmfix.reporters.console import PlainConsole, styled_stream
+
+    return stderr_console() if styled_stream(sys.stderr) else PlainConsole()
 
 
 def fail(message: str, code: ExitCode = ExitCode.USAGE) -> typer.Exit:

@@ -45,17 +45,13 @@ from typing import Any
 
 from llmfix.deadline import Deadline
 from llmfix.guided import shape
-from llmfix.guided.formats import read_key_values, read_table, read_xml, read_yaml, wrapper_content
-from llmfix.guided.known_keys import read_known_keys
-from llmfix.guided.lists import read_lists
 from llmfix.guided.reading import NEVER, Reading, Refusal
-from llmfix.guided.scalars import read_scalars
-from llmfix.guided.values import cut_off_key, refine_strings, single_property
 from llmfix.model import Risk, Span, max_risk
 
 __all__ = ["Reading", "Refusal", "collect_values", "invented_keys", "read_answer", "wants_array"]
 
-_READERS = (read_xml, read_table, read_lists, read_yaml, read_key_values)
+# The readers themselves are imported by read_answer: a pipeline that only asks
+# invented_keys or wants_array (a repaired answer, say) does not load them.
 
 
 def _outside_reasoning(text: str, reasoning: Sequence[Span]) -> str:
@@ -94,6 +90,19 @@ def read_answer(
     """
     if not isinstance(schema, dict):
         return [], []
+    from llmfix.guided.formats import (
+        read_key_values,
+        read_table,
+        read_xml,
+        read_yaml,
+        wrapper_content,
+    )
+    from llmfix.guided.known_keys import read_known_keys
+    from llmfix.guided.lists import read_lists
+    from llmfix.guided.scalars import read_scalars
+    from llmfix.guided.values import cut_off_key, refine_strings, single_property
+
+    readers = (read_xml, read_table, read_lists, read_yaml, read_key_values)
     readings: list[Reading] = []
     if parsed is not None and in_values:
         found = refine_strings(parsed[0], schema, parsed[1], guesses=False, deadline=deadline)
@@ -107,7 +116,7 @@ def read_answer(
         return readings + single_property(None, schema, parsed, deadline), []
     ordinary = parsed[0] if parsed is not None else None
     first = read_known_keys(answer, 0, schema, schema, ordinary, deadline)
-    for found in (first, *(reader(answer, 0, schema, schema, deadline) for reader in _READERS)):
+    for found in (first, *(reader(answer, 0, schema, schema, deadline) for reader in readers)):
         deadline.check()
         if found is not None:
             readings.append(found)

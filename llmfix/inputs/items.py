@@ -3,7 +3,6 @@ the :class:`ReadOptions` that say how files become items."""
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -76,6 +75,8 @@ class Item:
         fragment = "#" + fragment if fragment else ""
         if self.anchor is not None:
             return f"{self.source}{self.anchor}{fragment}"
+        import hashlib  # about 3 ms to import: only for an answer that needs the hash
+
         digest = hashlib.sha256(self.text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
         return f"{self.source}@{digest}{fragment}"
 

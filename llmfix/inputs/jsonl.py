@@ -4,7 +4,6 @@ Parquet (each row read as a JSONL line is)."""
 from __future__ import annotations
 
 import codecs
-import hashlib
 import json
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
@@ -117,6 +116,8 @@ def _jsonl_lines(
                 f"line {number} is not a JSON record: {detail}{column}",
                 hint="each line of a .jsonl file must be one JSON value",
             )
+            import hashlib  # about 3 ms to import: only for a line that is not JSON
+
             digest = hashlib.sha256(line.encode("utf-8", "surrogatepass")).hexdigest()[:16]
             yield Item(
                 id=f"{name}:{number}",
