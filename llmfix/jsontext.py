@@ -404,6 +404,8 @@ class NotStrict(NamedTuple):
 
     text: str
     error: type[BaseException]
+    at: int = -1  # where a JSON syntax error was found, and what it was
+    message: str = ""
 
     def covers(self, text: str) -> bool:
         """Whether ``text`` is the text found not strict (equal strings; cheap when not)."""
@@ -415,10 +417,20 @@ class NotStrict(NamedTuple):
         key, an out-of-range number or a NaN that this decoder refuses)."""
         return issubclass(self.error, json.JSONDecodeError)
 
+    @property
+    def failure(self) -> tuple[int, str] | None:
+        """Where and why the decode of the value the text begins with failed (a syntax
+        error inside it), for a lenient reader that would otherwise decode it again."""
+        if self.at < 0 or self.message == "Extra data":
+            return None
+        return self.at, self.message
+
 
 def strict_or_not(text: str) -> tuple[bool, Any]:
     """``(True, value)`` when ``text`` is strict RFC 8259 JSON, else ``(False, NotStrict)``."""
     try:
         return True, strict_decode(text)
+    except json.JSONDecodeError as error:
+        return False, NotStrict(text, json.JSONDecodeError, error.pos, error.msg)
     except (ValueError, RecursionError) as error:
         return False, NotStrict(text, type(error))

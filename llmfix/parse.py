@@ -25,6 +25,7 @@ Running out is ``limits.time`` naming the stage.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -82,12 +83,16 @@ def parse_json(
     if not_strict is not None and not_strict.covers(text):
         # as below: strict JSON the decoder refused is read with the spans by llmfix's own
         exact = issubclass(not_strict.error, (OutOfRange, DuplicateKey))
-        return _lenient(text, limits, "llmfix" if exact else engine, deadline, positions)
+        engine = "llmfix" if exact else engine
+        return _lenient(text, limits, engine, deadline, positions, not_strict.failure)
     try:
         value = strict_decode(text)
     except (OutOfRange, DuplicateKey):
         # strict JSON, read with the spans
         return _lenient(text, limits, "llmfix", deadline, positions)
+    except json.JSONDecodeError as error:
+        failure = NotStrict(text, json.JSONDecodeError, error.pos, error.msg).failure
+        return _lenient(text, limits, engine, deadline, positions, failure)
     except (ValueError, RecursionError):
         return _lenient(text, limits, engine, deadline, positions)
     # Built without the frozen dataclass __init__ (four object.__setattr__ calls), whose
@@ -102,7 +107,12 @@ def parse_json(
 
 
 def _lenient(
-    text: str, limits: Limits, engine: str, deadline: Deadline | None, positions: bool = True
+    text: str,
+    limits: Limits,
+    engine: str,
+    deadline: Deadline | None,
+    positions: bool = True,
+    failure: tuple[int, str] | None = None,
 ) -> ParseOutcome:
     if len(text) > limits.max_size:
         return _fail(
@@ -115,7 +125,9 @@ def _lenient(
     if deadline is None:
         deadline = Deadline(limits.time_budget, STAGE)
     try:
-        ours = repair_parse(text, max_depth=limits.max_depth, deadline=deadline)
+        ours = repair_parse(
+            text, max_depth=limits.max_depth, deadline=deadline, strict_failure=failure
+        )
         if engine == "json-repair" and ours.limit != "depth":
             return _with_json_repair(text, limits, ours, deadline)
     except OutOfTime as out:

@@ -70,23 +70,34 @@ def test_a_renamed_key_points_at_where_the_value_was_written() -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "code", "decodes"),
+    ("text", "code", "decodes", "parser_decodes"),
     [
-        ('{"a": [1, 2,], "b": "x"}', "parse.trailing_comma", 1),  # not JSON to any decoder
-        ('{"a": 1, "a": 2}', "parse.duplicate_key", 2),  # JSON the strict decoder refuses,
-        ('  {"a": NaN}  ', "parse.js_literal", 2),  # so extraction asks json.loads
+        # not JSON to any decoder: the parser is told where, and decodes only once patched
+        ('{"a": [1, 2,], "b": "x"}', "parse.trailing_comma", 1, 1),
+        ('{"a": 1, "a": 2}', "parse.duplicate_key", 2, 1),  # JSON the strict decoder refuses,
+        ('  {"a": NaN}  ', "parse.js_literal", 2, 1),  # so extraction asks json.loads
     ],
 )
 def test_a_text_found_not_strict_is_decoded_once(
-    monkeypatch: pytest.MonkeyPatch, text: str, code: str, decodes: int
+    monkeypatch: pytest.MonkeyPatch, text: str, code: str, decodes: int, parser_decodes: int
 ) -> None:
     """The whole text's failed strict decode is handed on: the parse of the same text does
     not decode it again, nor does extraction when the text is not JSON to any decoder."""
     import json
 
     from llmfix import jsontext, parse
+    from llmfix.repair_parser import _values
 
     calls: list[str] = []
+    scans: list[int] = []
+
+    def scan_once(doc: str, pos: int) -> object:
+        if pos == 0:  # the value's start in the (stripped) text the parser reads
+            scans.append(pos)
+        return scan(doc, pos)
+
+    scan = _values._scan_once
+    monkeypatch.setattr(_values, "_scan_once", scan_once)
 
     def counted(decode):  # type: ignore[no-untyped-def]
         def run(s: str):  # type: ignore[no-untyped-def]
@@ -101,5 +112,6 @@ def test_a_text_found_not_strict_is_decoded_once(
     monkeypatch.setattr(json, "loads", counted(json.loads))
     result = llmfix.repair(text)
     assert len(calls) == decodes
+    assert len(scans) == parser_decodes
     assert result.ok
     assert code in {d.code for d in result.diagnostics}

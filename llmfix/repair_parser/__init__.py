@@ -102,11 +102,14 @@ def repair_parse(
     max_depth: int = 10_000,
     max_size: int | None = None,
     deadline: Deadline | None = None,
+    strict_failure: tuple[int, str] | None = None,
 ) -> ParserResult:
     """Parse ``text`` leniently; see the module docstring for what is repaired.
 
     With a ``deadline``, the parser checks it as it goes and raises
-    :class:`~llmfix.deadline.OutOfTime` when the time is spent."""
+    :class:`~llmfix.deadline.OutOfTime` when the time is spent. ``strict_failure``: the
+    position and message of the ``json.JSONDecodeError`` a strict decode of ``text``
+    raised, so that the parser does not decode the same value again to learn them."""
     if max_size is not None and len(text) > max_size:
         return ParserResult(
             False, None, (), f"input of {len(text)} characters exceeds {max_size}", "size"
@@ -116,7 +119,9 @@ def repair_parse(
     # faster than linearly; it is paused while parsing and restored after.
     try:
         with paused_gc():
-            value, repairs = _parse_document(text, max_depth, deadline or NEVER)
+            value, repairs = _parse_document(
+                text, max_depth, deadline or NEVER, strict_failure=strict_failure
+            )
             repairs.sort(key=_position)
     except ParseFailure as failure:
         where = f" at offset {failure.position}" if failure.position is not None else ""
@@ -125,7 +130,11 @@ def repair_parse(
 
 
 def _parse_document(
-    text: str, max_depth: int, deadline: Deadline, unescaped: bool = False
+    text: str,
+    max_depth: int,
+    deadline: Deadline,
+    unescaped: bool = False,
+    strict_failure: tuple[int, str] | None = None,
 ) -> tuple[Any, list[Repair]]:
     end = len(text)
     first = T.WS.match(text, 0, end).end()  # type: ignore[union-attr]
@@ -152,6 +161,8 @@ def _parse_document(
         value, found = _parse_fenced_blocks(text, first, end, max_depth, deadline)
         return value, repairs + found
     parser = Parser(text, 0, end, max_depth, deadline)
+    if strict_failure is not None:
+        parser.known_failure = (first, *strict_failure)
     values = parser.run()
     value = _top_value(values, parser.top_spans, parser.repairs)
     return value, repairs + parser.repairs

@@ -108,6 +108,8 @@ class Containers(StringScanner):
         self.waste_budget = WASTE_FACTOR * (end - start + 256)
         self.document: str | None = None  # the text as the C decoder is given it
         self.patches = ""  # the patches made to it (see _values.PATCHES), a letter each
+        # (where, why): the strict decode of the value at ``where`` is known to fail so
+        self.known_failure: tuple[int, int, str] | None = None
         self.fast_streak = 0  # consecutive failed attempts
         self.fast_skip = 0  # attempts to skip before the next one
         # per list split by early ']': how far it was checked for a table (_regroup_row)
