@@ -219,9 +219,18 @@ def clean_payload(text: str) -> Payload:
     """
     if not _NEEDS_CLEANING.search(text):
         return Payload(text)
-    if not _INVISIBLE.search(text) and unicodedata.is_normalized("NFKC", text):
+    if not _has_invisible(text) and unicodedata.is_normalized("NFKC", text):
         return Payload(text)
     return _Cleaner(text).run()
+
+
+def _has_invisible(text: str) -> bool:
+    """Whether ``text`` holds a character of :data:`INVISIBLE_CLASS`."""
+    try:
+        text.encode("latin-1")  # a copy at C speed where the text is Latin-1 already
+    except UnicodeEncodeError:
+        return _INVISIBLE.search(text) is not None
+    return "\x00" in text  # the only invisible character below U+0100
 
 
 def _common_ends(a: str, b: str) -> tuple[int, int]:
