@@ -55,6 +55,9 @@ class ParseOutcome:
     diagnostics: tuple[Diagnostic, ...]
 
 
+# Where a piece of a larger text starts in it, and the larger text's lines.
+Placement = tuple[int, LineIndex]
+
 _DEFAULT_LIMITS = Limits()
 _NO_DIAGNOSTICS: tuple[Diagnostic, ...] = ()
 _DEFAULT_ENGINE = "llmfix"
@@ -69,6 +72,7 @@ def parse_json(
     deadline: Deadline | None = None,
     positions: bool = True,
     not_strict: NotStrict | None = None,
+    within: Placement | None = None,
 ) -> ParseOutcome:
     """Parse ``text`` as strict JSON, else repair it (see the module docstring).
 
@@ -76,7 +80,9 @@ def parse_json(
     from when strict parsing failed. ``positions=False`` leaves the diagnostics' line:col
     out (for a caller that places them in a larger text itself). ``not_strict``: an
     earlier stage's failed strict decode; when it is of this same text, it is not
-    decoded again."""
+    decoded again. ``within``: ``text`` is the piece of a larger text at this offset,
+    whose lines are given: spans and line:column are given in that text, as
+    :func:`relocate` gives them (``positions`` does not apply)."""
     if engine is not _DEFAULT_ENGINE and engine not in ENGINES:
         known = ", ".join(ENGINES)
         raise ConfigError(f"unknown parse engine {engine!r} (expected one of: {known})")
@@ -84,17 +90,18 @@ def parse_json(
         # as below: strict JSON the decoder refused is read with the spans by llmfix's own
         exact = issubclass(not_strict.error, (OutOfRange, DuplicateKey))
         engine = "llmfix" if exact else engine
-        return _lenient(text, limits, engine, deadline, positions, not_strict.failure)
+        failure = not_strict.failure
+        return _lenient(text, limits, engine, deadline, positions, failure, within)
     try:
         value = strict_decode(text)
     except (OutOfRange, DuplicateKey):
         # strict JSON, read with the spans
-        return _lenient(text, limits, "llmfix", deadline, positions)
+        return _lenient(text, limits, "llmfix", deadline, positions, None, within)
     except json.JSONDecodeError as error:
         failure = NotStrict(text, json.JSONDecodeError, error.pos, error.msg).failure
-        return _lenient(text, limits, engine, deadline, positions, failure)
+        return _lenient(text, limits, engine, deadline, positions, failure, within)
     except (ValueError, RecursionError):
-        return _lenient(text, limits, engine, deadline, positions)
+        return _lenient(text, limits, engine, deadline, positions, None, within)
     # Built without the frozen dataclass __init__ (four object.__setattr__ calls), whose
     # cost shows against json.loads on 1 KB inputs; the result is an ordinary instance.
     outcome = _new_instance(ParseOutcome)
@@ -113,6 +120,7 @@ def _lenient(
     deadline: Deadline | None,
     positions: bool = True,
     failure: tuple[int, str] | None = None,
+    within: Placement | None = None,
 ) -> ParseOutcome:
     if len(text) > limits.max_size:
         return _fail(
@@ -129,20 +137,26 @@ def _lenient(
             text, max_depth=limits.max_depth, deadline=deadline, strict_failure=failure
         )
         if engine == "json-repair" and ours.limit != "depth":
-            return _with_json_repair(text, limits, ours, deadline)
+            return _with_json_repair(text, limits, ours, deadline, within)
     except OutOfTime as out:
         return _fail("limits.time", str(out))
-    return _own(text, ours, limits, positions)
+    return _own(text, ours, limits, positions, within)
 
 
 # -- llmfix's reader ---------------------------------------------------------------------
 
 
-def _own(text: str, result: ParserResult, limits: Limits, positions: bool = True) -> ParseOutcome:
+def _own(
+    text: str,
+    result: ParserResult,
+    limits: Limits,
+    positions: bool = True,
+    within: Placement | None = None,
+) -> ParseOutcome:
     """The outcome llmfix's reader gives (linear time, exact spans)."""
     if result.limit == "depth":
         return _depth_failure(limits)
-    diagnostics = _diagnostics(text, result, positions)
+    diagnostics = _diagnostics(text, result, positions, within)
     if not result.ok:
         return _failure_with(diagnostics, "parse.failed", result.error or "no JSON value found")
     if all(r.risk is None for r in result.repairs):
@@ -155,13 +169,17 @@ def _own(text: str, result: ParserResult, limits: Limits, positions: bool = True
     return ParseOutcome(True, result.value, False, tuple(diagnostics))
 
 
-def _diagnostics(text: str, result: ParserResult, positions: bool = True) -> list[Diagnostic]:
+def _diagnostics(
+    text: str, result: ParserResult, positions: bool = True, within: Placement | None = None
+) -> list[Diagnostic]:
     # One per repair, and a broken megabyte has hundreds of thousands of repairs: no
     # frozen dataclass __init__, the rule name looked up once per code, and only the
     # fields that differ from their defaults set, one by one (CPython then keeps them in
     # the instance without a dict of their own: about half the memory, and the collector
-    # has fewer objects to visit). The result is the same value as Diagnostic(...) would be.
-    position = LineIndex(text).position
+    # has fewer objects to visit). The result is the same value as Diagnostic(...) would be,
+    # placed as relocate() places it when ``within`` is given (one pass, not two).
+    offset, lines = within if within is not None else (0, LineIndex(text))
+    position = lines.position if positions or within is not None else None
     rules: dict[str, str] = {}
     warning = Severity.WARNING
     new = object.__new__
@@ -172,9 +190,10 @@ def _diagnostics(text: str, result: ParserResult, positions: bool = True) -> lis
         rule = rules.get(code)
         if rule is None:
             rule = rules[code] = code.partition(".")[2]
+        start = r.start + offset
         span = new(Span)
-        place(span, "start", r.start)
-        place(span, "end", r.end)
+        place(span, "start", start)
+        place(span, "end", r.end + offset)
         diagnostic = new(Diagnostic)
         place(diagnostic, "code", code)
         place(diagnostic, "severity", warning)
@@ -183,19 +202,75 @@ def _diagnostics(text: str, result: ParserResult, positions: bool = True) -> lis
         place(diagnostic, "span", span)
         place(diagnostic, "rule", rule)
         place(diagnostic, "risk", r.risk)
-        if positions:
-            place(diagnostic, "position", position(r.start))
+        if position is not None:
+            place(diagnostic, "position", position(start))
         if r.related:
-            place(diagnostic, "related", tuple(Span(a, b) for a, b in r.related))
+            related = tuple(Span(a + offset, b + offset) for a, b in r.related)
+            place(diagnostic, "related", related)
+            if within is not None:
+                _also_at(diagnostic, r.message, related, lines)
         out.append(diagnostic)
     return out
+
+
+def relocate(
+    diags: tuple[Diagnostic, ...], offset: int | None, lines: LineIndex, *, fresh: bool = False
+) -> list[Diagnostic]:
+    """Shift spans relative to a piece of a larger text into that text (``offset``: where
+    the piece starts, ``None`` for a piece not in it) and fill in line:column from
+    ``lines``, the larger text's; a related span's line:column is named in the message.
+
+    ``fresh``: the diagnostics were just made and nothing else holds them, so they are
+    placed where they are instead of copied (one object per repair fewer, and a broken
+    answer has a repair every few characters).
+    """
+    out = []
+    position_of = lines.position
+    new = object.__new__
+    place = object.__setattr__
+    for d in diags:
+        span = d.span
+        if span is not None and offset:
+            span = span.shift(offset)
+        elif offset is None:
+            span = None
+        position = position_of(span.start) if span is not None else d.position
+        # dataclasses.replace re-runs __init__ and costs more than the parse of a small
+        # answer; a frozen dataclass copied field by field is the same value. Attributes
+        # are set one by one, not through __dict__ (see _diagnostics).
+        if fresh:
+            moved = d
+        else:
+            moved = new(Diagnostic)
+            for name, value in vars(d).items():
+                place(moved, name, value)
+        place(moved, "span", span)
+        place(moved, "position", position)
+        if d.related:
+            related = tuple(s.shift(offset) for s in d.related) if offset is not None else ()
+            _also_at(moved, d.message, related, lines)
+        out.append(moved)
+    return out
+
+
+def _also_at(d: Diagnostic, message: str, related: tuple[Span, ...], lines: LineIndex) -> None:
+    """Give ``d`` its related spans, their line:column, and those named in its message."""
+    where = tuple(lines.position(s.start) for s in related)
+    also = f" (also at {', '.join(map(str, where))})" if where else ""
+    object.__setattr__(d, "related", related)
+    object.__setattr__(d, "related_positions", where)
+    object.__setattr__(d, "message", message + also)
 
 
 # -- json-repair -------------------------------------------------------------------------
 
 
 def _with_json_repair(
-    text: str, limits: Limits, ours: ParserResult, deadline: Deadline
+    text: str,
+    limits: Limits,
+    ours: ParserResult,
+    deadline: Deadline,
+    within: Placement | None = None,
 ) -> ParseOutcome:
     from llmfix.json_repair_engine import (
         UNMAPPED,
@@ -214,7 +289,8 @@ def _with_json_repair(
     if value == "" and not _is_empty_string_literal(text):
         return _fail("parse.failed", "json-repair recovered no JSON value")
     if ours.ok and same_reading(ours.value, value):
-        return _own(text, ours, limits)  # the same value, with every repair located
+        # the same value, with every repair located
+        return _own(text, ours, limits, within=within)
     lines = LineIndex(text)
     diagnostics = [
         Diagnostic(
@@ -242,6 +318,8 @@ def _with_json_repair(
             data={"engine": "json-repair"},
         )
     )
+    if within is not None:
+        diagnostics = relocate(tuple(diagnostics), *within, fresh=True)
     return _recovered(value, diagnostics)
 
 

@@ -40,7 +40,7 @@ from llmfix.model import (
     max_risk,
 )
 from llmfix.normalize import clean_payload, normalize_document
-from llmfix.parse import ParseOutcome, parse_json
+from llmfix.parse import ParseOutcome, Placement, parse_json, relocate
 from llmfix.select import ParsedCandidate, select_candidates
 
 if TYPE_CHECKING:
@@ -80,49 +80,6 @@ _VALIDATOR_CACHE_SIZE = 32
 _VALIDATORS: dict[str, SchemaValidator] = {}
 
 
-def _relocate(
-    diags: tuple[Diagnostic, ...], offset: int | None, lines: LineIndex, *, fresh: bool = False
-) -> list[Diagnostic]:
-    """Shift payload-relative spans into the raw input and fill in line:column.
-
-    ``fresh``: the diagnostics were made by the parse just run and nothing else holds
-    them, so they are placed where they are instead of copied (one object per repair
-    fewer, and a broken answer has a repair every few characters).
-    """
-    out = []
-    position_of = lines.position
-    new = object.__new__
-    place = object.__setattr__
-    for d in diags:
-        span = d.span
-        if span is not None and offset:
-            span = span.shift(offset)
-        elif offset is None:
-            span = None
-        position = position_of(span.start) if span is not None else d.position
-        # dataclasses.replace re-runs __init__ and costs more than the parse of a small
-        # answer; a frozen dataclass copied field by field is the same value. Attributes
-        # are set one by one, not through __dict__ (which would give each instance a
-        # dict of its own; see parse._diagnostics).
-        if fresh:
-            moved = d
-        else:
-            moved = new(Diagnostic)
-            for name, value in vars(d).items():
-                place(moved, name, value)
-        place(moved, "span", span)
-        place(moved, "position", position)
-        if d.related:
-            related = tuple(s.shift(offset) for s in d.related) if offset is not None else ()
-            where = tuple(lines.position(s.start) for s in related)
-            also = f" (also at {', '.join(map(str, where))})" if where else ""
-            place(moved, "related", related)
-            place(moved, "related_positions", where)
-            place(moved, "message", d.message + also)
-        out.append(moved)
-    return out
-
-
 def _parse_candidate(
     candidate: Candidate,
     options: RepairOptions,
@@ -134,19 +91,13 @@ def _parse_candidate(
 ) -> ParsedCandidate:
     diagnostics: list[Diagnostic] = list(candidate.diagnostics)
 
-    def parse(text: str) -> ParseOutcome:
-        if outer is None:  # the parse makes its own deadline, when strict decoding fails
-            return clock.run(
-                "parse",
-                lambda: parse_json(
-                    text,
-                    limits=options.limits,
-                    engine=options.engine,
-                    positions=False,
-                    not_strict=not_strict,
-                ),
-            )
-        deadline = Deadline(options.limits.time_budget, "parse", within=outer)
+    def parse(text: str, within: Placement | None = None) -> ParseOutcome:
+        # the parse makes its own deadline, when strict decoding fails, unless the
+        # caller has one; diagnostics without positions unless placed ``within`` the
+        # answer (else relocate() places them)
+        deadline = (
+            None if outer is None else Deadline(options.limits.time_budget, "parse", within=outer)
+        )
         outcome = clock.run(
             "parse",
             lambda: parse_json(
@@ -154,11 +105,13 @@ def _parse_candidate(
                 limits=options.limits,
                 engine=options.engine,
                 deadline=deadline,
-                positions=False,  # _relocate places them in the whole answer
+                positions=False,
                 not_strict=not_strict,
+                within=within,
             ),
         )
-        outer.check()  # a limits.time that was the caller's deadline ending is the caller's
+        if outer is not None:
+            outer.check()  # a limits.time that was the caller's deadline ending is the caller's
         return outcome
 
     if candidate.synthetic:
@@ -185,9 +138,13 @@ def _parse_candidate(
         outcome = ParseOutcome(True, strict[1], True, ())
     else:
         payload = clock.run("normalize", lambda: clean_payload(candidate.text))
-        diagnostics += _relocate(payload.diagnostics, candidate.span.start, lines)
-        outcome = parse(payload.text)
-        if payload.removed or payload.text is not candidate.text:
+        diagnostics += relocate(payload.diagnostics, candidate.span.start, lines)
+        if not payload.removed and payload.text is candidate.text:
+            # (the parse places its diagnostics in the answer as it makes them)
+            outcome = parse(payload.text, (candidate.span.start, lines))
+            diagnostics += outcome.diagnostics
+        else:
+            outcome = parse(payload.text)
             mapped = [
                 replace(
                     d,
@@ -201,9 +158,7 @@ def _parse_candidate(
                 else d
                 for d in outcome.diagnostics
             ]
-        else:
-            mapped = list(outcome.diagnostics)
-        diagnostics += _relocate(tuple(mapped), candidate.span.start, lines, fresh=True)
+            diagnostics += relocate(tuple(mapped), candidate.span.start, lines, fresh=True)
     schema_errors = None
     if validator is not None and outcome.ok:
         value = outcome.value
