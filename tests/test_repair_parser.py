@@ -561,3 +561,43 @@ def test_a_patch_inside_a_string_is_read_the_long_way(text: str) -> None:
         plain = repair_parse(text)
     patched = repair_parse(text)
     assert patched == plain
+
+
+# -- completing a cut-off container (_values.COMPLETION): the same reading ------------------
+
+_JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-1000, 1000)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(alphabet=st.sampled_from(list('ab "\\{}[],:\n\t\u00e9\U0001f600 12.')), max_size=8),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text("ab\"k ", max_size=3), inner, max_size=4),
+    max_leaves=12,
+)  # fmt: skip
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.one_of(
+        _JSON_VALUES.filter(lambda v: isinstance(v, (dict, list))).map(
+            lambda v: json.dumps(v, ensure_ascii=False)
+        ),
+        _JSON_VALUES.filter(lambda v: isinstance(v, (dict, list))).map(
+            lambda v: json.dumps(v, indent=2)
+        ),
+        _patchable(),
+    ),
+    st.floats(0, 1),
+)
+def test_completing_a_cut_off_container_reads_as_the_token_loop(text: str, where: float) -> None:
+    from llmfix.repair_parser import _values
+
+    text = text[: int(len(text) * where)]
+    with mock.patch.object(_values, "COMPLETION", True):
+        completed = repair_parse(text)
+    with mock.patch.object(_values, "COMPLETION", False):
+        plain = repair_parse(text)
+    assert completed.ok == plain.ok
+    assert completed.repairs == plain.repairs
+    assert json.dumps(completed.value) == json.dumps(plain.value)

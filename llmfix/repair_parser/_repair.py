@@ -19,6 +19,7 @@ GUESS: Final = Risk.GUESS
 NOTE: Final = None
 
 SINGLE_QUOTED: Final = "single-quoted string"  # the message of parse.single_quotes
+CLOSING_QUOTE_ADDED: Final = "closing quote added at end of input"  # a cut string's
 
 
 class Repair(NamedTuple):

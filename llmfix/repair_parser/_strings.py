@@ -18,7 +18,14 @@ from typing import Any, Final
 from llmfix.deadline import Deadline
 from llmfix.model import Risk
 from llmfix.repair_parser import _text as T
-from llmfix.repair_parser._repair import GUESS, SAFE, SINGLE_QUOTED, ParseFailure, Repair
+from llmfix.repair_parser._repair import (
+    CLOSING_QUOTE_ADDED,
+    GUESS,
+    SAFE,
+    SINGLE_QUOTED,
+    ParseFailure,
+    Repair,
+)
 
 # The C string scanner behind json.loads (typeshed does not list it).
 _scanstring: Callable[[str, int, bool], tuple[str, int]]
@@ -484,9 +491,7 @@ class StringScanner:
         if how == "doubled":
             self._repair("parse.unescaped_quote", s, resume, GUESS, "doubled quotes read as one")
         elif how == "eof":
-            self._repair(
-                "parse.truncated", s, self.end, GUESS, "closing quote added at end of input"
-            )
+            self._repair("parse.truncated", s, self.end, GUESS, CLOSING_QUOTE_ADDED)
         elif not closed:
             self._repair("parse.missing_quote", cend, cend, GUESS, "closing quote added")
         return value, resume

@@ -28,6 +28,7 @@ from llmfix.repair_parser._frames import (
     S_VALUE_FIRST,
 )
 from llmfix.repair_parser._repair import (
+    CLOSING_QUOTE_ADDED,
     GUESS,
     LOSSLESS,
     NOTE,
@@ -94,8 +95,32 @@ _LITERAL_MESSAGE = {word: f"{word} read as {json}" for word, json in _AS_JSON.it
 _COMMA_BEFORE = {"]": "trailing comma before ']'", "}": "trailing comma before '}'"}
 _LOOK_BACK = 64  # how far before a closer a trailing comma is looked for
 
+# Completing a top-level container the end of the input cut off (Values._complete).
+COMPLETION = True
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_ONLY_BRACKETS = dict.fromkeys(c for c in range(128) if chr(c) not in "{}[]")
+_PAIR = re.compile(r"\{\}|\[\]")
+# A cut string's text that the token loop reads to the end as it is: words, spaces and
+# some punctuation (no comma, colon, bracket, quote, '+', comment, tag or fence).
+_PLAIN_CUT = re.compile(r"[\w .!?'%&@$-]*")
+_MAX_PAIRING = 64  # nesting levels paired a pass each; deeper takes the token loop
+_CLOSER_OF = {"{": "}", "[": "]"}
+
 _NUMBER_START = frozenset("-0123456789.")
 _CHECK_MASK = CHECK_EVERY - 1
+
+
+def _unclosed(doc: str, start: int, stop: int) -> str | None:
+    """The brackets ``doc[start:stop]`` opens and does not close, in order, when it is a
+    strict JSON prefix (strings cut out by their quotes and escapes); ``None`` when more
+    nesting levels are open than are worth pairing here."""
+    brackets = _JSON_STRING.sub("", doc[start:stop]).translate(_ONLY_BRACKETS)
+    for _ in range(_MAX_PAIRING):
+        reduced = _PAIR.sub("", brackets)
+        if len(reduced) == len(brackets):
+            return brackets
+        brackets = reduced
+    return None
 
 
 def _literal_at(text: str, at: int) -> bool:
@@ -131,13 +156,14 @@ class Values(Trivia):
             if err.msg.startswith("Unterminated string"):
                 # the text ends inside a string (the position is the string's start)
                 self.waste_budget -= len(doc) - pos
-                return -1
+                return self._complete(pos, err.pos)
             self.waste_budget -= err.pos - pos + 1
             if err.pos < len(doc):
                 self._fast_failed()
+                return -1
             # else: cut off, not broken: the containers inside that are closed are still
             # worth decoding, so the attempts go on (the waste budget still bounds them)
-            return -1
+            return self._complete(pos, -1)
         except StopIteration as err:
             if PATCHES and self._patch(err.value):
                 self.waste_budget -= err.value - pos + 1
@@ -145,7 +171,8 @@ class Values(Trivia):
             self.waste_budget -= err.value - pos + 1
             if err.value < len(doc):
                 self._fast_failed()
-            return -1
+                return -1
+            return self._complete(pos, -1)
         except (OutOfRange, DuplicateKey):
             # valid JSON with something to report: read this container the long way
             self.waste_budget -= self.end - pos
@@ -157,6 +184,11 @@ class Values(Trivia):
         if stop > self.end:
             self.waste_budget -= stop - pos
             return -1
+        return self._accept(value, pos, stop)
+
+    def _accept(self, value: Any, pos: int, stop: int, cut: list[Repair] | None = None) -> int:
+        """The container decoded at ``pos`` (to ``stop``) is read: its patches' repairs
+        (and ``cut``'s, when it was completed at the end of the input) are made."""
         if self.patches:
             repairs = self._patched_repairs(pos, stop)
             if repairs is None:  # a patch changed a string's text: the long way
@@ -164,8 +196,10 @@ class Values(Trivia):
                 self._fast_failed()
                 return -1
             self.repairs += repairs
+        if cut is not None:
+            self.repairs += cut
         self.fast_streak = 0
-        if len(self.stack) == 1:
+        if len(self.stack) == 1 and cut is None:
             self.top_close_pos = stop - 1
         room = self.max_depth - (len(self.stack) - 1)
         # the C decoder cannot nest deeper than the recursion limit; below that, check
@@ -182,6 +216,62 @@ class Values(Trivia):
             )
         self._emit(value, pos, stop)
         return stop
+
+    def _complete(self, pos: int, cut_string: int) -> int:
+        """A top-level container that the end of the input cut off, read by the C decoder
+        with its closers added (and a closing quote, when ``cut_string`` is where a cut
+        string value starts): what was read up to the end is strict JSON, and the end is
+        one the token loop closes plainly (a string value with text in it, or a closer or
+        an opener before the end), so its repairs are known. -1 when it is not that."""
+        text = self.text
+        end = self.end
+        if not COMPLETION or len(self.stack) != 1 or end != len(text) or "'" in self.patches:
+            return -1
+        doc = self.document
+        assert doc is not None
+        if cut_string >= 0:
+            if (
+                end - cut_string < 2
+                or text[end - 1] in " \t\n\r"
+                or not _PLAIN_CUT.fullmatch(text, cut_string + 1, end)
+            ):
+                # an empty string is dropped, trailing spaces trimmed, and text that may
+                # be structure (a comma, a bracket...) weighed by the token loop
+                return -1
+            before = cut_string - 1
+            while text[before] in " \t\n\r":
+                before -= 1
+            opened = _unclosed(doc, pos, cut_string)
+            if opened is None or not (
+                text[before] == ":" or (text[before] in "[," and opened[-1] == "[")
+            ):
+                return -1  # a key cut short is left out, not completed
+        else:
+            tail = end - 1
+            while tail > pos and text[tail] in " \t\n\r":
+                tail -= 1
+            if text[tail] not in "{[]}":
+                return -1  # a number, a word, a comma...: the token loop's rules
+            opened = _unclosed(doc, pos, end)
+            if opened is None:
+                return -1
+        closers = "".join(_CLOSER_OF[c] for c in reversed(opened))
+        suffix = ('"' if cut_string >= 0 else "") + closers
+        try:
+            value, stop = _scan_once(_Document(str(doc) + suffix), pos)
+        except (StopIteration, ValueError, RecursionError):
+            return -1
+        if stop != end + len(suffix):
+            return -1
+        # as the token loop reports them: a closing quote, then the closers (a guess
+        # after a number at the end, which may itself be cut short)
+        cut = []
+        if cut_string >= 0:
+            cut.append(Repair("parse.truncated", cut_string, end, GUESS, CLOSING_QUOTE_ADDED))
+        tail_char = text[max(0, end - 64) : end].rstrip()[-1:]
+        risk = GUESS if tail_char.isdigit() or tail_char == "." else SAFE
+        cut.append(Repair("parse.truncated", end, end, risk, f"added {closers!r} at end of input"))
+        return self._accept(value, pos, end, cut)
 
     def _patch(self, at: int) -> bool:
         """Patch the C decoder's copy for what its decode failed on at ``at``, when that
