@@ -532,16 +532,20 @@ def _patchable(draw: st.DrawFn, depth: int = 0) -> str:
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_patchable(), st.sampled_from(["", "Here: ", "```json\n"]))
 def test_patched_decoding_reads_as_the_token_loop(text: str, before: str) -> None:
+    _assert_same_reading(before + text, "PATCHES")
+
+
+def _assert_same_reading(text: str, shortcut: str) -> None:
+    """The parser reads ``text`` the same with the ``shortcut`` of _values on and off."""
     from llmfix.repair_parser import _values
 
-    text = before + text
-    with mock.patch.object(_values, "PATCHES", True):
-        patched = repair_parse(text)
-    with mock.patch.object(_values, "PATCHES", False):
+    with mock.patch.object(_values, shortcut, True):
+        fast = repair_parse(text)
+    with mock.patch.object(_values, shortcut, False):
         plain = repair_parse(text)
-    assert patched.ok == plain.ok
-    assert patched.repairs == plain.repairs
-    assert json.dumps(patched.value) == json.dumps(plain.value)
+    assert fast.ok == plain.ok
+    assert fast.repairs == plain.repairs
+    assert json.dumps(fast.value) == json.dumps(plain.value)
 
 
 @pytest.mark.parametrize(
@@ -591,13 +595,4 @@ _JSON_VALUES = st.recursive(
     st.floats(0, 1),
 )
 def test_completing_a_cut_off_container_reads_as_the_token_loop(text: str, where: float) -> None:
-    from llmfix.repair_parser import _values
-
-    text = text[: int(len(text) * where)]
-    with mock.patch.object(_values, "COMPLETION", True):
-        completed = repair_parse(text)
-    with mock.patch.object(_values, "COMPLETION", False):
-        plain = repair_parse(text)
-    assert completed.ok == plain.ok
-    assert completed.repairs == plain.repairs
-    assert json.dumps(completed.value) == json.dumps(plain.value)
+    _assert_same_reading(text[: int(len(text) * where)], "COMPLETION")
