@@ -673,3 +673,21 @@ def test_a_field_typo_gets_the_closest_field_seen_in_the_records(
 def test_a_right_field_gets_no_hint(cli: Any, evals: Path) -> None:
     result = cli("check", "evals.jsonl", "-q", "--field", "output", "--group-by", "model")
     assert "hint" not in result.stderr
+
+
+def test_the_runs_own_files_are_not_checked_under_any_name(cli: Any, project: Path) -> None:
+    (project / "out" / "sub" / "schema.json").write_text('{"name": "Ed", "age": 2}')
+    (project / "out" / "link.json").symlink_to(project / "schema.json")
+    (project / "out" / "schema.json").symlink_to(project / "out" / "clean.txt")
+    args = ("check", ".", "--schema", "schema.json", "-f", "json", "-o", "out/report.json")
+    cli(*args)
+    report = json.loads((project / "out" / "report.json").read_text())
+    checked = sorted({item["source"] for item in report["items"]})
+    # schema.json, out/link.json (its link) and out/report.json are the run's own.
+    assert checked == [
+        "out/clean.txt",
+        "out/log.jsonl",
+        "out/schema.json",
+        "out/sub/fenced.md",
+        "out/sub/schema.json",
+    ]
