@@ -239,7 +239,9 @@ def _indented(value: Any, step: str, newline: str, ensure_ascii: bool) -> str | 
                 if type(key) is not str:
                     raise _Unusual
                 held = type(member)
-                if held is dict or held is list or held is tuple:
+                if held is str:  # the most common member: no call to scalar()
+                    append(separator + encode(key) + ": " + encode(member))
+                elif held is dict or held is list or held is tuple:
                     append(separator + encode(key) + ": ")
                     write(member, inner)
                 else:
@@ -254,7 +256,9 @@ def _indented(value: Any, step: str, newline: str, ensure_ascii: bool) -> str | 
             separator = "[" + inner
             for member in item:
                 held = type(member)
-                if held is dict or held is list or held is tuple:
+                if held is str:
+                    append(separator + encode(member))
+                elif held is dict or held is list or held is tuple:
                     append(separator)
                     write(member, inner)
                 else:
