@@ -39,7 +39,16 @@ from llmfix.config import RepairOptions
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.field_hints import FieldHints as FieldHints  # cli/check.py imports it from here
 from llmfix.gate import gate_failures
-from llmfix.model import Diagnostic, LineIndex, Position, Result, Risk, Severity, Status
+from llmfix.model import (
+    Diagnostic,
+    LineIndex,
+    Position,
+    Result,
+    Risk,
+    Severity,
+    Status,
+    build,
+)
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -294,7 +303,7 @@ def _outcome(item: Item, done: Done, profiles: Mapping[str, Profile]) -> Outcome
 
         partial = profiles[item.profile].options.partial
         result = apply_finish(result, item.finish, partial=partial)
-    return Outcome(item, result, error, anchor, seconds)
+    return build(Outcome, item=item, result=result, error=error, anchor=anchor, seconds=seconds)
 
 
 # ------------------------------------------------------------------------ the pool
@@ -534,7 +543,7 @@ def judge(
     else:
         failures = tuple(gate_failures(outcome.result, fail_on, max_risk, partial=partial))
     known = bool(failures) and baseline is not None and baseline.covers(outcome)
-    return Checked(outcome, failures, known)
+    return build(Checked, outcome=outcome, failures=failures, baselined=known)
 
 
 # ---------------------------------------------------------------------- the summary
