@@ -239,13 +239,13 @@ def _indented(value: Any, step: str, newline: str, ensure_ascii: bool) -> str | 
                 if type(key) is not str:
                     raise _Unusual
                 held = type(member)
-                if held is str:  # the most common member: no call to scalar()
-                    append(separator + encode(key) + ": " + encode(member))
+                if held is str:  # the most common member: no call; one f-string, one copy
+                    append(f"{separator}{encode(key)}: {encode(member)}")
                 elif held is dict or held is list or held is tuple:
-                    append(separator + encode(key) + ": ")
+                    append(f"{separator}{encode(key)}: ")
                     write(member, inner)
                 else:
-                    append(separator + encode(key) + ": " + scalar(member, held))
+                    append(f"{separator}{encode(key)}: {scalar(member, held)}")
                 separator = "," + inner
             append(newline + "}")
         elif kind is list or kind is tuple:
