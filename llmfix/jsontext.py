@@ -235,6 +235,7 @@ def _indented(value: Any, step: str, newline: str, ensure_ascii: bool) -> str | 
                 return
             inner = newline + step
             separator = "{" + inner
+            comma = "," + inner
             for key, member in item.items():
                 if type(key) is not str:
                     raise _Unusual
@@ -246,7 +247,7 @@ def _indented(value: Any, step: str, newline: str, ensure_ascii: bool) -> str | 
                     write(member, inner)
                 else:
                     append(f"{separator}{encode(key)}: {scalar(member, held)}")
-                separator = "," + inner
+                separator = comma
             append(newline + "}")
         elif kind is list or kind is tuple:
             if not item:
@@ -254,6 +255,7 @@ def _indented(value: Any, step: str, newline: str, ensure_ascii: bool) -> str | 
                 return
             inner = newline + step
             separator = "[" + inner
+            comma = "," + inner
             for member in item:
                 held = type(member)
                 if held is str:
@@ -263,7 +265,7 @@ def _indented(value: Any, step: str, newline: str, ensure_ascii: bool) -> str | 
                     write(member, inner)
                 else:
                     append(separator + scalar(member, held))
-                separator = "," + inner
+                separator = comma
             append(newline + "]")
         else:
             append(scalar(item, kind))
