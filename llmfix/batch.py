@@ -139,8 +139,6 @@ def check_text(
     ``deadline`` is the item's: every stage's time budget ends no later than it, and when
     it ends first, :class:`~llmfix.deadline.OutOfTime` is raised.
     """
-    from dataclasses import replace
-
     from llmfix.pipeline import repair_text
 
     if tool is None and profile.tool_calls:
@@ -169,6 +167,8 @@ def check_text(
     result = repair_text(text, options=profile.options, validator=validator, deadline=deadline)
     if unknown is None:
         return result
+    from dataclasses import replace
+
     status = Status.INVALID if result.status.ok else result.status
     return replace(result, status=status, diagnostics=(*result.diagnostics, unknown))
 
