@@ -39,7 +39,16 @@ from llmfix.config import RepairOptions
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.field_hints import FieldHints as FieldHints  # cli/check.py imports it from here
 from llmfix.gate import gate_failures
-from llmfix.model import Diagnostic, LineIndex, Position, Result, Risk, Severity, Status
+from llmfix.model import (
+    Diagnostic,
+    LineIndex,
+    Position,
+    Result,
+    Risk,
+    Severity,
+    Status,
+    build,
+)
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -130,8 +139,6 @@ def check_text(
     ``deadline`` is the item's: every stage's time budget ends no later than it, and when
     it ends first, :class:`~llmfix.deadline.OutOfTime` is raised.
     """
-    from dataclasses import replace
-
     from llmfix.pipeline import repair_text
 
     if tool is None and profile.tool_calls:
@@ -160,6 +167,8 @@ def check_text(
     result = repair_text(text, options=profile.options, validator=validator, deadline=deadline)
     if unknown is None:
         return result
+    from dataclasses import replace
+
     status = Status.INVALID if result.status.ok else result.status
     return replace(result, status=status, diagnostics=(*result.diagnostics, unknown))
 
@@ -294,7 +303,7 @@ def _outcome(item: Item, done: Done, profiles: Mapping[str, Profile]) -> Outcome
 
         partial = profiles[item.profile].options.partial
         result = apply_finish(result, item.finish, partial=partial)
-    return Outcome(item, result, error, anchor, seconds)
+    return build(Outcome, item=item, result=result, error=error, anchor=anchor, seconds=seconds)
 
 
 # ------------------------------------------------------------------------ the pool
@@ -534,7 +543,7 @@ def judge(
     else:
         failures = tuple(gate_failures(outcome.result, fail_on, max_risk, partial=partial))
     known = bool(failures) and baseline is not None and baseline.covers(outcome)
-    return Checked(outcome, failures, known)
+    return build(Checked, outcome=outcome, failures=failures, baselined=known)
 
 
 # ---------------------------------------------------------------------- the summary

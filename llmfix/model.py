@@ -321,12 +321,22 @@ class Result:
         return tuple(d for d in self.diagnostics if d.severity is Severity.ERROR)
 
     def to_dict(self) -> dict[str, Any]:
+        risk = self.risk
         out: dict[str, Any] = {
             "version": REPORT_VERSION,
             "status": self.status.value,
             "value": self.value,
-            "risk": self.risk.value if self.risk else None,
+            "risk": risk.value if risk else None,
             "diagnostics": [d.to_dict() for d in self.diagnostics],
+        }
+        out.update(self.details())
+        return out
+
+    def details(self) -> dict[str, Any]:
+        """The end of :meth:`to_dict`, after the diagnostics: ``patch``, ``attempts``,
+        ``timings``, and ``candidate`` and ``values`` when there are any (a report's item
+        writes its own diagnostics, and takes these)."""
+        out: dict[str, Any] = {
             "patch": [p.to_dict() for p in self.patch],
             "attempts": self.attempts,
             "timings": self.timings.to_dict(),

@@ -121,6 +121,10 @@ def detect_specification(contents: Any, default: Any) -> Any:
 
 
 def check_against_metaschema(cls: Any, schema: Any, source: str, draft: str) -> None:
+    from llmfix.validate_fast import meta_valid_fast
+
+    if meta_valid_fast(schema, draft):  # compiled: a valid schema needs no jsonschema walk
+        return
     from jsonschema.exceptions import best_match
 
     meta = _META_VALIDATORS.get(draft)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -673,3 +674,63 @@ def test_a_field_typo_gets_the_closest_field_seen_in_the_records(
 def test_a_right_field_gets_no_hint(cli: Any, evals: Path) -> None:
     result = cli("check", "evals.jsonl", "-q", "--field", "output", "--group-by", "model")
     assert "hint" not in result.stderr
+
+
+def test_the_runs_own_files_are_not_checked_under_any_name(cli: Any, project: Path) -> None:
+    (project / "out" / "sub" / "schema.json").write_text('{"name": "Ed", "age": 2}')
+    (project / "out" / "link.json").symlink_to(project / "schema.json")
+    (project / "out" / "schema.json").symlink_to(project / "out" / "clean.txt")
+    args = ("check", ".", "--schema", "schema.json", "-f", "json", "-o", "out/report.json")
+    cli(*args)
+    report = json.loads((project / "out" / "report.json").read_text())
+    checked = sorted({item["source"] for item in report["items"]})
+    # schema.json, out/link.json (its link) and out/report.json are the run's own.
+    assert checked == [
+        "out/clean.txt",
+        "out/log.jsonl",
+        "out/schema.json",
+        "out/sub/fenced.md",
+        "out/sub/schema.json",
+    ]
+
+
+def _report_without_timings(path: Path) -> str:
+    """A JSON report's text with the run's clock readings (seconds, timings) blanked."""
+    text = path.read_text(encoding="utf-8")
+    text = re.sub(r'"seconds": [0-9.e-]+', '"seconds": 0', text)
+    return re.sub(r'"timings": \{[^{}]*\}', '"timings": {}', text)
+
+
+def test_the_json_report_is_what_the_general_writer_gives_for_awkward_files(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import llmfix.jsontext
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "schema.json").write_text(json.dumps({"type": "object"}))
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    files = {
+        "duplicate.json": b'{"a": 1, "a": 2}',
+        "numbers.json": b'{"big": 1e400, "price": 1.50, "tiny": 1e-400, "n": [1e5, -0.0]}',
+        "bom.json": b'\xef\xbb\xbf{"name": "Ada"}',
+        "utf16.json": '{"name": "\u00e9"}'.encode("utf-16"),
+        "invalid_utf8.txt": b'{"name": "caf\xe9", "ok": true}',
+        "empty.txt": b"",
+        "fenced.md": b'Sure:\n```json\n{"a": \'x\', "b": [1, 2,],}\n```',
+        "unicode.json": '{"name": "\u00e9\u2028\U0001f600", "ctl": "\\u0001"}'.encode(),
+        "clean.json": b'{\n  "list": [],\n  "map": {},\n  "nested": [[{"x": null}]]\n}',
+    }
+    for name, data in files.items():
+        (answers / name).write_bytes(data)
+    args = ("check", "answers", "-s", "schema.json", "-f", "json", "--allow-empty")
+    first = cli(*args, "-o", "fast.json")
+    monkeypatch.setattr(llmfix.jsontext, "_indented", lambda *args: None)
+    second = cli(*args, "-o", "general.json")
+    assert first.exit_code == second.exit_code == 1  # the empty file is unparseable
+    fast = _report_without_timings(tmp_path / "fast.json")
+    assert fast == _report_without_timings(tmp_path / "general.json")
+    report = json.loads(fast)
+    assert len(report["items"]) == len(files)
+    assert '"big": 1e400' in fast
+    assert '"price": 1.50' in fast

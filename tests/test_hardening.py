@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import llmfix
-from llmfix.inputs import ReadOptions, items_from_file
+from llmfix.inputs import ReadOptions, items_from_file, sources
 from llmfix.model import Status
 from llmfix.toolcalls import extract_tool_calls
 
@@ -208,10 +208,10 @@ def test_a_permission_error_is_an_item_error(
     bad_files: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Simulated: the suite may run as root, which chmod 000 does not stop.
-    def refuse(self: Path) -> bytes:
+    def refuse(*args: object, **kwargs: object) -> Any:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(Path, "read_bytes", refuse)
+    monkeypatch.setattr(sources, "open", refuse, raising=False)  # the reader's open()
     [item] = items_from_file(str(bad_files / "a_ok.txt"), ReadOptions())
     assert (item.error.code, item.error.message) == ("input.unreadable", "permission denied")
 

@@ -384,3 +384,21 @@ def test_a_missing_field_names_the_closest_field_of_the_record(tmp_path: Path) -
     [item] = items_of(path, field="response.outptu")
     message = item.error.message if item.error is not None else None
     assert message == "the record has no field response.outptu (did you mean 'response.output'?)"
+
+
+@pytest.mark.parametrize(
+    ("root", "expected"),
+    [
+        (".", ["a.json", "b.txt", "sub/c.jsonl", "sub/deep/d.md"]),
+        ("./", ["a.json", "b.txt", "sub/c.jsonl", "sub/deep/d.md"]),
+        ("sub/", ["sub/c.jsonl", "sub/deep/d.md"]),
+        ("./sub/deep/..", ["sub/deep/../c.jsonl", "sub/deep/../deep/d.md"]),
+    ],
+)
+def test_a_walk_names_each_file_as_its_path_under_the_root(
+    tree: Path, monkeypatch: pytest.MonkeyPatch, root: str, expected: list[str]
+) -> None:
+    monkeypatch.chdir(tree)
+    assert list(discover_files([root])) == expected
+    assert list(discover_files([root], include=["**/deep/*"])) == expected[-1:]
+    assert list(discover_files([root], exclude=["c.jsonl", "**/deep/*"])) == expected[:-2]

@@ -12,7 +12,16 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmfix.jsontext import JsonNumber, ValueLocator, dumps, loads, read_float, yaml_dumper
+from llmfix.jsontext import (
+    JsonNumber,
+    ValueLocator,
+    dumps,
+    dumps_indented,
+    loads,
+    read_float,
+    yaml_dumper,
+)
+from tests.test_properties import json_values
 
 # Tokens whose float reading gives back another text: each must be written as it came.
 CHANGED_BY_FLOAT = [
@@ -76,6 +85,42 @@ def test_dumps_matches_json_dumps_when_there_is_nothing_to_keep() -> None:
     value = {"a": [1, 2.5, "x\u00e9", None, True], "b": {"c": "\u0000"}}
     for indent in (None, 2):
         assert dumps(value, indent=indent) == json.dumps(value, indent=indent, ensure_ascii=False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values, st.sampled_from([0, 1, 2, 4]), st.booleans())
+def test_indented_dumps_is_what_json_dumps_writes(value: object, indent: int, ascii: bool) -> None:
+    expected = json.dumps(value, indent=indent, ensure_ascii=ascii)
+    assert dumps(value, indent=indent, ensure_ascii=ascii) == expected
+    assert dumps_indented(value, indent, margin="  ") == json.dumps(
+        value, indent=indent, ensure_ascii=False
+    ).replace("\n", "\n  ")
+
+
+class _Text(str):
+    pass
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"n": read_float("1.50"), "big": [read_float("1e400")], "inf": math.inf},
+        {1: "int key", "nested": {True: None}},  # keys json.dumps converts
+        {"sub": _Text("a str subclass"), "tuple": (1, [2, {}], [])},
+        {"deep": [[[[[[{"a": []}]]]]]]},
+    ],
+)
+def test_indented_dumps_of_kept_numbers_and_unusual_values_matches_the_general_path(
+    value: object,
+) -> None:
+    texts: list[str] = []
+    from llmfix.jsontext import _mark
+
+    expected = json.dumps(_mark(value, texts, "n"), indent=2, ensure_ascii=False)
+    for i, text in enumerate(texts):
+        expected = expected.replace(f'"\\u0000n{i}\\u0000"', text)
+    assert dumps(value, indent=2) == expected
+    assert dumps_indented(value, margin="    ") == expected.replace("\n", "\n    ")
 
 
 def test_a_string_that_looks_like_a_marker_is_left_alone() -> None:

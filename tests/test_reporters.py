@@ -152,6 +152,29 @@ def test_item_record_marks_a_baselined_failure() -> None:
     assert (item_record(known)["failed"], item_record(known)["baselined"]) == (False, True)
 
 
+def test_item_record_carries_what_the_result_dict_carries(mixed: list[Item]) -> None:
+    checked, _ = run(mixed)
+    for judged in checked:
+        record = item_record(judged)
+        result = judged.outcome.result
+        if result is None:
+            assert "patch" not in record
+            continue
+        full = result.to_dict()
+        assert (record["status"], record["value"], record["risk"]) == (
+            full["status"],
+            full["value"],
+            full["risk"],
+        )
+        codes = [d["code"] for d in record["diagnostics"]]  # the item's own ones first
+        assert codes[len(codes) - len(full["diagnostics"]) :] == [
+            d["code"] for d in full["diagnostics"]
+        ]
+        after = list(full)[list(full).index("diagnostics") + 1 :]
+        assert list(record)[list(record).index("diagnostics") + 1 :] == after
+        assert {key: record[key] for key in after} == {key: full[key] for key in after}
+
+
 # ------------------------------------------------------------------------ junit
 
 

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from llmfix.stream.wire import Delta, WireDecoder, looks_like_stream, reassemble
+from llmfix.stream.wire import (
+    Delta,
+    WireDecoder,
+    is_stream_record,
+    looks_like_stream,
+    reassemble,
+)
 
 STREAMS = Path(__file__).parent / "data" / "streams"
 ANSWER = (STREAMS / "raw.txt").read_text().rstrip("\n")
@@ -141,3 +147,22 @@ def test_ollama_generate_chunks_and_openai_reasoning_content() -> None:
     assert [(d.kind, d.text) for d in deltas] == [("reasoning", "first"), ("text", "x")]
     with pytest.raises(ValueError, match="unknown stream format"):
         WireDecoder("grpc")
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ('{"object": "chat.completion.chunk", "choices": []}', True),
+        ('{"object": "chat.completion.chunk"}  \r', True),
+        ('{"type": "response.output_text.delta"}\t', True),
+        ('{"object": "chat.completion"}', False),
+        ("{", False),
+        ('{"object": "chat.completion.chunk"', False),
+        ('{"object": "chat.completion.chunk"} x', False),
+        ("[1]", False),
+    ],
+)
+def test_a_stream_record_is_one_whole_json_object_of_a_streaming_api(
+    line: str, expected: bool
+) -> None:
+    assert is_stream_record(line) is expected

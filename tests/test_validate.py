@@ -499,6 +499,11 @@ def test_compiled_validator_checks_values_too_deep_for_jsonschema() -> None:
             'invalid 2020-12 schema: /properties/age/type: "intger" is not one of',
             id="bad-type",
         ),
+        pytest.param(
+            {"$defs": {"n": {"minimum": "0"}}, "properties": {"a": {"$ref": "#/$defs/n"}}},
+            'invalid 2020-12 schema: /$defs/n/minimum: expected number, got string "0"',
+            id="bad-keyword-in-a-schema-with-refs",
+        ),
         pytest.param({"$schema": 4}, "$schema must be a string", id="bad-dialect"),
         pytest.param(
             {"$schema": "http://json-schema.org/draft-04/schema#", "required": True},

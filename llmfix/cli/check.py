@@ -459,8 +459,17 @@ def _files(settings: Settings, reports: tuple[str, ...] = ()) -> list[str]:
     own |= {rule.schema for rule in settings.checks} | {rule.tools for rule in settings.checks}
     own |= {report_target(r)[1] for r in reports}
     skip = {os.path.realpath(p) for p in own if p and not p.startswith("builtin:")}
+    # A file that is no symbolic link keeps its name in its real path: only one named
+    # like a skipped file, or a link, needs the real path (a stat per directory above it).
+    names = {os.path.basename(p) for p in skip}
     found = discover_files(paths, settings.include, settings.exclude)
-    return [f for f in found if f == "-" or os.path.realpath(f) not in skip]
+    return [
+        f
+        for f in found
+        if f == "-"
+        or (os.path.basename(f) not in names and not os.path.islink(f))
+        or os.path.realpath(f) not in skip
+    ]
 
 
 def _items(files: list[str], settings: Settings, readers: dict[str, ReadOptions]) -> Iterator[Item]:

