@@ -115,11 +115,7 @@ class SchemaValidator:
         # and compile of jsonschema are skipped for clean answers. Any other schema takes
         # jsonschema's full check up front, so its errors show at load.
         self._fast = None
-        # Checked against its meta-schema by jsonschema-rs, the schema is not checked again
-        # by jsonschema when a failing value compiles it (about 2 ms).
-        self._meta_valid = False
         if self_contained(self._document, self.draft) and meta_valid_fast(spec.schema, self.draft):
-            self._meta_valid = True
             self._fast = fast_validator(self._document, self.draft, self._fetched)
         if self._fast is None:
             self._compile()
@@ -140,8 +136,8 @@ class SchemaValidator:
         spec = self.spec
         schema = spec.schema
         validator_class, specification = draft_table()[self.draft]
-        if not self._meta_valid:
-            check_against_metaschema(validator_class, schema, spec.source, self.draft)
+        # (a schema jsonschema-rs finds valid against its meta-schema is not walked again)
+        check_against_metaschema(validator_class, schema, spec.source, self.draft)
         root = specification.create_resource(self._document)
         self._root_uri = urljoin(spec.base_uri or "", root.id() or "")
         specifications: Any = importlib.import_module("jsonschema_specifications").REGISTRY
