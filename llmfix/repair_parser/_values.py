@@ -241,11 +241,11 @@ class Values(Trivia):
             before = cut_string - 1
             while text[before] in " \t\n\r":
                 before -= 1
-            opened = _unclosed(doc, pos, cut_string)
-            if opened is None or not (
-                text[before] == ":" or (text[before] in "[," and opened[-1] == "[")
-            ):
+            if text[before] not in ":[,":
                 return -1  # a key cut short is left out, not completed
+            opened = _unclosed(doc, pos, cut_string)
+            if opened is None or (text[before] == "," and opened[-1] != "["):
+                return -1  # (after a comma: a key too, in an object)
         else:
             tail = end - 1
             while tail > pos and text[tail] in " \t\n\r":
