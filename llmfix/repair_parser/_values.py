@@ -221,8 +221,9 @@ class Values(Trivia):
         """A top-level container that the end of the input cut off, read by the C decoder
         with its closers added (and a closing quote, when ``cut_string`` is where a cut
         string value starts): what was read up to the end is strict JSON, and the end is
-        one the token loop closes plainly (a string value with text in it, or a closer or
-        an opener before the end), so its repairs are known. -1 when it is not that."""
+        one the token loop closes plainly (a string value of words after ':' or '[', or a
+        closer or an opener before the end), so its repairs are known. -1 when it is not
+        that (checked before the brackets are paired, a pass over the text)."""
         text = self.text
         end = self.end
         if not COMPLETION or len(self.stack) != 1 or end != len(text) or "'" in self.patches:
@@ -241,11 +242,13 @@ class Values(Trivia):
             before = cut_string - 1
             while text[before] in " \t\n\r":
                 before -= 1
-            if text[before] not in ":[,":
-                return -1  # a key cut short is left out, not completed
+            if text[before] not in ":[":
+                # a key cut short is left out, not completed; after a comma it may be
+                # either, and the token loop knows which
+                return -1
             opened = _unclosed(doc, pos, cut_string)
-            if opened is None or (text[before] == "," and opened[-1] != "["):
-                return -1  # (after a comma: a key too, in an object)
+            if opened is None:
+                return -1
         else:
             tail = end - 1
             while tail > pos and text[tail] in " \t\n\r":
