@@ -165,7 +165,8 @@ def _parse_candidate(
         schema_errors = clock.run(
             "validate", lambda: 0 if validator.is_valid(value) else len(validator.errors(value))
         )
-    return ParsedCandidate(
+    return build(  # (no frozen __init__: a field set at a time costs more than a parse)
+        ParsedCandidate,
         candidate=candidate,
         ok=outcome.ok,
         value=outcome.value,
@@ -406,12 +407,13 @@ def _repair_lenient(
     all_diags = diagnostics + [d for f in finished for d in f[2]]
     all_patch = [op for f in finished for op in f[3]]
     values = tuple(f[1] for f in finished) if options.pick == "all" else None
-    result = Result(
+    result = build(
+        Result,
         status=status,
         value=finished[0][1] if values is None else list(values),
         diagnostics=tuple(all_diags),
         patch=tuple(all_patch),
-        timings=Timings(clock.stages),
+        timings=build(Timings, stages=clock.stages),
         candidate=chosen[0].candidate,
         values=values,
     )
