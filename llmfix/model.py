@@ -364,20 +364,6 @@ _T = TypeVar("_T")
 _DEFAULTS: dict[type, tuple[dict[str, Any], tuple[tuple[str, Any], ...]]] = {}
 
 
-def _defaults(cls: type) -> tuple[dict[str, Any], tuple[tuple[str, Any], ...]]:
-    found = _DEFAULTS.get(cls)
-    if found is None:
-        plain: dict[str, Any] = {}
-        made: list[tuple[str, Any]] = []
-        for f in fields(cls):
-            if f.default is not MISSING:
-                plain[f.name] = f.default
-            elif f.default_factory is not MISSING:
-                made.append((f.name, f.default_factory))
-        found = _DEFAULTS[cls] = (plain, tuple(made))
-    return found
-
-
 def build(cls: type[_T], /, **values: Any) -> _T:
     """An instance of the frozen dataclass ``cls`` made without running its ``__init__``.
 
@@ -386,7 +372,17 @@ def build(cls: type[_T], /, **values: Any) -> _T:
     that way cost as much as the decode. The instance is the same value (defaults and
     default factories applied); none of these classes has a ``__post_init__``.
     """
-    plain, factories = _defaults(cls)
+    found = _DEFAULTS.get(cls)
+    if found is None:
+        plain: dict[str, Any] = {}
+        made: list[tuple[str, Any]] = []
+        for f in fields(cls):  # type: ignore[arg-type]
+            if f.default is not MISSING:
+                plain[f.name] = f.default
+            elif f.default_factory is not MISSING:
+                made.append((f.name, f.default_factory))
+        found = _DEFAULTS[cls] = (plain, tuple(made))
+    plain, factories = found
     instance = object.__new__(cls)
     attributes = instance.__dict__
     attributes.update(plain)
