@@ -86,7 +86,7 @@ def test_a_text_found_not_strict_is_decoded_once(
     import json
 
     from llmfix import jsontext, parse
-    from llmfix.repair_parser import _values
+    from llmfix.repair_parser import _decoding
 
     calls: list[str] = []
     scans: list[int] = []
@@ -96,8 +96,8 @@ def test_a_text_found_not_strict_is_decoded_once(
             scans.append(pos)
         return scan(doc, pos)
 
-    scan = _values._scan_once
-    monkeypatch.setattr(_values, "_scan_once", scan_once)
+    scan = _decoding._scan_once
+    monkeypatch.setattr(_decoding, "_scan_once", scan_once)
 
     def counted(decode):  # type: ignore[no-untyped-def]
         def run(s: str):  # type: ignore[no-untyped-def]

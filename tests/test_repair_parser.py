@@ -500,7 +500,7 @@ def test_a_complete_key_without_a_value_still_reads_as_null() -> None:
     assert llmfix.repair('{"a": 1, "b":').value == {"a": 1, "b": None}
 
 
-# -- patched decoding (_values.PATCHES): the same reading as the token loop ---------------
+# -- patched decoding (_decoding.PATCHES): the same reading as the token loop ---------------
 
 _PIECES = st.sampled_from(
     [
@@ -536,12 +536,12 @@ def test_patched_decoding_reads_as_the_token_loop(text: str, before: str) -> Non
 
 
 def _assert_same_reading(text: str, shortcut: str) -> None:
-    """The parser reads ``text`` the same with the ``shortcut`` of _values on and off."""
-    from llmfix.repair_parser import _values
+    """The parser reads ``text`` the same with the ``shortcut`` of _decoding on and off."""
+    from llmfix.repair_parser import _decoding
 
-    with mock.patch.object(_values, shortcut, True):
+    with mock.patch.object(_decoding, shortcut, True):
         fast = repair_parse(text)
-    with mock.patch.object(_values, shortcut, False):
+    with mock.patch.object(_decoding, shortcut, False):
         plain = repair_parse(text)
     assert fast.ok == plain.ok
     assert fast.repairs == plain.repairs
@@ -559,15 +559,15 @@ def _assert_same_reading(text: str, shortcut: str) -> None:
     ],
 )
 def test_a_patch_inside_a_string_is_read_the_long_way(text: str) -> None:
-    from llmfix.repair_parser import _values
+    from llmfix.repair_parser import _decoding
 
-    with mock.patch.object(_values, "PATCHES", False):
+    with mock.patch.object(_decoding, "PATCHES", False):
         plain = repair_parse(text)
     patched = repair_parse(text)
     assert patched == plain
 
 
-# -- completing a cut-off container (_values.COMPLETION): the same reading ------------------
+# -- completing a cut-off container (_decoding.COMPLETION): the same reading ------------------
 
 _JSON_VALUES = st.recursive(
     st.none()

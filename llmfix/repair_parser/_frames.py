@@ -107,7 +107,7 @@ class Containers(StringScanner):
         # input the attempts stop.
         self.waste_budget = WASTE_FACTOR * (end - start + 256)
         self.document: str | None = None  # the text as the C decoder is given it
-        self.patches = ""  # the patches made to it (see _values.PATCHES), a letter each
+        self.patches = ""  # the patches made to it (see _decoding.PATCHES), a letter each
         # (where, why): the strict decode of the value at ``where`` is known to fail so
         self.known_failure: tuple[int, int, str] | None = None
         self.fast_streak = 0  # consecutive failed attempts
