@@ -25,7 +25,6 @@ Running out is ``limits.time`` naming the stage.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -33,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from llmfix.config import ENGINES, Limits
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.errors import ConfigError
-from llmfix.jsontext import DuplicateKey, NotStrict, OutOfRange, strict_decode
+from llmfix.jsontext import DuplicateKey, NotStrict, OutOfRange, strict_or_not
 from llmfix.model import Diagnostic, LineIndex, Risk, Severity, Span
 
 if TYPE_CHECKING:
@@ -86,31 +85,24 @@ def parse_json(
     if engine is not _DEFAULT_ENGINE and engine not in ENGINES:
         known = ", ".join(ENGINES)
         raise ConfigError(f"unknown parse engine {engine!r} (expected one of: {known})")
-    if not_strict is not None and not_strict.covers(text):
-        # as below: strict JSON the decoder refused is read with the spans by llmfix's own
-        exact = issubclass(not_strict.error, (OutOfRange, DuplicateKey))
-        engine = "llmfix" if exact else engine
-        failure = not_strict.failure
-        return _lenient(text, limits, engine, deadline, positions, failure, within)
-    try:
-        value = strict_decode(text)
-    except (OutOfRange, DuplicateKey):
-        # strict JSON, read with the spans
-        return _lenient(text, limits, "llmfix", deadline, positions, None, within)
-    except json.JSONDecodeError as error:
-        failure = NotStrict(text, json.JSONDecodeError, error.pos, error.msg).failure
-        return _lenient(text, limits, engine, deadline, positions, failure, within)
-    except (ValueError, RecursionError):
-        return _lenient(text, limits, engine, deadline, positions, None, within)
-    # Built without the frozen dataclass __init__ (four object.__setattr__ calls), whose
-    # cost shows against json.loads on 1 KB inputs; the result is an ordinary instance.
-    outcome = _new_instance(ParseOutcome)
-    fields = outcome.__dict__
-    fields["ok"] = True
-    fields["value"] = value
-    fields["strict"] = True
-    fields["diagnostics"] = _NO_DIAGNOSTICS
-    return outcome
+    if not_strict is None or not not_strict.covers(text):
+        strict, found = strict_or_not(text)
+        if strict:
+            # Built without the frozen dataclass __init__ (four object.__setattr__ calls),
+            # whose cost shows against json.loads on 1 KB inputs; an ordinary instance.
+            outcome = _new_instance(ParseOutcome)
+            fields = outcome.__dict__
+            fields["ok"] = True
+            fields["value"] = found
+            fields["strict"] = True
+            fields["diagnostics"] = _NO_DIAGNOSTICS
+            return outcome
+        not_strict = found
+    # strict JSON the decoder refused (a duplicate key, a number beyond the float range) is
+    # read with the spans by llmfix's own reader
+    exact = issubclass(not_strict.error, (OutOfRange, DuplicateKey))
+    engine = "llmfix" if exact else engine
+    return _lenient(text, limits, engine, deadline, positions, not_strict.failure, within)
 
 
 def _lenient(

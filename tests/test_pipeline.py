@@ -85,7 +85,7 @@ def test_a_text_found_not_strict_is_decoded_once(
     not decode it again, nor does extraction when the text is not JSON to any decoder."""
     import json
 
-    from llmfix import jsontext, parse
+    from llmfix import jsontext
     from llmfix.repair_parser import _decoding
 
     calls: list[str] = []
@@ -108,7 +108,6 @@ def test_a_text_found_not_strict_is_decoded_once(
         return run
 
     monkeypatch.setattr(jsontext, "strict_decode", counted(jsontext.strict_decode))
-    monkeypatch.setattr(parse, "strict_decode", counted(parse.strict_decode))
     monkeypatch.setattr(json, "loads", counted(json.loads))
     result = llmfix.repair(text)
     assert len(calls) == decodes
