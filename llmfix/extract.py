@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Set
 from typing import Any
 
 from llmfix.deadline import CHECK_EVERY, Deadline
@@ -177,6 +178,56 @@ def extract_candidates(
     extractor = _Extractor(doc, max_candidates, deadline)
     extractor.scanned = scanned
     return extractor.run(start, end)
+
+
+# Parse repairs that leave every string and bracket of a text where strict JSON has them:
+# a value read with no other repair is strict JSON but for Python literals and trailing
+# commas (words and commas outside its strings), so no fence, tag, prose or second value
+# lies outside its strings. One also cut off runs to the end of the text.
+_IN_PLACE = frozenset({"parse.trailing_comma", "parse.python_literal"})
+_IN_PLACE_CUT_OFF = _IN_PLACE | {"parse.truncated", "parse.cut_off"}
+
+
+def broken_whole(doc: Document, not_strict: NotStrict | None) -> Candidate | None:
+    """The ``whole`` candidate of a text that begins with ``{`` or ``[`` and is not JSON
+    (``not_strict``: the failed decode of the text stripped), else ``None``.
+
+    Such a text is mostly one broken value. The pipeline parses this candidate before
+    extraction runs, and when :func:`found_alone` says that extraction would find it and
+    nothing else, extraction is not run: its scan of the value and the parse would be
+    two passes over the same text.
+    """
+    if not_strict is None or not not_strict.syntax or doc.reasoning:
+        return None
+    text = doc.text
+    start, end = strip_span(text, 0, len(text))
+    if start == end or text[start] not in "{[":
+        return None
+    body = text[start:end]
+    if not not_strict.covers(body):
+        return None
+    return Candidate(body, Span(start, end), "whole")
+
+
+def found_alone(candidate: Candidate, doc: Document, codes: Set[str]) -> bool:
+    """Whether :func:`extract_candidates` finds ``candidate`` (from :func:`broken_whole`)
+    and no other, given the codes of the diagnostics of its parse.
+
+    When the parse repaired only Python literals and trailing commas, the value closes
+    exactly at the end of the text, so extraction's fast path gives it alone. When the
+    value was also cut off, it never closes: extraction's scan stops first at its opener
+    (a plausible start of a value) and takes the value to the end of the text, where
+    the scan ends.
+    """
+    if codes <= _IN_PLACE:
+        return True
+    if not codes <= _IN_PLACE_CUT_OFF:
+        return False
+    text = doc.text
+    start, end = candidate.span.start, candidate.span.end
+    return _MARKER.match(text, start, end) is not None and (
+        text[start] == "{" or plausible_value(text, start, end)
+    )
 
 
 class _Extractor:

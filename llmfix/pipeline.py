@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 from llmfix.config import RepairOptions
 from llmfix.deadline import Deadline, OutOfTime
-from llmfix.extract import extract_candidates
+from llmfix.extract import broken_whole, extract_candidates, found_alone
 from llmfix.finish import Clock, finish, out_of_time
 from llmfix.gcpause import paused_gc
 from llmfix.jsontext import NotStrict, strict_or_not
@@ -78,6 +78,11 @@ def make_validator(schema: Any, *, allow_remote: bool = False) -> SchemaValidato
 
 _VALIDATOR_CACHE_SIZE = 32
 _VALIDATORS: dict[str, SchemaValidator] = {}
+
+
+# Whether a text that begins like JSON and is not is parsed before extraction runs (see
+# _read_candidates); off, extraction always runs first (tests compare the two).
+ONE_VALUE = True
 
 
 def _parse_candidate(
@@ -262,6 +267,19 @@ def _read_candidates(
     try:
         document = clock.run("normalize", lambda: normalize_document(text))
         deadline.check()  # normalization is linear and does not check as it goes
+    except OutOfTime as stop:
+        return out_of_time(stop, "extract")
+    # A text that begins like JSON and is not is mostly one broken value: its parse comes
+    # first, and when its repairs show that extraction would find it alone, extraction
+    # is not run. Otherwise extraction finds it among the others, parsed already.
+    whole = broken_whole(document, not_strict) if ONE_VALUE and options.engine == "llmfix" else None
+    early = None
+    if whole is not None:
+        early = _parse_candidate(whole, options, validator, lines, clock, outer, not_strict)
+        if found_alone(whole, document, {d.code for d in early.diagnostics}):
+            return list(document.diagnostics), [early]
+        deadline = Deadline(options.limits.time_budget, "extract", within=outer)
+    try:
         candidates, extract_diags = clock.run(
             "extract",
             lambda: extract_candidates(document, deadline=deadline, not_strict=not_strict),
@@ -272,7 +290,10 @@ def _read_candidates(
         outer.check()  # between stages too: not every step of a stage checks
     diagnostics: list[Diagnostic] = list(document.diagnostics) + list(extract_diags)
     parsed = [
-        _parse_candidate(c, options, validator, lines, clock, outer, not_strict) for c in candidates
+        early
+        if early is not None and c == early.candidate
+        else _parse_candidate(c, options, validator, lines, clock, outer, not_strict)
+        for c in candidates
     ]
     if any(d.code == "extract.none" for d in extract_diags):
         parsed = [_reject_prose(p) for p in parsed]

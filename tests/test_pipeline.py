@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from unittest import mock
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import llmfix
 from llmfix.pipeline import parse_candidates
@@ -114,3 +117,90 @@ def test_a_text_found_not_strict_is_decoded_once(
     assert len(scans) == parser_decodes
     assert result.ok
     assert code in {d.code for d in result.diagnostics}
+
+
+# -- a whole text that is one broken value: parsed before extraction (pipeline.ONE_VALUE) ----
+
+_ONE_VALUE_PIECES = st.sampled_from(
+    [
+        "True", "None", "1", '"a"', '"x, ]"', '"it\'s"', '"```json"', '"<tool_call>"', '"~~~"',
+        '"say \\"hi\\""', '"\\\\"', "'a'", "{name}", "[value]", "```", "<json>", "// c\n",
+        " and then ", '{"b": 2}', "...", "'", "`", "<", "]", "}", "{", "[",
+    ]
+)  # fmt: skip
+
+
+@st.composite
+def _one_value_texts(draw: st.DrawFn, depth: int = 0) -> str:
+    """Mostly one broken value, with the pieces that decide what extraction finds (fences,
+    tags, quotes, stray brackets, a second value) inside and outside its strings."""
+    if depth > 2 or draw(st.integers(0, 3)) == 0:
+        return draw(_ONE_VALUE_PIECES)
+    items = draw(st.lists(_one_value_texts(depth + 1), max_size=4))
+    trailing = draw(st.sampled_from(["", ",", ",\n"]))
+    if draw(st.booleans()):
+        return "[" + ", ".join(items) + trailing + "]"
+    pairs = [f'"k{i}": {v}' for i, v in enumerate(items)]
+    return "{" + ", ".join(pairs) + trailing + "}"
+
+
+def _reading(text: str, one_value: bool) -> str:
+    import json
+
+    from llmfix import pipeline
+
+    with mock.patch.object(pipeline, "ONE_VALUE", one_value):
+        result = llmfix.repair(text).to_dict()
+    del result["timings"]
+    return json.dumps(result, sort_keys=True, default=repr)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    _one_value_texts(),
+    st.floats(0.2, 1),
+    st.sampled_from(["", " ", "\n"]),
+    st.sampled_from(["", "\n", " and more", "\n```", ' {"c": 3}']),
+)
+def test_a_broken_value_parsed_first_reads_as_after_extraction(
+    value: str, keep: float, before: str, after: str
+) -> None:
+    text = before + value[: max(1, int(len(value) * keep))] + after
+    assert _reading(text, True) == _reading(text, False)
+
+
+@pytest.mark.parametrize(
+    ("text", "extracted"),
+    [
+        ('{"a": [1, 2,], "b": True}', False),  # literals and commas: the value alone
+        ('{"a": "x <b> ```", "b": [None', False),  # cut off, markers only in strings
+        ('{"a": 1,} and {"b": 2}', True),  # a second value: extraction finds it
+        ("{'a': 1}", True),  # a repair that moves a string's bounds
+        ('{"a": 1, b: 2}', True),
+    ],
+)
+def test_extraction_runs_only_when_the_parse_cannot_tell(
+    monkeypatch: pytest.MonkeyPatch, text: str, extracted: bool
+) -> None:
+    from llmfix import pipeline
+
+    calls: list[str] = []
+    extract = pipeline.extract_candidates
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append("extract")
+        return extract(*args, **kwargs)  # type: ignore[arg-type]
+
+    parses: list[str] = []
+    parse = pipeline.parse_json
+
+    def counted_parse(text: str, **kwargs: object) -> object:
+        parses.append(text)
+        return parse(text, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "extract_candidates", counted)
+    monkeypatch.setattr(pipeline, "parse_json", counted_parse)
+    result = llmfix.repair(text)
+    assert bool(calls) is extracted
+    assert parses.count(text) == 1  # the whole text is parsed once either way
+    assert result.value is not None
