@@ -216,6 +216,7 @@ def _parse_fenced_blocks(
     failure: ParseFailure | None = None
     document = None
     patches = ""
+    sites: tuple[list[tuple[int, Repair]], list[int]] = ([], [])
     check_at = pos + T.CHUNK
     while pos < end:
         if pos >= check_at:  # many small blocks (each parser checks only long ones)
@@ -235,7 +236,8 @@ def _parse_fenced_blocks(
         body_end = closing[0] if closing else end
         parser = Parser(text, body, body_end, max_depth, deadline)
         parser.document = document  # one copy of the text for all the blocks
-        parser.patches = patches  # (and the patches made to it)
+        parser.patches = patches  # (and the patches made to it, and where)
+        parser.patch_sites, parser.site_starts = sites
         try:
             found = parser.run()
         except ParseFailure as err:
@@ -250,6 +252,7 @@ def _parse_fenced_blocks(
                 repairs.extend(parser.repairs)
         document = parser.document
         patches = parser.patches
+        sites = (parser.patch_sites, parser.site_starts)
         if closing is None:
             break
         repairs.append(

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from bisect import bisect_left
 from collections.abc import Callable
 from typing import Any
 
@@ -106,13 +107,20 @@ def _unclosed(doc: str, start: int, stop: int) -> str | None:
     """The brackets ``doc[start:stop]`` opens and does not close, in order, when it is a
     strict JSON prefix (strings cut out by their quotes and escapes); ``None`` when more
     nesting levels are open than are worth pairing here."""
-    brackets = _JSON_STRING.sub("", doc[start:stop]).translate(_ONLY_BRACKETS)
+    prefix = doc[start:stop]
+    # (with no escape, every other piece between quotes is outside a string: memchr)
+    outside = _JSON_STRING.sub("", prefix) if "\\" in prefix else "".join(prefix.split('"')[::2])
+    brackets = outside.translate(_ONLY_BRACKETS)
     for _ in range(_MAX_PAIRING):
         reduced = _PAIR.sub("", brackets)
         if len(reduced) == len(brackets):
             return brackets
         brackets = reduced
     return None
+
+
+def _at(site: tuple[int, Repair]) -> int:
+    return site[0]
 
 
 def _literal_at(text: str, at: int) -> bool:
@@ -290,21 +298,38 @@ class Decoding(Trivia):
         doc = str(self.document)
         if kind == "'":
             doc = doc.replace("'", '"')
-        elif kind == "l":
+        else:
+            # One pass both patches the copy and notes the repair each site stands for
+            # (a container read from the copy takes those in its span).
             check = self.deadline.check
-            seen = 0
+            sites: list[tuple[int, Repair]] = []
+            add = sites.append
 
             def as_json(m: re.Match[str]) -> str:
-                nonlocal seen
-                seen += 1
-                if not seen & _CHECK_MASK:
+                if not len(sites) & _CHECK_MASK:
                     check()
                 word = m.group()
-                return _AS_JSON[word] if _literal_at(text, m.start()) else word
+                at = m.start()
+                if not _literal_at(text, at):
+                    return word
+                add((at, Repair("parse.python_literal", at, m.end(), SAFE, _LITERAL_MESSAGE[word])))
+                return _AS_JSON[word]
 
-            doc = _LITERAL_SITE.sub(as_json, doc)
-        else:
-            doc = _COMMA_SITE.sub(" ", doc)
+            def as_space(m: re.Match[str]) -> str:
+                if not len(sites) & _CHECK_MASK:
+                    check()
+                at = m.start()
+                message = _COMMA_BEFORE[m.group(1)]
+                add((at, Repair("parse.trailing_comma", at, at + 1, LOSSLESS, message)))
+                return " "
+
+            doc = (_LITERAL_SITE if kind == "l" else _COMMA_SITE).sub(
+                as_json if kind == "l" else as_space, doc
+            )
+            if self.patch_sites:
+                sites = sorted(self.patch_sites + sites, key=_at)
+            self.patch_sites = sites
+            self.site_starts = [at for at, _ in sites]
         self.document = _Document(doc)
         self.patches += kind
         return True
@@ -333,32 +358,22 @@ class Decoding(Trivia):
                 repairs.append(
                     Repair("parse.single_quotes", marks[i], marks[i + 1] + 1, SAFE, SINGLE_QUOTED)
                 )
-        sites: list[tuple[int, Repair]] = []
-        if "l" in patches:
-            for m in _LITERAL_SITE.finditer(text, pos, stop):
-                at = m.start()
-                if not len(sites) & _CHECK_MASK:
-                    check()
-                if _literal_at(text, at):
-                    message = _LITERAL_MESSAGE[m.group()]
-                    sites.append((at, Repair("parse.python_literal", at, m.end(), SAFE, message)))
-        if "," in patches:
-            for m in _COMMA_SITE.finditer(text, pos, stop):
-                at = m.start()
-                if not len(sites) & _CHECK_MASK:
-                    check()
+        # the literal and comma sites patched inside the span, in order
+        starts = self.site_starts
+        sites = self.patch_sites[bisect_left(starts, pos) : bisect_left(starts, stop)]
+        for i, (at, repair) in enumerate(sites):
+            if not i & _CHECK_MASK:
+                check()
+            if repair.code == "parse.trailing_comma":
                 before = at - 1  # (text[pos] opens the container: the loop stops there)
                 while text[before] in " \t\n\r":
                     before -= 1
                 if text[before] in "[{,":
                     return None  # [,] holds a leading comma, not a trailing one
-                message = _COMMA_BEFORE[m.group(1)]
-                sites.append((at, Repair("parse.trailing_comma", at, at + 1, LOSSLESS, message)))
         if not sites:
             return repairs
         if backslash and quote == '"' and text.find("\\\\", pos, stop) >= 0:
             return None  # escaped backslashes: quotes are not counted here
-        sites.sort()
         escaped = "\\" + quote
         count = text.count
         inside = 0

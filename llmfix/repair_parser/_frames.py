@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from llmfix.deadline import Deadline
 from llmfix.repair_parser import _text as T
-from llmfix.repair_parser._repair import GUESS, LOSSLESS, SAFE, ParseFailure
+from llmfix.repair_parser._repair import GUESS, LOSSLESS, SAFE, ParseFailure, Repair
 from llmfix.repair_parser._strings import StringScanner
 
 # Frame kinds.
@@ -108,6 +108,9 @@ class Containers(StringScanner):
         self.waste_budget = WASTE_FACTOR * (end - start + 256)
         self.document: str | None = None  # the text as the C decoder is given it
         self.patches = ""  # the patches made to it (see _decoding.PATCHES), a letter each
+        # the literal and comma sites patched, in order, with the repair each stands for
+        self.patch_sites: list[tuple[int, Repair]] = []
+        self.site_starts: list[int] = []  # (their positions, for bisect)
         # (where, why): the strict decode of the value at ``where`` is known to fail so
         self.known_failure: tuple[int, int, str] | None = None
         self.fast_streak = 0  # consecutive failed attempts
