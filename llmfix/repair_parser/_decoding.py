@@ -142,37 +142,17 @@ class Decoding(Trivia):
         doc = self.document
         if doc is None:
             doc = self.document = _Document(self.text)
+        known = self.known_failure
+        if known is not None and known[0] == pos:
+            # the caller's strict decode of this same value failed: not asked again
+            self.known_failure = None
+            return self._failed(pos, known[1], known[2])
         try:
-            known = self.known_failure
-            if known is not None and known[0] == pos:
-                # the caller's strict decode of this same value failed: not asked again
-                self.known_failure = None
-                raise json.JSONDecodeError(known[2], doc, known[1])
             value, stop = _scan_once(doc, pos)
         except json.JSONDecodeError as err:
-            if PATCHES and self._patch(err.pos):
-                self.waste_budget -= err.pos - pos + 1
-                return self._decode_valid(pos)  # once per kind of patch at most
-            if err.msg.startswith("Unterminated string"):
-                # the text ends inside a string (the position is the string's start)
-                self.waste_budget -= len(doc) - pos
-                return self._complete(pos, err.pos)
-            self.waste_budget -= err.pos - pos + 1
-            if err.pos < len(doc):
-                self._fast_failed()
-                return -1
-            # else: cut off, not broken: the containers inside that are closed are still
-            # worth decoding, so the attempts go on (the waste budget still bounds them)
-            return self._complete(pos, -1)
+            return self._failed(pos, err.pos, err.msg)
         except StopIteration as err:
-            if PATCHES and self._patch(err.value):
-                self.waste_budget -= err.value - pos + 1
-                return self._decode_valid(pos)
-            self.waste_budget -= err.value - pos + 1
-            if err.value < len(doc):
-                self._fast_failed()
-                return -1
-            return self._complete(pos, -1)
+            return self._failed(pos, err.value, "")
         except (OutOfRange, DuplicateKey):
             # valid JSON with something to report: read this container the long way
             self.waste_budget -= self.end - pos
@@ -185,6 +165,26 @@ class Decoding(Trivia):
             self.waste_budget -= stop - pos
             return -1
         return self._accept(value, pos, stop)
+
+    def _failed(self, pos: int, at: int, message: str) -> int:
+        """The decode of the container at ``pos`` failed at ``at`` (with ``message``, when
+        it said why): patched and decoded again, completed when the end of the input cut
+        it off, or -1 (the token loop reads it)."""
+        if PATCHES and self._patch(at):
+            self.waste_budget -= at - pos + 1
+            return self._decode_valid(pos)  # once per kind of patch at most
+        size = len(self.text)
+        if message.startswith("Unterminated string"):
+            # the text ends inside a string (the position is the string's start)
+            self.waste_budget -= size - pos
+            return self._complete(pos, at)
+        self.waste_budget -= at - pos + 1
+        if at < size:
+            self._fast_failed()
+            return -1
+        # else: cut off, not broken: the containers inside that are closed are still
+        # worth decoding, so the attempts go on (the waste budget still bounds them)
+        return self._complete(pos, -1)
 
     def _accept(self, value: Any, pos: int, stop: int, cut: list[Repair] | None = None) -> int:
         """The container decoded at ``pos`` (to ``stop``) is read: its patches' repairs
