@@ -1,25 +1,39 @@
 """Whole-process start-up: two ``llmfix repair`` commands vs a ``json.load`` one-liner.
 
-Run: ``.venv/bin/python bench/bench_startup.py [--quick]``. Prints markdown tables.
+Run: ``.venv/bin/python bench/bench_startup.py [--quick] [--installed]``. Prints markdown tables.
 
 The commands: ``llmfix repair`` on a clean 1 KB file, and issue 16's
 ``llmfix repair samples/person_answer.txt --schema samples/person.schema.json`` (an answer
 that needs extraction, lenient parsing and a schema repair, so it prints diagnostics).
-All are run as subprocesses of the same interpreter (median wall time of ~20 runs each,
-interleaved; stderr is a pipe, not a terminal). Each ratio is llmfix over the one-liner;
-the target is ≤ 5×. A ``-X importtime`` run of each llmfix command then shows which
-imports its start-up is spent on.
+All are run as subprocesses (median wall time of ~20 runs each, interleaved; stderr is a
+pipe, not a terminal). Each ratio is llmfix over the one-liner; the target is ≤ 5×. A
+``-X importtime`` run of each llmfix command then shows which imports its start-up is spent
+on.
+
+What is measured is this checkout's llmfix (the one this file sits in): by default the
+console script next to this interpreter, with the checkout first on ``PYTHONPATH`` (a
+development venv's editable install may point at another worktree), and the report says
+which ``llmfix/__init__.py`` ran. The interpreter's ``site`` then still imports the editable
+install's finder (pathlib, urllib.parse, ...), for every contender, the one-liner included.
+``--installed`` measures what users get from pip instead: the wheel pip builds from this
+checkout, installed (not editable) into a new venv whose one other path is this
+interpreter's site-packages (the same dependency versions; its ``.pth`` files, the editable
+finder among them, do not run); every contender then runs on that venv's interpreter.
+Building the wheel fetches setuptools from the package registry (build isolation).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
+import venv
 from pathlib import Path
 from typing import Any
 
@@ -46,31 +60,80 @@ WATCHED = (
 )
 
 
-def llmfix_command() -> list[str]:
-    """The installed console script next to this interpreter, else ``python -m llmfix``."""
-    script = Path(sys.executable).parent / "llmfix"
+def llmfix_command(python: str = sys.executable) -> list[str]:
+    """The console script next to ``python``, else ``python -m llmfix``."""
+    script = Path(python).parent / "llmfix"
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-m", "llmfix"]
+    return [python, "-m", "llmfix"]
 
 
-def _env() -> dict[str, str]:
+def _env(checkout: bool = False) -> dict[str, str]:
     """The environment for every contender: bytecode cached, as after a normal install.
 
     Without this, ``PYTHONDONTWRITEBYTECODE`` (set in some sandboxes and CI images) makes every
     run of an editable install recompile llmfix from source. The cache goes to a directory of
-    its own so the benchmark writes nothing into the source tree.
+    its own so the benchmark writes nothing into the source tree. ``checkout``: this
+    checkout first on ``PYTHONPATH``, so its llmfix is the one that runs.
     """
     env = dict(os.environ)
     env.pop("PYTHONPROFILEIMPORTTIME", None)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("PYTHONPATH", None)
     env["PYTHONPYCACHEPREFIX"] = str(Path(tempfile.gettempdir()) / "llmfix-bench-pycache")
     env["NO_COLOR"] = "1"
+    if checkout:
+        env["PYTHONPATH"] = str(ROOT)
     return env
 
 
-def _wall(cmd: list[str], stdin_path: Path | None) -> tuple[float, int, str]:
-    env = _env()
+def which_llmfix(python: str, checkout: bool) -> str:
+    """The ``llmfix/__init__.py`` that ``python`` imports in the benchmark's environment."""
+    probe = "import llmfix; print(llmfix.__file__)"
+    return subprocess.run(
+        [python, "-c", probe],
+        capture_output=True,
+        text=True,
+        env=_env(checkout),
+        cwd=tempfile.gettempdir(),
+        check=True,
+    ).stdout.strip()
+
+
+def installed_copy(tmp: Path) -> str:
+    """A regular install of this checkout in a new venv under ``tmp``; returns its python.
+
+    pip builds the wheel from a copy of what the wheel is made of (so the build leaves
+    nothing in this tree) and installs it without dependencies; a ``.pth`` file gives the
+    venv this interpreter's site-packages, where the dependencies are.
+    """
+    source = tmp / "source"
+    for part in ("llmfix", "schemas"):
+        shutil.copytree(ROOT / part, source / part, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    pip = [sys.executable, "-m", "pip"]
+    quiet = {"check": True, "capture_output": True}
+    subprocess.run([*pip, "wheel", "--no-deps", "-q", "-w", str(tmp), str(source)], **quiet)
+    (wheel,) = tmp.glob("llmfix-*.whl")
+    home = tmp / "venv"
+    venv.create(home, with_pip=False, symlinks=True)
+    python = str(home / "bin" / "python")
+    subprocess.run([*pip, "--python", python, "install", "--no-deps", "-q", str(wheel)], **quiet)
+    purelib = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    Path(purelib, "_bench_dependencies.pth").write_text(
+        sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8"
+    )
+    return python
+
+
+def _wall(cmd: list[str], stdin_path: Path | None, checkout: bool) -> tuple[float, int, str]:
+    env = _env(checkout)
     with open(stdin_path or os.devnull, "rb") as stdin:
         start = time.perf_counter()
         proc = subprocess.run(
@@ -87,9 +150,9 @@ def _wall(cmd: list[str], stdin_path: Path | None) -> tuple[float, int, str]:
     return elapsed, proc.returncode, errors[-1] if errors else ""
 
 
-def importtime(cmd: list[str]) -> list[tuple[int, int, str]]:
+def importtime(cmd: list[str], checkout: bool = False) -> list[tuple[int, int, str]]:
     """(self µs, cumulative µs, indented module name) for every import the command makes."""
-    env = _env()
+    env = _env(checkout)
     env["PYTHONPROFILEIMPORTTIME"] = "1"
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, check=False)
     rows = []
@@ -133,28 +196,38 @@ COMMANDS: dict[str, list[str]] = {
 BASE = "json.load one-liner"
 
 
-def run(quick: bool = False) -> dict[str, Any]:
+def run(quick: bool = False, installed: bool = False) -> dict[str, Any]:
     runs = 5 if quick else 21
     with tempfile.TemporaryDirectory(prefix="llmfix-bench-") as tmp:
+        python = installed_copy(Path(tmp)) if installed else sys.executable
+        checkout = not installed
+        llmfix_file = which_llmfix(python, checkout)
+        expected = Path(tmp, "venv") if installed else ROOT / "llmfix"
+        if not Path(llmfix_file).resolve().is_relative_to(expected.resolve()):
+            raise SystemExit(f"the llmfix that would run is {llmfix_file}, not under {expected}")
         path = Path(tmp) / "answer.json"
         path.write_text(make_document(1000), encoding="utf-8")
         args = {
             name: [str(path) if a == "FILE" else a for a in argv] for name, argv in COMMANDS.items()
         }
-        contenders: dict[str, tuple[list[str], Path | None]] = {
-            "python -c pass": ([sys.executable, "-c", "pass"], None),
-            BASE: ([sys.executable, "-c", ONE_LINER], path),
-            **{name: ([*llmfix_command(), *argv], None) for name, argv in args.items()},
+        # name → (command, stdin, with the checkout on PYTHONPATH)
+        contenders: dict[str, tuple[list[str], Path | None, bool]] = {
+            "python -c pass": ([python, "-c", "pass"], None, False),
+            BASE: ([python, "-c", ONE_LINER], path, False),
+            **{
+                name: ([*llmfix_command(python), *argv], None, checkout)
+                for name, argv in args.items()
+            },
         }
         # The first run of each writes its bytecode cache; the second is the check.
-        checks = {name: _wall(cmd, stdin) for name, (cmd, stdin) in contenders.items()}
-        checks = {name: _wall(cmd, stdin) for name, (cmd, stdin) in contenders.items()}
+        checks = {name: _wall(*contender) for name, contender in contenders.items()}
+        checks = {name: _wall(*contender) for name, contender in contenders.items()}
         times: dict[str, list[float]] = {name: [] for name in contenders}
         for _ in range(runs):
-            for name, (cmd, stdin) in contenders.items():
-                times[name].append(_wall(cmd, stdin)[0])
+            for name, contender in contenders.items():
+                times[name].append(_wall(*contender)[0])
         imports = {
-            name: summarize_imports(importtime([sys.executable, "-m", "llmfix", *argv]))
+            name: summarize_imports(importtime([python, "-m", "llmfix", *argv], checkout))
             for name, argv in args.items()
         }
     return {
@@ -169,6 +242,8 @@ def run(quick: bool = False) -> dict[str, Any]:
         "imports": imports,
         "target": TARGET,
         "quick": quick,
+        "installed": installed,
+        "llmfix": llmfix_file.replace(tmp, "TMP"),
     }
 
 
@@ -242,6 +317,14 @@ def format_report(data: dict[str, Any]) -> str:
             "",
             markdown_table(["command", "median wall", "vs one-liner", "exit code"], rows),
             "",
+            f"llmfix as run: `{data['llmfix']}` ("
+            + (
+                "a regular install of this checkout's wheel"
+                if data["installed"]
+                else "this checkout; `site` imports the editable install's finder for every row"
+            )
+            + ").",
+            "",
             *(f"**Warning:** {f}\n" for f in failures),
             *(f"{line}\n" for line in verdicts[:-1]),
             verdicts[-1],
@@ -253,8 +336,13 @@ def format_report(data: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="5 runs instead of 21")
+    parser.add_argument(
+        "--installed",
+        action="store_true",
+        help="measure a regular (non-editable) install of this checkout's wheel in a new venv",
+    )
     args = parser.parse_args(argv)
-    print(format_report(run(quick=args.quick)))
+    print(format_report(run(quick=args.quick, installed=args.installed)))
 
 
 if __name__ == "__main__":
