@@ -24,13 +24,19 @@ _STYLING = ("FORCE_COLOR", "TTY_COMPATIBLE")
 # pure-Python validator (jsonschema-rs answers "valid"), and the stdlib's HTTP stack
 # (jsonschema-rs itself imports email.utils, which is cheap next to these).
 HEAVY = ("rich", "httpx", "jsonschema", "referencing", "json_repair", "http", "ssl")
+# What `repair` does not use, on a clean answer or on issue 16's command: the other commands'
+# modules, ...
+NOT_FOR_REPAIR = {"llmfix.cli.check", "llmfix.cli.config", "llmfix.cli.inspect"}
 
 
 def run_llmfix(
     tmp_path: Path, *args: str, stdin: str | None = None, **environ: str
 ) -> subprocess.CompletedProcess[str]:
-    """One CLI run with ``-X importtime``, stderr a pipe (not a terminal)."""
+    """One CLI run with ``-X importtime``, stderr a pipe (not a terminal), of this checkout's
+    llmfix (first on ``PYTHONPATH``: the run's directory is elsewhere, and an editable install
+    may point at another worktree)."""
     env = {k: v for k, v in os.environ.items() if k not in _STYLING}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     return subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "llmfix", *args],
         input=stdin,
@@ -69,6 +75,7 @@ def test_clean_answer_with_a_schema_imports_nothing_heavy(
     assert sorted(names & set(HEAVY)) == []
     assert sorted(names & {"hashlib", "fractions"}) == []  # imported where they are used
     assert sorted(n for n in names if n.startswith("llmfix.llm")) == []
+    assert sorted(names & NOT_FOR_REPAIR) == []
 
 
 def test_clean_answer_on_stdin_imports_nothing_heavy(tmp_path: Path) -> None:
@@ -76,6 +83,7 @@ def test_clean_answer_on_stdin_imports_nothing_heavy(tmp_path: Path) -> None:
     assert sorted(names & set(HEAVY)) == []
     assert sorted(names & {"hashlib", "fractions"}) == []  # imported where they are used
     assert sorted(n for n in names if n.startswith("llmfix.llm")) == []
+    assert sorted(names & NOT_FOR_REPAIR) == []
 
 
 def test_invalid_answer_loads_jsonschema_to_explain(tmp_path: Path) -> None:
@@ -96,6 +104,7 @@ def test_issue_16_command_piped_prints_its_diagnostics_without_rich(tmp_path: Pa
     """Diagnostics on a stderr that is not a terminal are plain text: rich is not imported."""
     names = imported_modules(tmp_path, "repair", str(ANSWER), "--schema", str(SCHEMA))
     assert "rich" not in names
+    assert sorted(names & NOT_FOR_REPAIR) == []
     # A repaired answer the schema-guided readings could not improve on: no reader loads.
     assert sorted(n for n in names if n.startswith("llmfix.guided.")) == [
         "llmfix.guided.reading",
@@ -120,7 +129,7 @@ def test_only_the_command_that_runs_is_built(
 ) -> None:
     """`llmfix NAME ...` builds NAME alone; what it prints is what the whole app prints."""
     import llmfix.cli
-    from llmfix.cli import _app_for, app, main
+    from llmfix.cli import _MODULE_OF, _app_for, app, main
 
     assert _app_for(["--help"]) is app
     assert _app_for(["config", "trust"]) is app
@@ -144,3 +153,7 @@ def test_only_the_command_that_runs_is_built(
         assert printed[0][0] == 0
         assert printed[1][0] == 2
     assert len(app.registered_commands) == len(names)
+    # each command's module, as `llmfix NAME` imports it (and the whole app's order)
+    modules = {info.callback.__name__: info.callback.__module__ for info in app.registered_commands}
+    assert modules == {name: f"llmfix.cli.{module}" for name, module in _MODULE_OF.items()}
+    assert list(modules) == ["check", "extract", "schemas", "rules", "repair"]

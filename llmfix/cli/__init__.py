@@ -1,42 +1,77 @@
 """The `llmfix` command line: options → options object → library call → reporter → exit code.
 
-Each command lives in its own module and registers itself on the shared Typer app.
+Each command lives in its own module and registers itself on the shared Typer app
+(:mod:`llmfix.cli.common`) when it is imported. ``llmfix NAME ...`` imports NAME's module
+alone (``llmfix repair`` never loads `check`'s); :data:`app`, read from this package, is the
+whole app, every command registered.
 """
 
 from __future__ import annotations
 
 import copy
+import importlib
 import sys
+from typing import Any
 
 import typer
 import typer.main
 
-from llmfix.cli import check as _check  # noqa: F401  (registers check)
-from llmfix.cli import config as _config  # noqa: F401  (registers config)
-from llmfix.cli import inspect as _inspect  # noqa: F401  (registers extract, schemas, rules)
-from llmfix.cli import repair as _repair  # noqa: F401  (registers repair)
-from llmfix.cli.app import app
+from llmfix.cli.common import app as _app
 from llmfix.model import ExitCode
 
 __all__ = ["app", "main"]
 
+# The command modules, in the order the whole app lists their commands, and the module that
+# registers each command (`config` is a group: it gets the whole app).
+_MODULES = ("check", "config", "inspect", "repair")
+_MODULE_OF = {
+    "check": "check",
+    "extract": "inspect",
+    "schemas": "inspect",
+    "rules": "inspect",
+    "repair": "repair",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        return _whole_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _whole_app() -> typer.Typer:
+    """The app with every command registered, listed in :data:`_MODULES` order whichever
+    module was imported first."""
+    for module in _MODULES:
+        importlib.import_module(f"{__name__}.{module}")
+    rank = {f"{__name__}.{module}": i for i, module in enumerate(_MODULES)}
+    _app.registered_commands.sort(
+        key=lambda info: rank.get(getattr(info.callback, "__module__", ""), len(rank))
+    )
+    return _app
+
 
 def _app_for(args: list[str]) -> typer.Typer:
-    """The app with only the command ``args`` start with, when they name one.
+    """The app with only the command ``args`` start with, when they name one; only that
+    command's module is imported.
 
     Typer builds the Click command of every registered command on each run (about 10 ms
     for all of them) and only one runs; anything else (``--help``, ``--version``, a
     misspelt command, a group such as ``config``) gets the whole app.
     """
+    module = _MODULE_OF.get(args[0])
+    if module is None:
+        return _whole_app()
+    importlib.import_module(f"{__name__}.{module}")
     named = [
         info
-        for info in app.registered_commands
+        for info in _app.registered_commands
         if info.callback is not None
         and (info.name or typer.main.get_command_name(info.callback.__name__)) == args[0]
     ]
     if len(named) != 1:
-        return app
-    only = copy.copy(app)
+        return _whole_app()
+    only = copy.copy(_app)
     only.registered_commands = named
     only.registered_groups = []
     return only

@@ -14,7 +14,7 @@ from typing import Optional  # typer needs Optional[...], not X | None, on Pytho
 
 import typer
 
-from llmfix.cli.app import (
+from llmfix.cli.common import (
     BaseUrlOption,
     MaxLlmCallsOption,
     ModelOption,
@@ -549,7 +549,7 @@ def _progress(settings: Settings, verbosity: int, files: list[str]) -> Any:
     console = None
     total = 0
     if settings.progress and verbosity >= 0 and sys.stderr.isatty():
-        from llmfix.cli.app import stderr_console
+        from llmfix.cli.common import stderr_console
         from llmfix.inputs import count_records
 
         kind = cast("InputKind", settings.kind)  # checked by _profiles

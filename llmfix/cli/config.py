@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from llmfix.cli.app import app, dump_json, fail, warn_untrusted
+from llmfix.cli.common import app, dump_json, fail, warn_untrusted
 from llmfix.errors import LlmfixError
 from llmfix.settings import ConfigFormat
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from llmfix.cli.app import app, dump_json, fail, tolerant_streams
+from llmfix.cli.common import app, dump_json, fail, tolerant_streams
 from llmfix.errors import LlmfixError
 
 

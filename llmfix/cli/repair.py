@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from llmfix.answers import start_llm
-from llmfix.cli.app import (
+from llmfix.cli.common import (
     BaseUrlOption,
     MaxLlmCallsOption,
     ModelOption,

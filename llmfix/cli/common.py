@@ -1,4 +1,5 @@
-"""The Typer application object and helpers shared by every command."""
+"""The Typer application object and helpers shared by every command (each command module
+registers itself on :data:`app` when it is imported; see :mod:`llmfix.cli`)."""
 
 from __future__ import annotations
 
