@@ -41,17 +41,29 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llmfix.deadline import Deadline
 from llmfix.guided import shape
-from llmfix.guided.reading import NEVER, Reading, Refusal
 from llmfix.model import Risk, Span, max_risk
+
+if TYPE_CHECKING:
+    from llmfix.guided.reading import Reading, Refusal
 
 __all__ = ["Reading", "Refusal", "collect_values", "invented_keys", "read_answer", "wants_array"]
 
-# The readers themselves are imported by read_answer: a pipeline that only asks
-# invented_keys or wants_array (a repaired answer, say) does not load them.
+# The readers themselves, and what they make (:mod:`.reading`), are imported by read_answer
+# and collect_values: a pipeline that only asks invented_keys or wants_array (a repaired
+# answer, say) does not load them.
+_NEVER = Deadline.never("guided")
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Reading", "Refusal"):
+        from llmfix.guided import reading
+
+        return getattr(reading, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _outside_reasoning(text: str, reasoning: Sequence[Span]) -> str:
@@ -76,7 +88,7 @@ def read_answer(
     *,
     text_readings: bool = True,
     in_values: bool = True,
-    deadline: Deadline = NEVER,
+    deadline: Deadline = _NEVER,
 ) -> tuple[list[Reading], list[Refusal]]:
     """Every reading of ``text`` that ``schema`` allows, best-first, and what was refused.
 
@@ -165,6 +177,8 @@ def collect_values(
     kept = [(span, v) for span, v in values if fits(v)]
     if len(kept) < 2:
         return None
+    from llmfix.guided.reading import Reading
+
     span = Span(kept[0][0].start, kept[-1][0].end)
     return Reading(
         [v for _, v in kept],

@@ -177,7 +177,7 @@ def items_from_text(
     """The items in ``text`` read as ``kind`` (``auto``: JSON, then JSON Lines, then text)."""
     warnings = source.diagnostics if source is not None else ()
     if kind in ("auto", "text", "json", "jsonl") and options.field is None:
-        from llmfix.stream.wire import looks_like_stream
+        from llmfix.stream.sniff import looks_like_stream
 
         if looks_like_stream(text):
             yield from _saved_stream_items(text, name, options, warnings)
@@ -226,7 +226,7 @@ def _saved_stream_file(path: str, options: ReadOptions) -> bool:
     """Whether a ``.jsonl`` file holds a recorded stream (its lines are chunks or events)."""
     if options.field is not None or options.kind == "jsonl":
         return False
-    from llmfix.stream.wire import looks_like_stream
+    from llmfix.stream.sniff import looks_like_stream
 
     try:
         with open(path, "rb") as handle:

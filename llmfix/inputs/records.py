@@ -255,7 +255,7 @@ def response_shape(text: str) -> str | None:
     """The API response shape of a JSON text (``chat-completion``, ``response``, ...), or
     ``None`` when it is not one (not JSON, or a plain document). A recorded stream (SSE
     events, NDJSON chunks) is ``stream``: it is read as the message it reassembles into."""
-    from llmfix.stream.wire import looks_like_stream
+    from llmfix.stream.sniff import looks_like_stream
 
     if looks_like_stream(text):
         return "stream"

@@ -25,22 +25,13 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
+# Telling a stream from an answer is all that reading a file needs; it lives on its own.
+from llmfix.stream.sniff import ANTHROPIC_TYPES, sniff
+from llmfix.stream.sniff import is_stream_record as is_stream_record
+from llmfix.stream.sniff import looks_like_stream as looks_like_stream
+
 DeltaKind = Literal["text", "reasoning", "tool"]
 FORMATS: tuple[str, ...] = ("auto", "raw", "sse", "ndjson")
-
-_SSE_FIELDS = ("data:", "event:", "id:", "retry:", ":")  # the line kinds of an SSE stream
-_ANTHROPIC_TYPES = frozenset(
-    {
-        "message_start",
-        "content_block_start",
-        "content_block_delta",
-        "content_block_stop",
-        "message_delta",
-        "message_stop",
-        "ping",
-    }
-)
-_SNIFF_LIMIT = 4096  # a first line longer than this is not a stream record (held back no longer)
 
 
 @dataclass(frozen=True)
@@ -100,7 +91,7 @@ class WireDecoder:
             return self._text(data)
         self._pending += data
         if self._framing == "auto":
-            framing = _sniff(self._pending, final=False)
+            framing = sniff(self._pending, final=False)
             if framing is None:
                 return []
             self._framing = framing
@@ -113,7 +104,7 @@ class WireDecoder:
     def close(self) -> list[Delta]:
         """The stream ended: decode what is left."""
         if self._framing == "auto":
-            self._framing = _sniff(self._pending, final=True) or "raw"
+            self._framing = sniff(self._pending, final=True) or "raw"
             if self._framing == "raw":
                 self.format = "raw"
                 text, self._pending = self._pending, ""
@@ -188,7 +179,7 @@ class WireDecoder:
         if isinstance(kind, str) and kind.startswith("response."):
             self._found("openai-responses")
             return self._responses_event(kind, record)
-        if kind in _ANTHROPIC_TYPES:
+        if kind in ANTHROPIC_TYPES:
             self._found("anthropic")
             return self._anthropic_event(kind, record)
         if "done" in record and ("message" in record or "response" in record):
@@ -404,67 +395,6 @@ def _dict(value: Any) -> dict[str, Any]:
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def _sniff(text: str, *, final: bool) -> str | None:
-    """``sse``, ``ndjson`` or ``raw`` from the start of a stream; ``None``: not sure yet.
-
-    Server-Sent Events: the first ``data:`` line (after any ``event:``, ``id:`` or comment
-    lines) holds a JSON object or ``[DONE]``. NDJSON: the first line is a streaming API's
-    record. Anything else is the answer itself.
-    """
-    head = text.lstrip()
-    pos = 0
-    while True:
-        end = head.find("\n", pos)
-        line = head[pos:] if end < 0 else head[pos:end]
-        complete = end >= 0 or final or len(head) >= _SNIFF_LIMIT
-        if line.startswith("data:"):
-            value = line[5:].lstrip(" ")
-            if not value and not complete:
-                return None
-            return "sse" if value.startswith("{") or value.rstrip() == "[DONE]" else "raw"
-        if line.startswith(_SSE_FIELDS) or (line == "" and pos > 0):
-            if end < 0:
-                return "raw" if complete else None
-            pos = end + 1
-            continue
-        if not complete and any(f.startswith(line) for f in _SSE_FIELDS):
-            return None
-        break
-    if not head.startswith("{"):
-        return "raw"
-    end = head.find("\n")
-    if end < 0:
-        if not final and len(head) < _SNIFF_LIMIT:
-            return None
-        end = len(head)
-    return "ndjson" if is_stream_record(head[:end]) else "raw"
-
-
-def is_stream_record(line: str) -> bool:
-    """Whether one line is a record of a streaming API (a chunk or event), not an answer."""
-    if not line.rstrip().endswith("}"):  # no JSON object: spare the decoder's exception
-        return False
-    try:
-        record = json.loads(line)
-    except ValueError:
-        return False
-    if not isinstance(record, dict):
-        return False
-    kind = record.get("type")
-    return (
-        record.get("object") == "chat.completion.chunk"
-        or (isinstance(kind, str) and kind.startswith("response."))
-        or kind in _ANTHROPIC_TYPES
-        # An Ollama chunk; a whole (non-streamed) answer says "done": true and is no stream.
-        or (record.get("done") is False and ("message" in record or "response" in record))
-    )
-
-
-def looks_like_stream(text: str) -> bool:
-    """Whether a saved file is a recorded stream (SSE, or NDJSON stream records)."""
-    return _sniff(text[:_SNIFF_LIMIT], final=True) in ("sse", "ndjson")
 
 
 def reassemble(text: str) -> WireDecoder:
