@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Set
+from collections.abc import Iterable
 from typing import Any
 
 from llmfix.deadline import CHECK_EVERY, Deadline
@@ -185,7 +185,7 @@ def extract_candidates(
 # commas (words and commas outside its strings), so no fence, tag, prose or second value
 # lies outside its strings. One also cut off runs to the end of the text.
 _IN_PLACE = frozenset({"parse.trailing_comma", "parse.python_literal"})
-_IN_PLACE_CUT_OFF = _IN_PLACE | {"parse.truncated", "parse.cut_off"}
+_CUT_OFF = frozenset({"parse.truncated", "parse.cut_off"})
 
 
 def broken_whole(doc: Document, not_strict: NotStrict | None) -> Candidate | None:
@@ -209,7 +209,7 @@ def broken_whole(doc: Document, not_strict: NotStrict | None) -> Candidate | Non
     return Candidate(body, Span(start, end), "whole")
 
 
-def found_alone(candidate: Candidate, doc: Document, codes: Set[str]) -> bool:
+def found_alone(candidate: Candidate, doc: Document, codes: Iterable[str]) -> bool:
     """Whether :func:`extract_candidates` finds ``candidate`` (from :func:`broken_whole`)
     and no other, given the codes of the diagnostics of its parse.
 
@@ -219,10 +219,14 @@ def found_alone(candidate: Candidate, doc: Document, codes: Set[str]) -> bool:
     (a plausible start of a value) and takes the value to the end of the text, where
     the scan ends.
     """
-    if codes <= _IN_PLACE:
+    cut_off = False
+    for code in codes:  # (the first other code decides: a broken megabyte has many)
+        if code not in _IN_PLACE:
+            if code not in _CUT_OFF:
+                return False
+            cut_off = True
+    if not cut_off:
         return True
-    if not codes <= _IN_PLACE_CUT_OFF:
-        return False
     text = doc.text
     start, end = candidate.span.start, candidate.span.end
     return _MARKER.match(text, start, end) is not None and (

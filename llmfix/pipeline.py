@@ -276,7 +276,7 @@ def _read_candidates(
     early = None
     if whole is not None:
         early = _parse_candidate(whole, options, validator, lines, clock, outer, not_strict)
-        if found_alone(whole, document, {d.code for d in early.diagnostics}):
+        if found_alone(whole, document, (d.code for d in early.diagnostics)):
             return list(document.diagnostics), [early]
         deadline = Deadline(options.limits.time_budget, "extract", within=outer)
     try:
