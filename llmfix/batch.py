@@ -39,14 +39,18 @@ from llmfix.config import RepairOptions
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.field_hints import FieldHints as FieldHints  # cli/check.py imports it from here
 from llmfix.gate import gate_failures
+from llmfix.jsontext import strict_or_not
 from llmfix.model import (
+    Candidate,
     Diagnostic,
     LineIndex,
     Position,
     Result,
     Risk,
     Severity,
+    Span,
     Status,
+    Timings,
     build,
 )
 
@@ -257,9 +261,14 @@ def _check_payload(
 ) -> Done:
     text, key, tool, output = payload
     start = time.perf_counter()
-    deadline = Deadline(timeout, ITEM)
+    profile = profiles[key]
+    # An answer's text (not a tool call's arguments or result) that is strict JSON and
+    # valid takes the lean path: the pipeline's result without its machinery.
+    lean = tool is None and not output and not profile.tool_calls
     try:
-        result = _check(text, profiles[key], tool, output, deadline)
+        result = strict_valid(text, profile.validator, profile.options) if lean else None
+        if result is None:
+            result = _check(text, profile, tool, output, Deadline(timeout, ITEM))
     except OutOfTime as stop:
         if stop.stage == ITEM:
             error = _error("batch.timeout", f"stopped after {timeout:g} s (--timeout)")
@@ -271,8 +280,58 @@ def _check_payload(
         return None, _error("batch.crash", f"checking failed: {problem}"), None, 0.0
     anchor = None
     if result.candidate is not None:
-        anchor = LineIndex(text).position(result.candidate.span.start)
+        at = result.candidate.span.start
+        anchor = _FIRST if at == 0 else LineIndex(text).position(at)
     return result, None, anchor, time.perf_counter() - start
+
+
+_FIRST = Position(1, 1)
+
+
+def strict_valid(
+    text: str, validator: SchemaValidator | None, options: RepairOptions
+) -> Result | None:
+    """The result of a text that is strict JSON (an object or array) and valid against
+    ``validator`` (or with no schema): what :func:`llmfix.pipeline.repair_text` returns
+    for it, field for field, made without its general machinery (no clock of closures,
+    no line index, no ``finish``). ``None`` for any other text, which the pipeline checks.
+
+    Nothing here needs a deadline: the pipeline's fast path does not check one either
+    (decoding and validation are not cut short). Tests compare every field, and every
+    report format, with the pipeline's.
+    """
+    stripped = text.strip()
+    if stripped[:1] not in ("{", "["):
+        return None
+    clock = time.perf_counter
+    begin = clock()
+    ok, value = strict_or_not(stripped)
+    parsed = clock()
+    stages = {"parse": parsed - begin}
+    if not ok:
+        return None
+    if validator is not None:
+        valid = validator.is_valid(value)
+        stages["validate"] = clock() - parsed
+        if not valid:
+            return None
+    at = text.find(stripped[0])
+    candidate = build(
+        Candidate,
+        text=stripped,
+        span=build(Span, start=at, end=at + len(stripped)),
+        origin="whole",
+    )
+    return build(
+        Result,
+        status=Status.VALID,
+        value=value,
+        diagnostics=(),
+        patch=(),
+        timings=build(Timings, stages=stages),
+        candidate=candidate,
+        values=(value,) if options.pick == "all" else None,
+    )
 
 
 def _error(code: str, message: str, hint: str | None = None) -> Diagnostic:
