@@ -189,6 +189,18 @@ def test_junit_is_one_testcase_per_item(mixed: list[Item]) -> None:
     ]
 
 
+def test_junit_names_a_case_by_its_id_and_its_file_by_the_display_path() -> None:
+    items = [raw("./answers/ok.txt", '{"name": "A", "age": 1}'), raw("a&b <c>.txt", "{}")]
+    items += jsonl("./logs/run.jsonl", json.dumps({"output": "{}"}) + "\n", field="output")
+    cases = ET.fromstring(render("junit", items)).findall("./testsuite/testcase")
+    found = [(c.get("classname"), c.get("name"), c.get("file"), c.get("line")) for c in cases]
+    assert found == [
+        ("answers/ok.txt", "./answers/ok.txt", "answers/ok.txt", "1"),
+        ("a&b <c>.txt", "a&b <c>.txt", "a&b <c>.txt", "1"),
+        ("logs/run.jsonl", "./logs/run.jsonl:1", "logs/run.jsonl", "1"),
+    ]
+
+
 def test_junit_counts_failures_and_errors(mixed: list[Item]) -> None:
     suite = ET.fromstring(render("junit", mixed)).find("testsuite")
     assert suite is not None

@@ -51,10 +51,12 @@ class JunitReporter(Reporter):
     def add(self, checked: Checked) -> None:
         item = checked.item
         outcome = checked.outcome
+        shown = display_path(item.source)
+        source = _attr(shown)
+        name = source if item.id == shown else _attr(item.id)  # a whole file: its path
         case = (
-            f"    <testcase classname={_attr(display_path(item.source))} name={_attr(item.id)}"
-            f" file={_attr(display_path(item.source))} line={_attr(str(item.line))}"
-            f' time="{outcome.seconds:.6f}"'
+            f"    <testcase classname={source} name={name} file={source}"
+            f' line="{item.line}" time="{outcome.seconds:.6f}"'
         )
         if not checked.failures:
             self._cases.write(case + " />\n")
