@@ -646,8 +646,12 @@ class Tally:
         self.seconds += outcome.seconds
         self.failed += checked.failed
         self.baselined += checked.baselined and bool(checked.failures)
+        result = outcome.result
+        found = outcome.diagnostics if outcome.error or outcome.item.diagnostics else None
+        if found is None:  # most items: the result's own, with no tuple made to hold them
+            found = result.diagnostics if result is not None else ()
         repaired: set[str] = set()
-        for d in outcome.diagnostics:
+        for d in found:
             if d.risk is not None and d.stage != "extract":
                 self.repairs_total += 1
                 repaired.add(d.code)
@@ -656,8 +660,8 @@ class Tally:
                 _bump(self.errors, (d.code, where))
         for code in sorted(repaired):
             _bump(self.repairs, code)
-        if outcome.result is not None:
-            self.attempts += outcome.result.attempts
+        if result is not None:
+            self.attempts += result.attempts
 
     @property
     def parsed(self) -> int:

@@ -313,6 +313,8 @@ class Result:
     @property
     def risk(self) -> Risk | None:
         """Highest risk tier among the repairs made (``None`` when nothing changed)."""
+        if not self.diagnostics and not self.patch:  # a valid answer: no list to build
+            return None
         return max_risk([d.risk for d in self.diagnostics] + [p.risk for p in self.patch])
 
     @property

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from llmfix.errors import InputError
-from llmfix.model import Diagnostic, Severity
+from llmfix.model import Diagnostic, Severity, build
 
 STDIN = "-"
 STDIN_NAME = "<stdin>"
@@ -50,10 +50,10 @@ def decode_bytes(data: bytes, name: str, encoding: str | None = None) -> TextSou
                 return TextSource(name, data.decode(codec))
             except UnicodeDecodeError as exc:
                 raise InputError(name, f"cannot decode as {codec}: {exc.reason}") from None
-    if b"\x00" in data[:8192] and data.count(b"\x00", 0, 8192) > 8:
+    if data.find(b"\x00", 0, 8192) >= 0 and data.count(b"\x00", 0, 8192) > 8:
         raise InputError(name, "looks like a binary file (NUL bytes); skipped")
-    try:
-        return TextSource(name, data.decode("utf-8"))
+    try:  # (one a file: without the frozen dataclass __init__)
+        return build(TextSource, name=name, text=data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         text = data.decode("utf-8", errors="replace")
         diag = Diagnostic(
