@@ -462,12 +462,13 @@ def _files(settings: Settings, reports: tuple[str, ...] = ()) -> list[str]:
     # A file that is no symbolic link keeps its name in its real path: only one named
     # like a skipped file, or a link, needs the real path (a stat per directory above it).
     names = {os.path.basename(p) for p in skip}
-    found = discover_files(paths, settings.include, settings.exclude)
+    links: set[str] = set()  # what discovery found to be symbolic links (a walk: for free)
+    found = discover_files(paths, settings.include, settings.exclude, links)
     return [
         f
         for f in found
         if f == "-"
-        or (os.path.basename(f) not in names and not os.path.islink(f))
+        or (os.path.basename(f) not in names and f not in links)
         or os.path.realpath(f) not in skip
     ]
 

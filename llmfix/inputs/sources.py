@@ -126,7 +126,10 @@ def read_chunks(path: str, encoding: str | None = None, size: int = 65536) -> It
 
 
 def discover_files(
-    paths: Iterable[str], include: Iterable[str] = (), exclude: Iterable[str] = ()
+    paths: Iterable[str],
+    include: Iterable[str] = (),
+    exclude: Iterable[str] = (),
+    links: set[str] | None = None,
 ) -> Iterator[str]:
     """Files to check: each path as given (``-`` is stdin), directories walked recursively.
 
@@ -135,6 +138,9 @@ def discover_files(
     and no ``exclude`` glob. A glob without ``/`` matches the file name; one with ``/``
     matches the path relative to the directory walked (``**`` crosses directories). Explicit
     files are always checked. Raises :class:`InputError` for a path that does not exist.
+
+    ``links``, when given, receives each path yielded that is a symbolic link, before it is
+    yielded (a walk knows it from the directory listing, with no system call per file).
     """
     inc = tuple(include)
     exc = tuple(exclude)
@@ -147,15 +153,19 @@ def discover_files(
             continue
         target = Path(path)
         if target.is_dir():
-            yield from _walk(target, inc, exc)
+            yield from _walk(target, inc, exc, links)
         elif target.exists() or target.is_symlink():
+            if links is not None and target.is_symlink():
+                links.add(path)
             yield path
         else:
             raise InputError(path, "no such file or directory")
 
 
-def _walk(root: Path, include: tuple[str, ...], exclude: tuple[str, ...]) -> Iterator[str]:
-    for directory, dirnames, filenames in os.walk(root):
+def _walk(
+    root: Path, include: tuple[str, ...], exclude: tuple[str, ...], links: set[str] | None
+) -> Iterator[str]:
+    for directory, dirnames, filenames, linked in _tree(os.fspath(root)):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         base = Path(directory)
         # What str(base / name) and (base / name).relative_to(root).as_posix() give, made
@@ -170,7 +180,47 @@ def _walk(root: Path, include: tuple[str, ...], exclude: tuple[str, ...]) -> Ite
                     continue
                 if any(glob_match(g, rel) for g in exclude):
                     continue
+            if links is not None and name in linked:
+                links.add(prefix + name)
             yield prefix + name
+
+
+def _tree(top: str) -> Iterator[tuple[str, list[str], list[str], set[str]]]:
+    """What ``os.walk(top)`` yields (top down: the caller may prune the directory names;
+    a directory that cannot be listed is passed over; a link to a directory is listed
+    but not walked into), each with the names of its files that are symbolic links, as
+    the listing says."""
+    dirs: list[str] = []
+    files: list[str] = []
+    linked: set[str] = set()  # files
+    dir_links: set[str] = set()
+    try:
+        listing = os.scandir(top)
+    except OSError:
+        return
+    with listing:
+        while True:
+            try:
+                entry = next(listing)
+            except StopIteration:
+                break
+            except OSError:
+                return
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            try:
+                link = entry.is_symlink()
+            except OSError:
+                link = False
+            (dirs if is_dir else files).append(entry.name)
+            if link:
+                (dir_links if is_dir else linked).add(entry.name)
+    yield top, dirs, files, linked
+    for name in dirs:
+        if name not in dir_links:
+            yield from _tree(os.path.join(top, name))
 
 
 def is_url(path: str) -> bool:
