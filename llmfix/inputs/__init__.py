@@ -164,7 +164,8 @@ def items_from_file(path: str, options: ReadOptions, profile: str = "") -> Itera
         error = input_error("input.unreadable", exc.problem)
         yield Item(id=name, source=name, line=1, text="", kind="file", error=error, profile=profile)
         return
-    yield from _with_profile(items_from_text(source.text, name, options, kind, source), profile)
+    items = items_from_text(source.text, name, options, kind, source)
+    yield from _with_profile(items, profile) if profile else items
 
 
 def items_from_text(

@@ -26,6 +26,7 @@ _BOMS = (
     (codecs.BOM_UTF16_LE, "utf-16"),
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
+_BOM_STARTS = tuple(bom for bom, _ in _BOMS)
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ def decode_bytes(data: bytes, name: str, encoding: str | None = None) -> TextSou
             return TextSource(name, data.decode(encoding))
         except (LookupError, UnicodeDecodeError) as exc:
             raise InputError(name, f"cannot decode as {encoding}: {exc}") from None
-    for bom, codec in _BOMS:
+    for bom, codec in _BOMS if data.startswith(_BOM_STARTS) else ():
         if data.startswith(bom):
             try:
                 return TextSource(name, data.decode(codec))
