@@ -138,6 +138,20 @@ def test_run_items_gives_the_same_outcomes_with_or_without_the_lean_path(
             same_result(a.result, b.result)
 
 
+def test_a_pool_gives_what_this_process_gives() -> None:
+    texts = [t for t in TAKEN + LEFT if len(t) < 1000] * 3
+    items = [
+        Item(id=f"a{i}", source=f"a{i}", line=1, text=t, kind="text") for i, t in enumerate(texts)
+    ]
+    profiles = {"": Profile(validator())}
+    here = list(run_items(items, profiles, BatchLimits(jobs=1)))
+    pooled = list(run_items(items, profiles, BatchLimits(jobs=2, serial_budget=0.0)))
+    for a, b in zip(here, pooled, strict=True):
+        assert (a.item, a.error, a.anchor) == (b.item, b.error, b.anchor)
+        if a.result is not None:
+            same_result(a.result, b.result)
+
+
 def test_tool_calls_never_take_the_lean_path(monkeypatch: pytest.MonkeyPatch) -> None:
     def fail(*args: Any) -> Any:
         raise AssertionError("the lean path was taken")
