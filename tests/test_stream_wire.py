@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from llmfix.stream.sniff import is_record
 from llmfix.stream.wire import (
     Delta,
     WireDecoder,
@@ -166,3 +167,36 @@ def test_a_stream_record_is_one_whole_json_object_of_a_streaming_api(
     line: str, expected: bool
 ) -> None:
     assert is_stream_record(line) is expected
+
+
+def _decoded_verdict(line: str) -> bool:
+    """What is_stream_record answers, asked of the decoded record (no shortcut)."""
+    try:
+        return is_record(json.loads(line))
+    except ValueError:
+        return False
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"object": "chat.completion.chunk", "choices": []}',
+        '{"object": "chat\\u002ecompletion.chunk"}',  # escaped: decoded, still a chunk
+        '{"\\u0074ype": "ping"}',
+        '{"type": "ping"}',
+        '{"type": "shipping", "note": "ping pong"}',
+        '{"type": "response.created", "response": {}}',
+        '{"type": "message_start", "message": {}}',
+        '{"type": "content_block_delta", "delta": {"text": "x"}}',
+        '{"done": false, "message": {"content": "x"}}',
+        '{"done": false, "response": "x"}',
+        '{"done": true, "response": "x"}',
+        '{"do\\u006ee": false, "response": "x"}',
+        '{"name": "Ada", "age": 36, "tags": ["done", "response.x"]}',
+        '{"name": "Ada", "object": "chat.completion.chunk.v2"}',
+        '{"orders": [{"status": "shipped", "items": []}], "page": 1}',
+        '{"a": "\\"done\\""}',
+    ],
+)
+def test_a_line_with_no_mark_of_a_record_is_told_without_decoding_it(line: str) -> None:
+    assert is_stream_record(line) is _decoded_verdict(line)

@@ -7,6 +7,8 @@ reading an input file asks of its text (:func:`looks_like_stream`), without the 
 from __future__ import annotations
 
 import json
+import re
+from typing import Any
 
 _SSE_FIELDS = ("data:", "event:", "id:", "retry:", ":")  # the line kinds of an SSE stream
 ANTHROPIC_TYPES = frozenset(
@@ -20,6 +22,16 @@ ANTHROPIC_TYPES = frozenset(
         "ping",
     }
 )
+# What the text of a stream record holds, written as is (a text with no backslash writes
+# every string as is): one of these strings, or the "done" key of an Ollama chunk; sought
+# in one pass (each begins with a quote), not one scan per mark.
+_RECORD_MARKS = (
+    '"chat.completion.chunk"',
+    '"response.',
+    '"done"',
+    *sorted(f'"{kind}"' for kind in ANTHROPIC_TYPES),
+)
+_RECORD_MARK = re.compile('"(?:' + "|".join(re.escape(m[1:]) for m in _RECORD_MARKS) + ")")
 _SNIFF_LIMIT = 4096  # a first line longer than this is not a stream record (held back no longer)
 
 
@@ -63,10 +75,17 @@ def is_stream_record(line: str) -> bool:
     """Whether one line is a record of a streaming API (a chunk or event), not an answer."""
     if not line.rstrip().endswith("}"):  # no JSON object: spare the decoder's exception
         return False
+    if "\\" not in line and _RECORD_MARK.search(line) is None:
+        return False  # (an answer on one line: not decoded only to be told it is one)
     try:
         record = json.loads(line)
     except ValueError:
         return False
+    return is_record(record)
+
+
+def is_record(record: Any) -> bool:
+    """Whether a decoded JSON value is a record of a streaming API (a chunk or event)."""
     if not isinstance(record, dict):
         return False
     kind = record.get("type")
