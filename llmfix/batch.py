@@ -257,7 +257,10 @@ Done = tuple[Result | None, Diagnostic | None, Position | None, float]
 
 
 def _check_payload(
-    payload: Payload, profiles: Mapping[str, Profile], timeout: float | None
+    payload: Payload,
+    profiles: Mapping[str, Profile],
+    timeout: float | None,
+    decoded: tuple[Any] | None = None,
 ) -> Done:
     text, key, tool, output = payload
     start = time.perf_counter()
@@ -266,7 +269,7 @@ def _check_payload(
     # valid takes the lean path: the pipeline's result without its machinery.
     lean = tool is None and not output and not profile.tool_calls
     try:
-        result = strict_valid(text, profile.validator, profile.options) if lean else None
+        result = strict_valid(text, profile.validator, profile.options, decoded) if lean else None
         if result is None:
             result = _check(text, profile, tool, output, Deadline(timeout, ITEM))
     except OutOfTime as stop:
@@ -289,12 +292,19 @@ _FIRST = Position(1, 1)
 
 
 def strict_valid(
-    text: str, validator: SchemaValidator | None, options: RepairOptions
+    text: str,
+    validator: SchemaValidator | None,
+    options: RepairOptions,
+    decoded: tuple[Any] | None = None,
 ) -> Result | None:
     """The result of a text that is strict JSON (an object or array) and valid against
     ``validator`` (or with no schema): what :func:`llmfix.pipeline.repair_text` returns
     for it, field for field, made without its general machinery (no clock of closures,
     no line index, no ``finish``). ``None`` for any other text, which the pipeline checks.
+
+    ``decoded`` is ``(value,)`` when the reader already decoded ``text`` as strict JSON
+    (``Item.decoded``): that value is taken (the parse stage's clock then reads only
+    the look-up), as the pipeline takes a fence's content that extraction decoded.
 
     Nothing here needs a deadline: the pipeline's fast path does not check one either
     (decoding and validation are not cut short). Tests compare every field, and every
@@ -305,7 +315,9 @@ def strict_valid(
         return None
     clock = time.perf_counter
     begin = clock()
-    ok, value = strict_or_not(stripped)
+    # (a strict decode of the text is one of the stripped text: JSON's whitespace is
+    # whitespace to strip(), and strip() leaves no other around a JSON value that decodes)
+    ok, value = (True, decoded[0]) if decoded is not None else strict_or_not(stripped)
     parsed = clock()
     stages = {"parse": parsed - begin}
     if not ok:
@@ -397,7 +409,7 @@ def run_items(
         if isinstance(prepared, Outcome):
             yield prepared
             continue
-        done = _check_payload(prepared, profiles, limits.item_timeout)
+        done = _check_payload(prepared, profiles, limits.item_timeout, item.decoded)
         outcome = _outcome(item, done, profiles)
         yield outcome
         spent += outcome.seconds

@@ -16,7 +16,8 @@ import llmfix.batch as batch
 from llmfix.batch import BatchLimits, Profile, run_items, strict_valid
 from llmfix.cli import app
 from llmfix.config import RepairOptions
-from llmfix.inputs import Item
+from llmfix.inputs import Item, ReadOptions, items_from_text
+from llmfix.jsontext import loads
 from llmfix.pipeline import repair_text
 from llmfix.schemas import schema_from_value
 from llmfix.validate import SchemaValidator
@@ -93,6 +94,44 @@ def test_without_a_schema_any_strict_object_or_array_is_taken(text: str) -> None
 @pytest.mark.parametrize("text", LEFT)
 def test_anything_else_is_left_to_the_pipeline(text: str) -> None:
     assert strict_valid(text, validator(), RepairOptions()) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "strict"),
+    [
+        ('{"name": "Ada", "age": 36}', True),
+        ('\n  {"name": "Ada", "age": 36, "x": [1.50, 1e5]}\r\n', True),
+        ('{"name": "Ada", "age": 1, "age": 2}', False),  # read leniently, as before
+        ('{"name": "Ada", "age": NaN}', False),
+        ('{"name": "Ada", "big": 1e400}', False),
+        ('\u00a0{"name": "Ada", "age": 36}', False),  # not JSON's whitespace
+    ],
+)
+def test_a_json_document_read_strictly_is_not_decoded_again(text: str, strict: bool) -> None:
+    [item] = items_from_text(text, "a.json", ReadOptions(), "json")
+    assert item.kind == "document"
+    try:
+        lenient = loads(text)
+    except ValueError:
+        lenient = None  # not JSON to either decoder: the file is one raw text
+    assert json.dumps(item.record) == json.dumps(lenient)  # the record is what it was
+    if not strict:
+        assert item.decoded is None
+        return
+    assert item.decoded is not None
+    assert item.decoded[0] is item.record
+    reused = strict_valid(item.text, validator(), RepairOptions(), item.decoded)
+    assert reused is not None
+    assert reused.value is item.record
+    same_result(reused, repair_text(item.text, options=RepairOptions(), validator=validator()))
+
+
+def test_an_api_response_keeps_no_decoded_value_for_its_answers() -> None:
+    answer = '{"name": "Ada", "age": 36}'
+    body = {"choices": [{"message": {"role": "assistant", "content": answer}}]}
+    [item] = items_from_text(json.dumps(body), "r.json", ReadOptions(), "json")
+    assert item.text == answer
+    assert item.decoded is None
 
 
 def test_an_array_is_checked_against_its_schema() -> None:

@@ -82,7 +82,7 @@ from llmfix.inputs.sources import (
     read_chunks,
     read_source,
 )
-from llmfix.jsontext import loads
+from llmfix.jsontext import loads, strict_or_not
 from llmfix.model import Diagnostic, Position, Severity, build
 
 __all__ = [
@@ -189,10 +189,14 @@ def items_from_text(
         yield from items_from_lines(enumerate(text.splitlines(), start=1), name, options)
         return
     if kind == "json":
-        try:
-            document = loads(text)
-        except (ValueError, RecursionError):
-            document = _UNPARSED
+        # Strictly first: a document that is strict JSON (the common case) is then not
+        # decoded again by the check (``Item.decoded``); else as leniently as before.
+        strict, document = strict_or_not(text)
+        if not strict:
+            try:
+                document = loads(text)
+            except (ValueError, RecursionError):
+                document = _UNPARSED
         if document is _UNPARSED and options.field is not None:
             error = input_error(
                 "input.bad_record",
@@ -201,7 +205,8 @@ def items_from_text(
             yield Item(id=name, source=name, line=1, text="", kind="document", error=error)
             return
         if document is not _UNPARSED:
-            items = list(record_items(document, text, name, 1, options, single_file=True))
+            found = record_items(document, text, name, 1, options, single_file=True, strict=strict)
+            items = list(found)
             yield from (_add_warnings(i, warnings) for i in items)
             return
     yield build(  # one per file checked: without the frozen dataclass __init__

@@ -59,6 +59,9 @@ class Item:
     finish: Finish | None = None  # the API said the answer was cut off, or refused
     model: str | None = None  # the model that wrote it, when the response names it
     anchor: str | None = None  # what names the record across runs: "[custom_id]", "[id=…]"
+    # ``(value,)`` when the reader decoded ``text`` itself as strict JSON (a whole ``.json``
+    # document): the check takes the value instead of decoding the same text again.
+    decoded: tuple[Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def key(self) -> str:

@@ -46,11 +46,13 @@ def record_items(
     *,
     single_file: bool,
     calls: dict[Any, str] | None = None,
+    strict: bool = False,
 ) -> Iterator[Item]:
     """Items from one parsed record (a JSONL line, or a whole ``.json`` document).
 
     Ids: ``PATH:LINE`` for a record (``PATH`` for a whole file), with ``[custom_id]`` for a
     batch output, then ``#msgN`` for a message and ``.callK`` for its K-th tool call.
+    ``strict``: ``record`` is the strict decode of ``raw`` (see ``Item.decoded``).
     """
     anchor = _record_anchor(record)
     base = name if single_file else f"{name}:{line}"
@@ -96,6 +98,7 @@ def record_items(
             target=(),
             target_kind="value",
             whole_file=single_file,
+            decoded=(record,) if strict else None,
             **common,
         )
         return
