@@ -18,7 +18,7 @@ from llmfix.inputs.fields import (
 )
 from llmfix.inputs.items import Item, Messages, ReadOptions, input_error
 from llmfix.jsontext import dumps
-from llmfix.model import Diagnostic, Position
+from llmfix.model import Diagnostic, Position, build
 from llmfix.responses import (
     Finish,
     anthropic_finish,
@@ -90,7 +90,8 @@ def record_items(
         yield Item(id=base, text="", kind="batch-error", error=body, **common)
         return
     if shape == "document":
-        yield Item(
+        yield build(  # one per document: without the frozen dataclass __init__
+            Item,
             id=base,
             text=raw,
             kind="document" if single_file else "record",
