@@ -39,20 +39,17 @@ from llmfix.config import RepairOptions
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.field_hints import FieldHints as FieldHints  # cli/check.py imports it from here
 from llmfix.gate import gate_failures
-from llmfix.jsontext import strict_or_not
 from llmfix.model import (
-    Candidate,
     Diagnostic,
     LineIndex,
     Position,
     Result,
     Risk,
     Severity,
-    Span,
     Status,
-    Timings,
     build,
 )
+from llmfix.pipeline import repair_text, strict_document
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -143,8 +140,6 @@ def check_text(
     ``deadline`` is the item's: every stage's time budget ends no later than it, and when
     it ends first, :class:`~llmfix.deadline.OutOfTime` is raised.
     """
-    from llmfix.pipeline import repair_text
-
     if tool is None and profile.tool_calls:
         from llmfix.toolcalls import check_tool_calls
 
@@ -298,52 +293,13 @@ def strict_valid(
     decoded: tuple[Any] | None = None,
 ) -> Result | None:
     """The result of a text that is strict JSON (an object or array) and valid against
-    ``validator`` (or with no schema): what :func:`llmfix.pipeline.repair_text` returns
-    for it, field for field, made without its general machinery (no clock of closures,
-    no line index, no ``finish``). ``None`` for any other text, which the pipeline checks.
-
-    ``decoded`` is ``(value,)`` when the reader already decoded ``text`` as strict JSON
-    (``Item.decoded``): that value is taken (the parse stage's clock then reads only
-    the look-up), as the pipeline takes a fence's content that extraction decoded.
-
-    Nothing here needs a deadline: the pipeline's fast path does not check one either
-    (decoding and validation are not cut short). Tests compare every field, and every
-    report format, with the pipeline's.
-    """
-    stripped = text.strip()
-    if stripped[:1] not in ("{", "["):
-        return None
-    clock = time.perf_counter
-    begin = clock()
-    # (a strict decode of the text is one of the stripped text: JSON's whitespace is
-    # whitespace to strip(), and strip() leaves no other around a JSON value that decodes)
-    ok, value = (True, decoded[0]) if decoded is not None else strict_or_not(stripped)
-    parsed = clock()
-    stages = {"parse": parsed - begin}
-    if not ok:
-        return None
-    if validator is not None:
-        valid = validator.is_valid(value)
-        stages["validate"] = clock() - parsed
-        if not valid:
-            return None
-    at = text.find(stripped[0])
-    candidate = build(
-        Candidate,
-        text=stripped,
-        span=build(Span, start=at, end=at + len(stripped)),
-        origin="whole",
-    )
-    return build(
-        Result,
-        status=Status.VALID,
-        value=value,
-        diagnostics=(),
-        patch=(),
-        timings=build(Timings, stages=stages),
-        candidate=candidate,
-        values=(value,) if options.pick == "all" else None,
-    )
+    ``validator`` (or with no schema), from the pipeline's fast path
+    (:func:`llmfix.pipeline.strict_document`) alone; ``None`` for any other text, which
+    the whole pipeline checks. ``decoded``: ``Item.decoded``, the reader's strict decode
+    of ``text``, taken instead of decoding it again. No deadline: the fast path does not
+    check one (decoding and validation are not cut short)."""
+    fast = strict_document(text, validator, options, {}, decoded)
+    return fast if isinstance(fast, Result) else None
 
 
 def _error(code: str, message: str, hint: str | None = None) -> Diagnostic:

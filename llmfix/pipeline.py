@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
@@ -196,29 +197,54 @@ _PROSE_READINGS = frozenset(
 )
 
 
-def _strict_document(
-    text: str, validator: SchemaValidator | None, clock: Clock
-) -> ParsedCandidate | NotStrict | None:
+def strict_document(
+    text: str,
+    validator: SchemaValidator | None,
+    options: RepairOptions,
+    stages: dict[str, float],
+    decoded: tuple[Any] | None = None,
+) -> Result | ParsedCandidate | NotStrict | None:
     """The fast path: a whole text that is strict JSON (an object or array) is the value.
 
-    Valid input never meets a heuristic, and pays for one decode and one validation.
-    A text that begins like one but is not strict gives its :class:`NotStrict`, so that
-    no later stage decodes the same text again.
+    Valid input never meets a heuristic, and pays for one decode and one validation: when
+    the value is valid (or there is no schema) its :class:`Result` is made here, since
+    nothing is left to finish; an invalid one comes back as its parsed candidate, for
+    :func:`~llmfix.finish.finish`. A text that begins like a value but is not strict
+    gives its :class:`NotStrict`, so that no later stage decodes the same text again;
+    any other text ``None``. ``stages`` gets the seconds of ``parse`` and ``validate``.
+    ``decoded`` is ``(value,)`` when the caller decoded the text strictly already
+    (``llmfix check``'s reader, ``Item.decoded``): it is taken, not decoded again.
     """
     stripped = text.strip()
     if stripped[:1] not in ("{", "["):
         return None
-    ok, value = clock.run("parse", lambda: strict_or_not(stripped))
+    clock = time.perf_counter
+    begin = clock()
+    # (a strict decode of the text is one of the stripped text: JSON's whitespace is
+    # whitespace to strip(), and strip() leaves nothing else around a value that decodes)
+    ok, value = (True, decoded[0]) if decoded is not None else strict_or_not(stripped)
+    parsed = clock()
+    stages["parse"] = parsed - begin
     if not ok:
         return cast(NotStrict, value)
     errors = None
     if validator is not None:
-        errors = clock.run(
-            "validate", lambda: 0 if validator.is_valid(value) else len(validator.errors(value))
-        )
+        errors = 0 if validator.is_valid(value) else len(validator.errors(value))
+        stages["validate"] = clock() - parsed
     start = text.find(stripped[0])
     span = build(Span, start=start, end=start + len(stripped))
     candidate = build(Candidate, text=stripped, span=span, origin="whole")
+    if not errors:
+        return build(
+            Result,
+            status=Status.VALID,
+            value=value,
+            diagnostics=(),
+            patch=(),
+            timings=build(Timings, stages=stages),
+            candidate=candidate,
+            values=(value,) if options.pick == "all" else None,
+        )
     return build(
         ParsedCandidate,
         candidate=candidate,
@@ -333,8 +359,10 @@ def repair_text(
     clock = Clock()
     lines = LineIndex(text)
 
-    fast = _strict_document(text, validator, clock)
-    if isinstance(fast, ParsedCandidate):
+    fast = strict_document(text, validator, options, clock.stages)
+    if isinstance(fast, Result):
+        return fast
+    if isinstance(fast, ParsedCandidate):  # strict JSON, invalid
         status, value, fast_diagnostics, fast_patch = finish(
             fast, options, validator, clock, lines, deadline
         )
