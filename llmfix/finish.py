@@ -116,7 +116,11 @@ def finish(
         value, notes = drop_incomplete_tail(value, chosen.diagnostics)
         diagnostics += notes
     if validator is not None and (chosen.schema_errors != 0 or partial):
-        errors = clock.run("validate", lambda: validator.errors(value))
+        found = chosen.schema_found
+        if found is not None and not partial:  # listed when the candidate was validated
+            errors = list(found)
+        else:
+            errors = clock.run("validate", lambda: validator.errors(value))
         if errors and options.schema_repair:
             from llmfix.schema_repair import coerce_to_schema
 

@@ -166,11 +166,13 @@ def _parse_candidate(
             ]
             diagnostics += relocate(tuple(mapped), candidate.span.start, lines, fresh=True)
     schema_errors = None
+    found: tuple[Diagnostic, ...] | None = None
     if validator is not None and outcome.ok:
         value = outcome.value
-        schema_errors = clock.run(
-            "validate", lambda: 0 if validator.is_valid(value) else len(validator.errors(value))
+        found = clock.run(
+            "validate", lambda: () if validator.is_valid(value) else tuple(validator.errors(value))
         )
+        schema_errors = len(found)
     return build(  # (no frozen __init__: a field set at a time costs more than a parse)
         ParsedCandidate,
         candidate=candidate,
@@ -179,6 +181,7 @@ def _parse_candidate(
         strict=outcome.strict,
         diagnostics=tuple(diagnostics),
         schema_errors=schema_errors,
+        schema_found=found,
     )
 
 
@@ -227,14 +230,14 @@ def strict_document(
     stages["parse"] = parsed - begin
     if not ok:
         return cast(NotStrict, value)
-    errors = None
+    found: tuple[Diagnostic, ...] = ()
     if validator is not None:
-        errors = 0 if validator.is_valid(value) else len(validator.errors(value))
+        found = () if validator.is_valid(value) else tuple(validator.errors(value))
         stages["validate"] = clock() - parsed
     start = text.find(stripped[0])
     span = build(Span, start=start, end=start + len(stripped))
     candidate = build(Candidate, text=stripped, span=span, origin="whole")
-    if not errors:
+    if not found:
         return build(
             Result,
             status=Status.VALID,
@@ -252,7 +255,8 @@ def strict_document(
         value=value,
         strict=True,
         diagnostics=(),
-        schema_errors=errors,
+        schema_errors=len(found),
+        schema_found=found,
     )
 
 
@@ -274,7 +278,9 @@ def _reject_prose(parsed: ParsedCandidate) -> ParsedCandidate:
         span=parsed.candidate.span,
         hint="the response holds no JSON object or array",
     )
-    return replace(parsed, ok=False, value=None, diagnostics=(*parsed.diagnostics, failure))
+    return replace(
+        parsed, ok=False, value=None, diagnostics=(*parsed.diagnostics, failure), schema_found=None
+    )
 
 
 def _read_candidates(

@@ -20,7 +20,7 @@ as ``extract.ambiguous`` (naming both spans) instead of being silently resolved.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from llmfix.config import Pick
@@ -37,6 +37,9 @@ class ParsedCandidate:
     strict: bool
     diagnostics: tuple[Diagnostic, ...]  # extraction, cleaning and parse diagnostics
     schema_errors: int | None = None  # None when no schema was given
+    # the errors counted, when they were listed (finish() takes them instead of
+    # validating the same value again)
+    schema_found: tuple[Diagnostic, ...] | None = field(default=None, compare=False, repr=False)
 
     @property
     def risk(self) -> Risk | None:

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import llmfix
+import llmfix.pipeline
 from llmfix.pipeline import parse_candidates
 
 
@@ -204,3 +205,28 @@ def test_extraction_runs_only_when_the_parse_cannot_tell(
     assert bool(calls) is extracted
     assert parses.count(text) == 1  # the whole text is parsed once either way
     assert result.value is not None
+
+
+def test_a_value_is_listed_against_its_schema_once_before_repair(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The errors found when a candidate is validated are the ones finish() starts from;
+    only the repaired value is validated again."""
+    from llmfix.pipeline import make_validator
+    from llmfix.validate import SchemaValidator
+
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    listed: list[object] = []
+    errors = SchemaValidator.errors
+
+    def counted(self: SchemaValidator, value: object) -> object:
+        listed.append(value)
+        return errors(self, value)
+
+    monkeypatch.setattr(SchemaValidator, "errors", counted)
+    validator = make_validator(schema)
+    for text in ("{'n': '12'}", '{"n": "12"}', "Here: {'n': '12'}"):
+        listed.clear()
+        result = llmfix.pipeline.repair_text(text, validator=validator)
+        assert result.value == {"n": 12}
+        assert listed == [{"n": "12"}, {"n": 12}]
