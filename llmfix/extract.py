@@ -201,10 +201,10 @@ def broken_whole(doc: Document, not_strict: NotStrict | None) -> Candidate | Non
         return None
     text = doc.text
     start, end = strip_span(text, 0, len(text))
-    if start == end or text[start] not in "{[":
+    body = not_strict.text  # (the text found not strict, taken as it is: no copy to compare)
+    if start == end or text[start] not in "{[" or len(body) != end - start:
         return None
-    body = text[start:end]
-    if not not_strict.covers(body):
+    if not text.startswith(body, start):
         return None
     return Candidate(body, Span(start, end), "whole")
 

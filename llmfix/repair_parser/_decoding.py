@@ -119,10 +119,6 @@ def _unclosed(doc: str, start: int, stop: int) -> str | None:
     return None
 
 
-def _at(site: tuple[int, Repair]) -> int:
-    return site[0]
-
-
 def _literal_at(text: str, at: int) -> bool:
     """Whether the literal at ``at`` is a word of its own (not the end of one)."""
     return at == 0 or not _WORD_CHAR.match(text, at - 1)
@@ -327,7 +323,7 @@ class Decoding(Trivia):
                 as_json if kind == "l" else as_space, doc
             )
             if self.patch_sites:
-                sites = sorted(self.patch_sites + sites, key=_at)
+                sites = sorted(self.patch_sites + sites)  # (a place holds one site)
             self.patch_sites = sites
             self.site_starts = [at for at, _ in sites]
         self.document = _Document(doc)
