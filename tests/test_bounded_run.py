@@ -9,6 +9,12 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -80,3 +86,101 @@ def test_strings_with_escapes_close_where_they_end(answer: str) -> None:
         shown += [e.value for e in parser.flush() if e.value]
         assert shown[-1] == expected
         assert parser.close().value == expected
+
+
+# ------------------------------------------------------------------ 12: workers end with the run
+
+
+def _children(parent: int) -> set[int]:
+    """The pids of ``parent``'s living child processes (from /proc; a zombie is not living)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+        if int(ppid) == parent and state != "Z":
+            found.add(int(entry.name))
+    return found
+
+
+def _living(pids: set[int]) -> set[int]:
+    alive = set()
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        if stat.rsplit(")", 1)[1].split()[0] != "Z":
+            alive.add(pid)
+    return alive
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_pool_workers_end_when_check_is_killed(tmp_path: Path) -> None:
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    slow = "[" + ", ".join(f'{{"k{i}": [1, 2, "x",], }}' for i in range(8000)) + "]"
+    for k in range(60):  # about 0.25 s each: the pool starts after half a second
+        (answers / f"a{k:02}.json").write_text(slow)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "llmfix", "check", str(answers), "-j", "2", "-q"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        workers: set[int] = set()
+        deadline = time.monotonic() + 60
+        while len(workers) < 2 and time.monotonic() < deadline and run.poll() is None:
+            time.sleep(0.05)
+            workers = _children(run.pid)
+        assert len(workers) >= 2, "the pool never started"
+        time.sleep(0.3)  # the workers are checking
+    finally:
+        run.kill()
+        run.wait()
+    deadline = time.monotonic() + 20  # generous: a loaded machine; before, they never ended
+    while _living(workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = _living(workers)
+    for pid in left:  # do not leave them behind if the test fails
+        os.kill(pid, signal.SIGKILL)
+    assert not left
+
+
+_WATCHED_CHILD = """
+import os, signal, sys, time
+from llmfix import batch
+batch._ask_kernel_to_end_with_parent = lambda: None  # the portable watcher alone
+parent = os.getpid()
+child = os.fork()
+if child == 0:
+    os.close(1)  # the test reads the output to its end
+    os.close(2)
+    try:
+        batch._end_with_parent(parent)
+    finally:  # the child lives on unless the watcher ends it
+        time.sleep(60)
+        os._exit(0)
+print(child, flush=True)
+time.sleep(0.5)
+os.kill(parent, signal.SIGKILL)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forks")
+def test_a_worker_without_the_kernel_signal_still_sees_its_parent_die() -> None:
+    run = subprocess.run(
+        [sys.executable, "-c", _WATCHED_CHILD], capture_output=True, text=True, timeout=30
+    )
+    child = {int(run.stdout.split()[0])}
+    deadline = time.monotonic() + 15
+    while _living(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = _living(child)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left
