@@ -342,6 +342,9 @@ def _init_worker(profiles: Mapping[str, Profile], timeout: float | None, parent:
     # The parent handles Ctrl-C; a worker dying of it would break the pool mid-report.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _end_with_parent(parent)
+    from llmfix.ceilings import make_room
+
+    make_room()  # a spawned worker starts with the interpreter's recursion limit
     _WORKER["profiles"] = profiles
     _WORKER["timeout"] = timeout
 

@@ -184,3 +184,155 @@ def test_a_worker_without_the_kernel_signal_still_sees_its_parent_die() -> None:
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert not left
+
+
+# ------------------------------------------------------------------ 8: limits a project file sets
+
+HOSTILE_LIMITS = """\
+jobs: 48
+timeout: 1000000000.0
+max-item-size: 99999999999
+options: {max_depth: 100000, time_budget: 1000000000.0, max_size: 99999999999}
+checks:
+  - files: "*.json"
+    options: {max_depth: 100000}
+llm:
+  model: m
+  max-attempts: 50
+  max-retries: 200
+  backoff-max: 1000000000.0
+  timeout: 1000000000.0
+  max-calls: 100
+"""
+
+
+def _user_config(text: str) -> None:
+    from llmfix.trust import user_config_path
+
+    path = user_config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_an_untrusted_project_file_may_only_tighten_limits(tmp_path: Path) -> None:
+    from llmfix.configfile import load_settings
+
+    _user_config("llm:\n  max-calls: 2\n")
+    (tmp_path / "llmfix.yaml").write_text(HOSTILE_LIMITS)
+    settings = load_settings({}, start=tmp_path)
+    assert (settings.jobs, settings.timeout, settings.max_item_size) == (0, 60.0, 10_000_000)
+    assert settings.options == {}
+    assert settings.checks[0].options == {}
+    assert settings.llm == {"model": "m", "max_calls": 2}  # the user's max-calls stands
+    named = " ".join(settings.ignored)
+    for key in (
+        "jobs: 48",
+        "timeout: 1000000000.0",
+        "max-item-size",
+        "options.max-depth: 100000",
+        "options.time-budget",
+        "options.max-size",
+        "checks[0].options.max-depth",
+        "llm.max-attempts: 50",
+        "llm.max-retries: 200",
+        "llm.backoff-max",
+        "llm.timeout",
+        "llm.max-calls: 100",
+    ):
+        assert key in named
+
+
+def test_an_untrusted_project_file_keeps_the_limits_it_tightens(tmp_path: Path) -> None:
+    from llmfix.configfile import load_settings
+
+    (tmp_path / "llmfix.yaml").write_text(
+        "jobs: 1\ntimeout: 5\noptions: {max_depth: 50}\nllm: {max-attempts: 1, max-calls: 3}\n"
+    )
+    settings = load_settings({}, start=tmp_path)
+    assert (settings.jobs, settings.timeout, settings.options) == (1, 5, {"max_depth": 50})
+    assert settings.llm == {"max_attempts": 1, "max_calls": 3}
+    assert not [key for key in settings.ignored if ":" in key]  # no limit was left out
+
+
+def test_trusted_sources_loosen_limits_up_to_their_ceilings(tmp_path: Path) -> None:
+    from llmfix.ceilings import JOBS_PER_CPU, MAX_DEPTH, usable_cpus
+    from llmfix.configfile import load_settings
+
+    (tmp_path / "llmfix.yaml").write_text(HOSTILE_LIMITS)
+    settings = load_settings({"jobs": 48}, start=tmp_path, trust=True)
+    assert settings.options["max_depth"] == MAX_DEPTH
+    assert settings.checks[0].options["max_depth"] == MAX_DEPTH
+    assert settings.timeout == 86_400.0
+    assert settings.jobs == min(48, JOBS_PER_CPU * usable_cpus())
+    assert any("max-depth 100000 is above its ceiling" in note for note in settings.limited)
+    assert settings.llm["max_attempts"] == 50  # trusted: kept, refused when the run starts
+
+
+def _llmfix(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "llmfix", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+
+
+def test_llm_limits_above_their_ceilings_are_a_one_line_error(tmp_path: Path) -> None:
+    _user_config("llm:\n  model: m\n  max-attempts: 50\n")
+    (tmp_path / "a.json").write_text("{'a': 1}")
+    done = _llmfix("repair", "a.json", "--llm", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "max_attempts must be at most 10" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def _nested(depth: int) -> str:
+    """An answer ``depth`` levels deep (arrays and objects in turn) with a trailing comma."""
+    opening = "".join('{"a": ' if level % 2 else "[" for level in range(depth))
+    closing = "".join("}" if level % 2 else "]" for level in reversed(range(depth)))
+    return opening + "1," + closing
+
+
+def test_a_3000_deep_answer_with_a_loosened_depth_is_a_diagnostic_not_a_crash(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "deep.json").write_text(_nested(3000))
+    (tmp_path / "llmfix.yaml").write_text("options: {max_depth: 100000}\n")
+    repaired = _llmfix("repair", "deep.json", "--max-depth", "5000", cwd=tmp_path)
+    checked = _llmfix(
+        *("check", "deep.json", "-f", "json", "-o", "r.json", "--write-fixed", "fixed"),
+        "--trust-config",
+        cwd=tmp_path,
+    )
+    for done in (repaired, checked):
+        assert "Traceback" not in done.stderr
+        assert "RecursionError" not in done.stderr
+        assert done.returncode == 1
+        assert "above its ceiling: 600 is used" in done.stderr
+    assert "limits.depth" in repaired.stdout + repaired.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["summary"]["errors"][0]["code"] == "limits.depth"
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml", "html"])
+def test_an_answer_as_deep_as_the_ceiling_is_written_by_every_writer(
+    tmp_path: Path, fmt: str
+) -> None:
+    from llmfix.ceilings import MAX_DEPTH
+
+    depth = MAX_DEPTH - 10
+    (tmp_path / "deep.json").write_text(_nested(depth))
+    (tmp_path / "llmfix.yaml").write_text(f"options: {{max_depth: {MAX_DEPTH}}}\n")
+    report = f"r.{fmt}"
+    done = _llmfix(
+        *("check", "deep.json", "-f", fmt, "-o", report, "--write-fixed", "fixed"),
+        "--trust-config",
+        cwd=tmp_path,
+    )
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert done.returncode == 0
+    assert (tmp_path / report).stat().st_size > depth
+    fixed = json.loads((tmp_path / "fixed" / "deep.json").read_text())
+    assert fixed == json.loads(_nested(depth).replace("1,", "1"))
