@@ -66,6 +66,29 @@ def test_escaped_quotes_fed_one_at_a_time_cost_linear_work(
     assert parser.close().value == json.loads(large)
 
 
+def test_many_tool_calls_fed_one_character_at_a_time_cost_linear_checking(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each tool call's end used to run the tool-call check on the whole text so far."""
+    from llmfix.stream.calls import ToolCallStream
+
+    checked = [0]
+    check = ToolCallStream._check_tools
+
+    def counted(self: Any, text: str, *, structured: bool = False) -> Any:
+        checked[0] += len(text)
+        return check(self, text, structured=structured)
+
+    monkeypatch.setattr(ToolCallStream, "_check_tools", counted)
+    call = '<tool_call>{"name": "f", "arguments": {"a": "\\"x\\"x"}}</tool_call>\n'
+    text = call * 300
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    parser = llmfix.stream(tools=tools)
+    events = [event for char in text for event in parser.feed(char)] + parser.flush()
+    assert len([e for e in events if e.kind == "tool_call"]) == 300
+    assert checked[0] <= 20 * len(text)  # was 37 times here, growing with the calls
+
+
 @pytest.mark.parametrize(
     "answer",
     [

@@ -218,7 +218,7 @@ class StreamParser(ToolCallStream):
             self._call_events(call, call.parser.flush())
         if self._stopped and self._tools and self._total > self._checked_at:
             self._boundary = True
-        return self._take_events()
+        return self._take_events(now=True)
 
     def feed_reasoning(self, text: str) -> list[Event]:
         """Reasoning the API sends apart from the answer (never read as the answer)."""
@@ -247,12 +247,15 @@ class StreamParser(ToolCallStream):
 
     # ---------------------------------------------------------------- driving
 
-    def _take_events(self) -> list[Event]:
+    def _take_events(self, *, now: bool = False) -> list[Event]:
+        """The events made so far; with tools, first those of the calls that may have ended
+        (at once with ``now``, from ``flush``; else once the check is due, see
+        :meth:`_check_due`)."""
         self._flush_prose()
         if self._dirty and self._mode == _VALUE and not self._stopped:
             self._add(self._snapshot(complete=False))
         self._dirty = False
-        if self._boundary and self._tools and not self._calls:
+        if self._boundary and self._tools and not self._calls and (now or self._check_due()):
             self._boundary = False
             self._release_text_calls()
         events, self._events = self._events, []
