@@ -338,11 +338,65 @@ def _outcome(item: Item, done: Done, profiles: Mapping[str, Profile]) -> Outcome
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(profiles: Mapping[str, Profile], timeout: float | None) -> None:
+def _init_worker(profiles: Mapping[str, Profile], timeout: float | None, parent: int) -> None:
     # The parent handles Ctrl-C; a worker dying of it would break the pool mid-report.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _end_with_parent(parent)
+    from llmfix.ceilings import make_room
+
+    make_room()  # a spawned worker starts with the interpreter's recursion limit
     _WORKER["profiles"] = profiles
     _WORKER["timeout"] = timeout
+
+
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+PARENT_POLL_SECONDS = 1.0
+
+
+def _end_with_parent(parent: int) -> None:
+    """End this worker when the process that started it dies, even killed with SIGKILL
+    (its workers would otherwise wait on the pool's queue for ever, each holding the
+    other's pipe open). Linux: the kernel sends SIGKILL (``PR_SET_PDEATHSIG``); everywhere:
+    a thread that sees the parent process change. ``parent`` is the pid of the process
+    that made the pool: if it is gone already (it died before this ran), end now."""
+    started_by = os.getppid()
+    if started_by != parent and not _alive(parent):
+        os._exit(1)
+    _ask_kernel_to_end_with_parent()
+    if os.getppid() != started_by:  # died between the two looks: the signal never comes
+        os._exit(1)
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == started_by:
+            time.sleep(PARENT_POLL_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="llmfix-parent-watch", daemon=True).start()
+
+
+def _ask_kernel_to_end_with_parent() -> None:
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # no prctl (a libc without it): the thread watches
+        pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
 
 
 def _run_chunk(payloads: list[Payload | None]) -> list[Done | None]:
@@ -423,7 +477,9 @@ class _Pool:
         from concurrent.futures import ProcessPoolExecutor
 
         return ProcessPoolExecutor(
-            self.jobs, initializer=_init_worker, initargs=(self.profiles, self.timeout)
+            self.jobs,
+            initializer=_init_worker,
+            initargs=(self.profiles, self.timeout, os.getpid()),
         )
 
     def submit(self, prepared: list[Payload | Outcome]) -> Future[list[Done | None]]:

@@ -108,6 +108,7 @@ class Settings:
     config: str | None = None  # the file these came from
     trusted: bool = True  # whether the file's network and secret settings are used
     ignored: tuple[str, ...] = ()  # the keys of an untrusted file that were not used
+    limited: tuple[str, ...] = ()  # the limits lowered to their ceilings (llmfix.ceilings)
     base: str = "."  # directory the rules' globs are relative to
     flagged: frozenset[str] = frozenset()  # settings given on the command line
     flag_options: Mapping[str, object] = dataclass_field(default_factory=dict)
@@ -126,7 +127,7 @@ class Settings:
         out: dict[str, Any] = {}
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name in ("flagged", "flag_options"):
+            if f.name in ("flagged", "flag_options", "limited"):
                 continue
             if f.name == "checks":
                 value = [rule.to_dict() for rule in value]
@@ -438,7 +439,11 @@ def load_settings(
     trusted = found is None or trust or env_trusts_config() or is_trusted(found)
     ignored: list[str] = []
     if found is not None and not trusted:
+        from llmfix.ceilings import untrusted_limits
+
         file_values, ignored = untrusted_view(file_values, found.parent)
+        file_values, looser = untrusted_limits(file_values, user.get("llm"))
+        ignored += looser
     merged: dict[str, Any] = dict(file_values)
     merged["llm"], merged["llm_enabled"] = _merged_llm(user.get("llm"), file_values.get("llm"))
     if "allow_remote_refs" in user:
@@ -453,6 +458,9 @@ def load_settings(
             merged["options"] = {**merged.get("options", {}), **value}
         else:
             merged[key] = value
+    from llmfix.ceilings import clamped_options, clamped_settings
+
+    merged, limited = clamped_settings(merged)
     for key in ("paths", "include", "exclude", "checks"):
         if key in merged:
             merged[key] = tuple(merged[key])
@@ -460,8 +468,9 @@ def load_settings(
         **merged,
         trusted=trusted,
         ignored=tuple(ignored),
+        limited=tuple(limited),
         flagged=frozenset(flagged),
-        flag_options=dict(flags.get("options") or {}),
+        flag_options=clamped_options(flags.get("options") or {})[0],  # noted in merged
     )
     if found is not None:
         base = os.path.relpath(found.resolve().parent)
@@ -497,7 +506,8 @@ def untrusted_view(values: Mapping[str, Any], base: Path) -> tuple[dict[str, Any
     read or write outside the file's own directory tree: ``output``, ``write-fixed`` and
     ``paths`` entries, and ``checks`` globs, that lead out of it (``..``, absolute paths,
     symbolic links). The model name, attempts, timeouts and every schema and check setting
-    are kept.
+    are kept (:func:`llmfix.ceilings.untrusted_limits` then leaves out the limits it would
+    loosen).
     """
     from llmfix.trust import LLM_NETWORK_KEYS
 

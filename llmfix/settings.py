@@ -322,9 +322,27 @@ class RepairFlags(NamedTuple):
 def repair_config(flags: RepairFlags) -> "Settings":
     """What the config files give a `repair` run (the user's, and the project file found
     upward, read with the trust rules); its ``ignored`` keys are for the command to name."""
+    from dataclasses import replace
+
     from llmfix.configfile import load_settings
 
-    return load_settings({}, trust=flags.trust_config)
+    settings = load_settings({}, trust=flags.trust_config)
+    _, lowered = _repair_limits(flags)
+    return replace(settings, limited=(*settings.limited, *lowered)) if lowered else settings
+
+
+def _repair_limits(flags: RepairFlags) -> tuple[dict[str, object], list[str]]:
+    """``--max-depth``, ``--max-size`` and ``--time-budget`` at most their ceilings (see
+    :mod:`llmfix.ceilings`), and a note for each one lowered."""
+    from llmfix.ceilings import clamped_options
+
+    given = {
+        "max_depth": flags.max_depth,
+        "max_size": flags.max_size,
+        "time_budget": flags.time_budget,
+    }
+    limits, notes = clamped_options(given)
+    return limits, [f"--{note}" for note in notes]
 
 
 def repair_settings(flags: RepairFlags, config: "Settings | None" = None) -> RunSettings:
@@ -345,14 +363,13 @@ def repair_settings(flags: RepairFlags, config: "Settings | None" = None) -> Run
         raise ConfigError(f"--indent must be 0 or more, not {flags.indent}")
     if flags.max_depth < 1 or flags.max_size < 1 or flags.time_budget <= 0:
         raise ConfigError("--max-depth, --max-size and --time-budget must be positive")
+    limits, _ = _repair_limits(flags)  # the notes are repair_config's
     options = make_options(
         pick=flags.pick,
         disabled_rules=disabled,
         schema_repair=not flags.no_schema_repair,
         partial=flags.partial,
-        max_depth=flags.max_depth,
-        max_size=flags.max_size,
-        time_budget=flags.time_budget,
+        **limits,
         engine=flags.engine,
         allow_remote_refs=allow_remote,
     )

@@ -235,7 +235,8 @@ def untrusted_note(config: str, ignored: tuple[str, ...]) -> str:
     return (
         f"{config} is not trusted, so its {keys} "
         f"{'was' if len(ignored) == 1 else 'were'} ignored (settings that reach the network, "
-        "a secret or files outside the project need your trust); to use them: "
+        "a secret or files outside the project, or loosen a limit, need your trust); to use "
+        "them: "
         f"`llmfix config trust {config}` (recorded until the file changes) or --trust-config"
     )
 

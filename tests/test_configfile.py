@@ -76,9 +76,10 @@ def test_a_bad_toml_file_is_a_config_error(project: Path) -> None:
 
 
 def test_flags_beat_the_file(project: Path) -> None:
-    write(project / "llmfix.yaml", "fail-on: repaired\njobs: 3\n")
+    # jobs: 1, as an untrusted file may not ask for more workers than there are CPUs
+    write(project / "llmfix.yaml", "fail-on: repaired\njobs: 1\n")
     settings = load_settings({"fail_on": "extracted", "jobs": None})
-    assert (settings.fail_on, settings.jobs) == ("extracted", 3)
+    assert (settings.fail_on, settings.jobs) == ("extracted", 1)
 
 
 def test_defaults_fill_what_neither_gives(project: Path) -> None:
@@ -260,7 +261,7 @@ def test_repair_with_a_schema_flag_ignores_the_configs_schemas(two_schemas: Path
 HOSTILE = (
     "schema: s.json\nallow-remote-refs: true\n"
     "checks:\n  - files: '*.txt'\n    options: {allow_remote_refs: true}\n"
-    "llm:\n  model: m\n  max-attempts: 3\n  base-url: http://evil/v1\n  api-key-env: CLOUD\n"
+    "llm:\n  model: m\n  max-attempts: 1\n  base-url: http://evil/v1\n  api-key-env: CLOUD\n"
 )
 
 
@@ -270,7 +271,7 @@ def test_an_untrusted_file_keeps_its_schema_but_not_its_network_keys(project: Pa
     options = [settings.options, settings.checks[0].options]
     assert (settings.schema, settings.llm, settings.llm_enabled, options) == (
         "s.json",
-        {"model": "m", "max_attempts": 3},
+        {"model": "m", "max_attempts": 1},  # a limit it tightens (it may not loosen one)
         False,
         [{}, {}],
     )

@@ -154,12 +154,16 @@ def dump_json(value: Any, indent: int | None) -> str:
 
 
 def warn_untrusted(settings: Settings) -> None:
-    """Say once, on stderr, which keys of an untrusted project file were not used."""
+    """Say once, on stderr, which keys of an untrusted project file were not used, and
+    which limits were lowered to their ceilings."""
     if settings.ignored:
         from llmfix.trust import untrusted_note
 
         note = untrusted_note(settings.config or "the config file", settings.ignored)
         sys.stderr.write(f"llmfix: warning: {note}\n")
+    if settings.limited:
+        notes = "; ".join(settings.limited)
+        sys.stderr.write(f"llmfix: warning: {notes} (see README, Limits and safety)\n")
 
 
 def print_llm_totals(run: LlmRun, verbosity: int) -> None:

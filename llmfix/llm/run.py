@@ -132,4 +132,10 @@ def build_llm_run(settings: Settings, flags: Mapping[str, object]) -> LlmRun:
     base = LlmConfig.from_mapping(settings.llm, source="config: llm")
     config = base.with_overrides(**env_llm_settings()).with_overrides(**flags)
     config.require_model()
+    from llmfix.ceilings import llm_ceiling_problems
+    from llmfix.errors import ConfigError
+
+    above = llm_ceiling_problems(config.to_dict())  # an untrusted file's were left out before
+    if above:
+        raise ConfigError(f"llm: {above[0]}")
     return LlmRun(config, make_provider(config), CallBudget(config.max_calls))

@@ -128,6 +128,14 @@ class ToolCallStream:
         self._boundary = True
         return self._take_events()
 
+    def _check_due(self) -> bool:
+        """Whether a call that may have ended is checked now: once the text grew by an
+        eighth since the last check. Checking at every call's end costs the text so far each
+        time, quadratic in the number of calls (2,000 short calls fed one character at a
+        time: minutes); this way the checks cost about nine times the text in all, and a
+        call waits for at most an eighth more text, or ``flush()``, or ``close()``."""
+        return self._total - self._checked_at > self._checked_at // 8
+
     def _release_text_calls(self) -> None:
         """Release, in order, the calls that are complete and valid in the text so far.
 

@@ -25,7 +25,8 @@ What a snapshot promises (monotonic):
   guess; ``close()`` still repairs the whole text.
 
 Cost: every character is looked at a bounded number of times. An unfinished string is
-retried when a chunk brings its quote (or its length grew by a quarter); an unfinished
+retried when a chunk brings its closing quote (an escaped one does not count: each chunk is
+looked at alone, the escape state carried over) or its length grew by a quarter; an unfinished
 container shorter than :data:`DESCEND` is retried after :data:`BATCH` more characters (a
 32nd of the text so far when that is more, up to 8,192), or at the first chunk after
 :data:`QUIET` seconds without a read; one C-speed scan then reads several members. A
@@ -75,6 +76,7 @@ _TEXT_SPECIAL = re.compile(r"[{\[<`~]")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _NUMBER_TAIL = re.compile(r"[0-9.eE+-]*")
 _WORD = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_DOUBLE_BODY = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.S)
 _SINGLE_BODY = re.compile(r"[^'\\]*(?:\\.[^'\\]*)*", re.S)
 _SINGLE_ESCAPE = re.compile(r"\\.|\"", re.S)
 _TAG = re.compile(r"<(/?)([A-Za-z][\w:.-]*|\|[\w]+\|)(?:\s[^<>]*)?>")
@@ -141,6 +143,7 @@ class StreamParser(ToolCallStream):
         self._pending: list[str] = []  # chunks fed but not yet joined into _buf
         self._resume_at = 0  # read again once _total reaches this
         self._quote: str | None = None  # or sooner, once this quote arrives (a string)
+        self._escaped = False  # the text fed so far ends inside that string's escape
         self._timed = False  # or once QUIET seconds passed since the last read (a container)
         self._read_at = 0.0
         self._waiting: int | None = None  # buffer offset of what _run waits to complete
@@ -185,7 +188,7 @@ class StreamParser(ToolCallStream):
         if self._total < self._resume_at:
             quote = self._quote
             if quote is not None:
-                if quote not in chunk:
+                if not self._closes_string(chunk):
                     return []
             elif not self._timed or time.monotonic() - self._read_at < QUIET:
                 return []
@@ -215,7 +218,7 @@ class StreamParser(ToolCallStream):
             self._call_events(call, call.parser.flush())
         if self._stopped and self._tools and self._total > self._checked_at:
             self._boundary = True
-        return self._take_events()
+        return self._take_events(now=True)
 
     def feed_reasoning(self, text: str) -> list[Event]:
         """Reasoning the API sends apart from the answer (never read as the answer)."""
@@ -244,12 +247,15 @@ class StreamParser(ToolCallStream):
 
     # ---------------------------------------------------------------- driving
 
-    def _take_events(self) -> list[Event]:
+    def _take_events(self, *, now: bool = False) -> list[Event]:
+        """The events made so far; with tools, first those of the calls that may have ended
+        (at once with ``now``, from ``flush``; else once the check is due, see
+        :meth:`_check_due`)."""
         self._flush_prose()
         if self._dirty and self._mode == _VALUE and not self._stopped:
             self._add(self._snapshot(complete=False))
         self._dirty = False
-        if self._boundary and self._tools and not self._calls:
+        if self._boundary and self._tools and not self._calls and (now or self._check_due()):
             self._boundary = False
             self._release_text_calls()
         events, self._events = self._events, []
@@ -275,6 +281,8 @@ class StreamParser(ToolCallStream):
             i = j
         if self._waiting is not None:
             i = self._waiting
+            if self._quote is not None:
+                self._escaped = _ends_in_escape(buf)
         else:
             i = n
             self._resume_at = self._total + 1
@@ -284,6 +292,21 @@ class StreamParser(ToolCallStream):
         self._base += i
         if self._open_string is not None:
             self._open_string -= i
+
+    def _closes_string(self, chunk: str) -> bool:
+        """Whether ``chunk`` holds the closing quote of the string ``_run`` waits for.
+
+        Only the new chunk is looked at, with the escape state carried over from the last
+        one (a backslash that ended it escapes this chunk's first character): an escaped
+        quote (``\\"``) does not send the reader back over the whole string, so a string
+        full of them costs its length once, not once per quote.
+        """
+        start = 1 if self._escaped else 0
+        end = match_end(_DOUBLE_BODY, chunk, start)
+        if end < len(chunk) and chunk[end] == '"':
+            return True
+        self._escaped = end < len(chunk)  # stopped at a backslash that ends the chunk
+        return False
 
     def _wait(self, i: int) -> int:
         """Stop here until more text came: a quarter more than what is pending, at least 1."""
@@ -813,6 +836,14 @@ class StreamParser(ToolCallStream):
             return None
         self._note("parse.single_quotes", Risk.SAFE, i, end + 1 - i, "single-quoted string")
         return text, end + 1
+
+
+def _ends_in_escape(buf: str) -> bool:
+    """Whether ``buf`` ends with an odd run of backslashes (its last one escapes what comes)."""
+    k = len(buf)
+    while k and buf[k - 1] == "\\":
+        k -= 1
+    return (len(buf) - k) % 2 == 1
 
 
 def _schema_of(validator: SchemaValidator | None) -> Any:
