@@ -24,13 +24,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, ClassVar, TextIO
 
-from llmfix.model import Diagnostic, Position, Severity
+from llmfix.model import Diagnostic, Position, Severity, Status
 
 if TYPE_CHECKING:
     from llmfix.batch import BatchSummary, Checked
     from llmfix.inputs import Item
 
 GATE_CODE = "check.gate"
+
+# Every status an item can end with, best to worst: the model's (``Status``), then
+# ``error`` (the item could not be checked). Every reporter lists these, so none drifts.
+STATUSES: tuple[str, ...] = (*(status.value for status in Status), "error")
+STATUS_LABELS: dict[str, str] = {
+    "valid": "valid as-is",
+    "extracted": "extracted",
+    "repaired": "repaired",
+    "llm_repaired": "LLM-repaired",
+    "truncated": "truncated (cut off)",
+    "invalid": "invalid",
+    "refused": "refused",
+    "unparseable": "unparseable",
+    "error": "not checked (error)",
+}
+# Statuses shown in a table only when some item has them.
+RARE_STATUSES = frozenset({"llm_repaired", "truncated", "refused", "error"})
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from llmfix.jsontext import dumps
 from llmfix.model import Diagnostic, Result, Severity, Status
+from llmfix.reporters.sinks import for_terminal
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -97,7 +98,9 @@ def print_line(
     console: Console | PlainConsole, text: str, style: str = "", *, markup: bool = False
 ) -> None:
     """One line of ``text`` in ``style``; with ``markup``, read as rich markup (as
-    ``Console.print`` reads a str)."""
+    ``Console.print`` reads a str). The text is escaped for the terminal first: it holds
+    file names, keys and model text (see :mod:`llmfix.reporters.sinks`)."""
+    text = for_terminal(text)
     if isinstance(console, PlainConsole):
         console.line(text, style, markup=markup)
     elif markup:
@@ -153,9 +156,10 @@ def print_result(
 
 
 def print_failures(console: Console | PlainConsole, source: str, failures: list[str]) -> None:
-    """What the gate failed a result for, one line each (read as rich markup, as always)."""
+    """What the gate failed a result for, one line each (plain text: the file name is the
+    repository's, and markup in it would act on the terminal, as ``[link=…]`` does)."""
     for reason in failures:
-        print_line(console, f"{source}: fails: {reason}", "bold red", markup=True)
+        print_line(console, f"{source}: fails: {reason}", "bold red")
 
 
 def _short(value: Any) -> str:
