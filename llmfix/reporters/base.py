@@ -59,6 +59,7 @@ class ReportOptions:
     color: bool = False
     group_by: str | None = None  # the --group-by field, for titles
     max_annotations: int | None = None  # github: annotations at most (--max-annotations)
+    root: str | None = None  # what item keys name files relative to (batch.key_root)
 
 
 class Reporter:
@@ -203,13 +204,16 @@ def output_stream(path: Path | None, default: TextIO) -> Iterator[TextIO]:
         yield handle
 
 
-def item_record(checked: Checked) -> dict[str, Any]:
-    """One item of the versioned report (JSON/YAML): id, location, status, value, diagnostics."""
+def item_record(checked: Checked, root: str | None = None) -> dict[str, Any]:
+    """One item of the versioned report (JSON/YAML): id, location, status, value, diagnostics;
+    its ``key`` names the file relative to ``root`` (see :func:`llmfix.batch.stable_key`)."""
+    from llmfix.batch import stable_key
+
     outcome = checked.outcome
     item = outcome.item
     out: dict[str, Any] = {
         "id": item.id,
-        "key": item.key,
+        "key": stable_key(item, root),
         "source": item.source,
         "line": item.line,
         "kind": item.kind,

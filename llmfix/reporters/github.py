@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TextIO
 
 from llmfix.model import Severity
-from llmfix.reporters.sinks import github_message, github_property
 from llmfix.reporters.base import (
     Reporter,
     ReportOptions,
@@ -27,6 +26,7 @@ from llmfix.reporters.base import (
     message_with_place,
     status_label,
 )
+from llmfix.reporters.sinks import github_message, github_property
 
 if TYPE_CHECKING:
     from llmfix.batch import BatchSummary, Checked

@@ -27,6 +27,7 @@ from llmfix.reporters.sinks import for_xml
 if TYPE_CHECKING:
     from llmfix.batch import BatchSummary, Checked
 
+
 def _clean(text: str) -> str:
     return for_xml(text)
 
