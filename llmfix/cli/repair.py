@@ -407,7 +407,7 @@ def _repair_all(
 
                 result = replace(result, diagnostics=source.diagnostics + result.diagnostics)
             label = source.name if item is None else item.id
-            show(label, result, failures)
+            show(label, result, failures, item)
             entry = {"source": source.name, **result.to_dict()}
             if item is not None:
                 entry = {"id": item.id, **entry}
@@ -450,7 +450,9 @@ class _Shower:
         self.explain = explain
         self.console: Console | PlainConsole | None = None
 
-    def __call__(self, label: str, result: Result, failures: list[str]) -> None:
+    def __call__(
+        self, label: str, result: Result, failures: list[str], item: "Item | None" = None
+    ) -> None:
         verbosity = self.run.verbosity
         if not (verbosity >= 0 or failures or result.errors):
             return
@@ -459,7 +461,7 @@ class _Shower:
         from llmfix.reporters.console import print_explanation, print_failures, print_result
 
         console = self.console = self.console or diagnostics_console()
-        print_result(console, label, result, verbosity)
+        print_result(console, label, result, verbosity, item)
         if self.explain:
             print_explanation(console, label, result)
         print_failures(console, label, failures)

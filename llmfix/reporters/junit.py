@@ -64,7 +64,7 @@ class JunitReporter(Reporter):
         for d in failing_diagnostics(checked):
             location = diagnostic_location(checked, d)
             lines.append(f"{location}: {d.code}: {message_with_place(d, location)}")
-        body = escape(_clean("\n".join(lines)))
+        body = escape("\n".join(_clean(line) for line in lines))
         reason = "; ".join(checked.failures)
         if checked.baselined:
             self._skipped += 1

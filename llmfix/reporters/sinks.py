@@ -14,10 +14,10 @@ goes through the function of its sink:
 - :func:`github_message` and :func:`github_property`: a workflow command's message and
   properties: the runner's own ``%`` escapes for ``%``, CR and LF (and ``:``, ``,`` in
   properties), the rest as for the terminal.
-- :func:`for_html`: HTML text and attributes: HTML-escaped, with the bidi controls as
-  visible escapes (the script does the same for the text it shows).
-- :func:`for_xml`: XML text (JUnit): as for the terminal, since CI tools print these
-  messages in their logs (line breaks kept), and what XML 1.0 cannot hold dropped.
+- :func:`for_html`: HTML text and attributes: HTML-escaped, and escaped as for the
+  terminal (the page's script shows the bidi controls in model text as escapes too).
+- :func:`for_xml`: XML text (JUnit), line by line: as for the terminal, since CI tools
+  print these messages in their logs, and what XML 1.0 cannot hold dropped.
 
 Machine formats (JSON, YAML, SARIF) keep the text as it is, escaped by their encoders.
 """
@@ -32,7 +32,6 @@ import re
 # (U+202A-U+202E) and isolates (U+2066-U+2069).
 BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 _UNSAFE = re.compile(f"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029{BIDI}]")
-_BIDI = re.compile(f"[{BIDI}]")
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
@@ -59,12 +58,12 @@ def github_property(text: str) -> str:
 
 
 def for_html(text: str) -> str:
-    """HTML-escaped text (quotes too, for attributes) that cannot reorder what is shown."""
-    return html.escape(_BIDI.sub(_visible, text), quote=True)
+    """HTML-escaped text (quotes too, for attributes) that cannot reorder what is shown:
+    one line of a name, key or label, escaped as for the terminal too."""
+    return html.escape(for_terminal(text), quote=True)
 
 
 def for_xml(text: str) -> str:
-    """Text for an XML document that CI tools print: nothing XML cannot hold, nothing a
-    terminal acts on (line breaks are kept: JUnit bodies have several lines)."""
-    lines = (for_terminal(line) for line in text.split("\n"))
-    return _NOT_XML.sub("", "\n".join(lines))
+    """One line of text for an XML document that CI tools print: nothing a terminal acts
+    on, nothing XML 1.0 cannot hold."""
+    return _NOT_XML.sub("", for_terminal(text))
