@@ -576,20 +576,58 @@ def fingerprints(item_key: str, status: str, diagnostics: Iterable[Diagnostic]) 
     return found
 
 
+def key_root(config: str | None = None, start: str | None = None) -> str:
+    """What baseline keys are relative to: the repository root (the nearest directory at or
+    above ``start``, the working directory, holding ``.git``, as SARIF's URIs are), else the
+    directory of the project ``config`` file, else the working directory."""
+    here = os.path.realpath(start or os.getcwd())
+    directory = here
+    while True:
+        if os.path.exists(os.path.join(directory, ".git")):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    if config is not None and not config.startswith("builtin:"):
+        return os.path.dirname(os.path.realpath(config))
+    return here
+
+
+def stable_key(item: Item, root: str | None) -> str:
+    """The item's :attr:`~llmfix.inputs.Item.key` with its file named relative to ``root``
+    (``/`` separators), so that ``check data``, ``check $PWD/data`` and ``cd data; check .``
+    give the same keys; a file outside ``root`` keeps its absolute path, stdin its name.
+    With no ``root``: the key as the path was typed."""
+    key, source = item.key, item.source
+    if root is None or source.startswith("<") or not key.startswith(source):
+        return key
+    for path in (os.path.abspath(source), os.path.realpath(source)):
+        if path == root or path.startswith(root.rstrip(os.sep) + os.sep):
+            name = os.path.relpath(path, root)
+            break
+    else:
+        name = os.path.realpath(source)
+    return name.replace(os.sep, "/") + key[len(source) :]
+
+
 class Baseline:
     """Known failures from an earlier run: they are reported, but do not fail.
 
-    Items are matched by their stable key (:attr:`~llmfix.inputs.Item.key`: the batch
-    ``custom_id``, the record's ``id``, or a hash of the answer), so lines inserted above
-    a known failure leave it known. A report whose items have no ``key`` (written before
-    keys existed) is matched by item id.
+    Items are matched by their stable key (:func:`stable_key`: the batch ``custom_id``, the
+    record's ``id``, or a hash of the answer, after the file's path relative to ``root``),
+    so lines inserted above a known failure leave it known, and so does running from
+    another directory. A baseline written before keys were relative to the root (its keys
+    name files as they were typed then) still matches a run that names them the same way;
+    one whose items have no ``key`` (written before keys existed) is matched by item id.
     """
 
-    def __init__(self, known: set[Fingerprint]) -> None:
+    def __init__(self, known: set[Fingerprint], root: str | None = None) -> None:
         self.known = known
+        self.root = root
 
     @classmethod
-    def from_report(cls, report: Mapping[str, Any]) -> Baseline:
+    def from_report(cls, report: Mapping[str, Any], root: str | None = None) -> Baseline:
         known: set[Fingerprint] = set()
         for entry in report.get("items") or []:
             if not isinstance(entry, Mapping):
@@ -601,11 +639,11 @@ class Baseline:
             for diag in entry.get("diagnostics") or []:
                 if isinstance(diag, Mapping) and diag.get("severity") == "error":
                     known.add((name, str(diag.get("code")), str(diag.get("pointer") or "")))
-        return cls(known)
+        return cls(known, root)
 
     def covers(self, outcome: Outcome) -> bool:
         item = outcome.item
-        for name in (item.key, item.id):
+        for name in (stable_key(item, self.root), item.key, item.id):
             if fingerprints(name, outcome.status, outcome.diagnostics) <= self.known:
                 return True
         return False

@@ -217,9 +217,10 @@ def test_junit_failures_carry_the_diagnostics(mixed: list[Item]) -> None:
     )
 
 
-def test_junit_drops_characters_xml_cannot_hold() -> None:
+def test_junit_shows_control_characters_xml_cannot_hold_as_escapes() -> None:
     text = render("junit", [raw("ctl\x01.txt", '{"name": "\x02"}')])
-    assert ET.fromstring(text).find("./testsuite/testcase").get("name") == "ctl.txt"  # type: ignore[union-attr]
+    name = ET.fromstring(text).find("./testsuite/testcase").get("name")  # type: ignore[union-attr]
+    assert name == "ctl\\x01.txt"
 
 
 def test_junit_marks_baselined_failures_skipped() -> None:

@@ -116,7 +116,9 @@ def test_issue_16_command_piped_prints_its_diagnostics_without_rich(tmp_path: Pa
     assert sorted(n for n in names if n.startswith("llmfix.guided.")) == ["llmfix.guided.shape"]
     result = run_llmfix(tmp_path, "repair", str(ANSWER), "--schema", str(SCHEMA))
     diagnostics = [line for line in result.stderr.splitlines() if "import time:" not in line]
-    assert diagnostics[-1] == f"{ANSWER}: repaired, 8 changes (highest risk: safe)"
+    assert diagnostics[-1] == (
+        f"{ANSWER}: repaired, 8 changes (highest risk: safe; 1 info-level, listed with -v)"
+    )
     assert any("repair.coerce_integer" in line for line in diagnostics)
     assert "\x1b[" not in result.stderr
 

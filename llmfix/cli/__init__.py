@@ -98,11 +98,12 @@ def main() -> None:
         format_message = getattr(exc, "format_message", None)
         if format_message is None:
             raise
+        from llmfix.reporters.sinks import for_terminal
+
         command = " ".join(sys.argv[1:2]) if len(sys.argv) > 1 else ""
+        message = f"error: {format_message()} (see `llmfix {command} --help`)"
         sys.stderr.write(
-            f"llmfix: error: {format_message()} (see `llmfix {command} --help`)\n".replace(
-                "llmfix  --help", "llmfix --help"
-            )
+            f"llmfix: {for_terminal(message)}\n".replace("llmfix  --help", "llmfix --help")
         )
         sys.exit(int(ExitCode.USAGE))
     sys.exit(code if isinstance(code, int) else 0)

@@ -23,6 +23,7 @@ from llmfix.cli.common import (
     TrustConfigOption,
     app,
     fail,
+    say,
     print_llm_totals,
     tolerant_streams,
     warn_untrusted,
@@ -215,7 +216,8 @@ def check(
     """Check many model outputs: files, directories, JSONL logs, API responses, transcripts.
 
     Exit codes: 0 clean, 1 an item fails the gates (--fail-on, --max-risk) and is not in
-    the --baseline, 2 usage, config or schema error.
+    the --baseline, 2 usage, config or schema error. Writing a baseline (-f baseline)
+    exits 0 whatever fails.
     """
     tolerant_streams()
     from llmfix.settings import CheckFlags, LlmFlags, check_config, check_settings
@@ -298,7 +300,7 @@ def run_check(
     A run that matched no item is a usage error (``ConfigError``) unless ``allow_empty``:
     a wrong path or glob must not pass as "all passed".
     """
-    from llmfix.batch import BatchLimits, BatchSummary, FieldHints, judge
+    from llmfix.batch import BatchLimits, BatchSummary, FieldHints, judge, key_root
     from llmfix.reporters import report_target, reporter_class
     from llmfix.reporters.base import output_stream
 
@@ -315,7 +317,8 @@ def run_check(
     files = _files(settings, run.reports)
     if not files and not allow_empty:
         raise ConfigError(_nothing_matched(settings, "no files"))
-    baseline = _baseline(settings.baseline)
+    root = key_root(settings.config)
+    baseline = _baseline(settings.baseline, root)
     limits = BatchLimits(
         jobs=settings.jobs, item_timeout=settings.timeout, max_item_size=settings.max_item_size
     )
@@ -329,7 +332,7 @@ def run_check(
     start = time.perf_counter()
     with contextlib.ExitStack() as files_open:
         out = files_open.enter_context(output_stream(output, stdout))
-        options = _report_options(run, out, baseline, output)
+        options = _report_options(run, out, baseline, output, root)
         reporters = _reporters(settings.format, out, options)
         for fmt, path in also:
             extra = files_open.enter_context(output_stream(path, stdout))
@@ -363,9 +366,11 @@ def run_check(
         for reporter in reporters:
             reporter.finish(summary)
     for hint in hints.hints():
-        sys.stderr.write(f"llmfix: hint: {hint}\n")
+        say(f"hint: {hint}")
     if not summary.total.items and not allow_empty:
         raise ConfigError(_nothing_matched(settings, "no items (the files are empty)"))
+    if settings.format == "baseline":  # recording the failures is what was asked: done
+        return ExitCode.OK
     return ExitCode.FAILED if summary.total.failed else ExitCode.OK
 
 
@@ -510,23 +515,25 @@ def _results_writer(run: RunSettings) -> ResultsWriter | None:
     return ResultsWriter(Path(run.results), run.results_format) if run.results else None
 
 
-def _baseline(path: str | None) -> Baseline | None:
+def _baseline(path: str | None, root: str) -> Baseline | None:
     if path is None:
         return None
     from llmfix.batch import Baseline
     from llmfix.reporters.report import read_report
 
-    return Baseline.from_report(read_report(Path(path)))
+    return Baseline.from_report(read_report(Path(path)), root)
 
 
 def _report_options(
-    run: RunSettings, out: TextIO, baseline: Baseline | None, output: Path | None
+    run: RunSettings, out: TextIO, baseline: Baseline | None, output: Path | None, root: str
 ) -> ReportOptions:
     from llmfix.reporters.base import ReportOptions
 
     color = output is None and out.isatty() and "NO_COLOR" not in os.environ
     group_by = run.config.group_by
-    return ReportOptions(run.verbosity, baseline is not None, color, group_by, run.max_annotations)
+    return ReportOptions(
+        run.verbosity, baseline is not None, color, group_by, run.max_annotations, root
+    )
 
 
 def _reporters(fmt: str, out: TextIO, options: ReportOptions) -> list[Reporter]:

@@ -131,9 +131,17 @@ def diagnostics_console() -> Console | PlainConsole:
     return stderr_console() if styled_stream(sys.stderr) else PlainConsole()
 
 
+def say(line: str) -> None:
+    """``llmfix: LINE`` on stderr, escaped for the terminal: a line names files, keys and
+    values from the input (see :mod:`llmfix.reporters.sinks`), one line whatever they hold."""
+    from llmfix.reporters.sinks import for_terminal
+
+    sys.stderr.write(f"llmfix: {for_terminal(line)}\n")
+
+
 def fail(message: str, code: ExitCode = ExitCode.USAGE) -> typer.Exit:
     """Print a one-line error on stderr and return the Exit to raise."""
-    sys.stderr.write(f"llmfix: error: {message}\n")
+    say(f"error: {message}")
     return typer.Exit(int(code))
 
 
@@ -160,17 +168,17 @@ def warn_untrusted(settings: Settings) -> None:
         from llmfix.trust import untrusted_note
 
         note = untrusted_note(settings.config or "the config file", settings.ignored)
-        sys.stderr.write(f"llmfix: warning: {note}\n")
+        say(f"warning: {note}")
     if settings.limited:
         notes = "; ".join(settings.limited)
-        sys.stderr.write(f"llmfix: warning: {notes} (see README, Limits and safety)\n")
+        say(f"warning: {notes} (see README, Limits and safety)")
 
 
 def print_llm_totals(run: LlmRun, verbosity: int) -> None:
     """The closing ``llm: N model calls`` line (N: requests sent); with ``-q``, only the
     provider faults, which are never silent."""
     if verbosity >= 0:
-        sys.stderr.write(f"llmfix: {run.summary()}\n")
+        say(run.summary())
     else:
         for line in run.fault_lines():
-            sys.stderr.write(f"llmfix: warning: {line}\n")
+            say(f"warning: {line}")

@@ -58,9 +58,10 @@ def show_config(
         return
     import yaml
 
+    from llmfix.reporters.sinks import for_terminal
     from llmfix.trust import user_config_path
 
-    where = settings.config or "none found (defaults only)"
+    where = for_terminal(settings.config or "none found (defaults only)")
     sys.stdout.write(f"# config file: {where}\n# user config: {user_config_path()}\n")
     sys.stdout.write(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
 
@@ -96,8 +97,11 @@ def trust(
         digest = trust_file(file)
     except LlmfixError as exc:
         raise fail(str(exc)) from None
+    from llmfix.reporters.sinks import for_terminal
+
+    where = for_terminal(os.path.abspath(file))
     sys.stdout.write(
-        f"trusted {os.path.abspath(file)} (sha256 {digest[:16]}…) in {trust_store_path()}; "
+        f"trusted {where} (sha256 {digest[:16]}…) in {trust_store_path()}; "
         "a change to the file makes it untrusted again\n"
     )
 
@@ -118,4 +122,6 @@ def untrust(
     except LlmfixError as exc:
         raise fail(str(exc)) from None
     state = "no longer trusted" if forgotten else "was not trusted"
-    sys.stdout.write(f"{os.path.abspath(file)}: {state}\n")
+    from llmfix.reporters.sinks import for_terminal
+
+    sys.stdout.write(f"{for_terminal(os.path.abspath(file))}: {state}\n")

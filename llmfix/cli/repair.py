@@ -24,6 +24,7 @@ from llmfix.cli.common import (
     dump_json,
     fail,
     print_llm_totals,
+    say,
     tolerant_streams,
     warn_untrusted,
 )
@@ -388,7 +389,7 @@ def _repair_all(
         try:
             source = read_source(path, encoding)
         except InputError as exc:
-            sys.stderr.write(f"llmfix: error: {exc}\n")
+            say(f"error: {exc}")
             items.append({"source": path, "status": "error", "error": str(exc)})
             if html_entries is not None:
                 from llmfix.reporters.html import unreadable_entry
@@ -406,7 +407,7 @@ def _repair_all(
 
                 result = replace(result, diagnostics=source.diagnostics + result.diagnostics)
             label = source.name if item is None else item.id
-            show(label, result, failures)
+            show(label, result, failures, item)
             entry = {"source": source.name, **result.to_dict()}
             if item is not None:
                 entry = {"id": item.id, **entry}
@@ -449,7 +450,9 @@ class _Shower:
         self.explain = explain
         self.console: Console | PlainConsole | None = None
 
-    def __call__(self, label: str, result: Result, failures: list[str]) -> None:
+    def __call__(
+        self, label: str, result: Result, failures: list[str], item: "Item | None" = None
+    ) -> None:
         verbosity = self.run.verbosity
         if not (verbosity >= 0 or failures or result.errors):
             return
@@ -458,7 +461,7 @@ class _Shower:
         from llmfix.reporters.console import print_explanation, print_failures, print_result
 
         console = self.console = self.console or diagnostics_console()
-        print_result(console, label, result, verbosity)
+        print_result(console, label, result, verbosity, item)
         if self.explain:
             print_explanation(console, label, result)
         print_failures(console, label, failures)
@@ -490,7 +493,7 @@ def _write_answers(
         text = "".join(dump_json(r.value, None) + "\n" for _, r, _, _ in done)
     if in_place and (text == original or all(r.status is Status.VALID for _, r, _, _ in done)):
         if run.verbosity > 0:
-            sys.stderr.write(f"llmfix: {path}: already valid; left unchanged\n")
+            say(f"{path}: already valid; left unchanged")
     elif in_place:
         write_atomic(path, text, backup=backup)
     elif output is not None:
@@ -520,7 +523,7 @@ def _repair_stream(
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return ExitCode.FAILED
     for problem in problems:
-        sys.stderr.write(f"llmfix: {name}: {problem}\n")
+        say(f"{name}: {problem}")
     if run.verbosity >= 0 or failures or result.errors:
         from llmfix.reporters.console import print_failures, print_result
 

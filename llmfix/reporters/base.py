@@ -24,13 +24,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, ClassVar, TextIO
 
-from llmfix.model import Diagnostic, Position, Severity
+from llmfix.model import Diagnostic, Position, Severity, Status
 
 if TYPE_CHECKING:
     from llmfix.batch import BatchSummary, Checked
     from llmfix.inputs import Item
 
 GATE_CODE = "check.gate"
+
+# Every status an item can end with, best to worst: the model's (``Status``), then
+# ``error`` (the item could not be checked). Every reporter lists these, so none drifts.
+STATUSES: tuple[str, ...] = (*(status.value for status in Status), "error")
+STATUS_LABELS: dict[str, str] = {
+    "valid": "valid as-is",
+    "extracted": "extracted",
+    "repaired": "repaired",
+    "llm_repaired": "LLM-repaired",
+    "truncated": "truncated (cut off)",
+    "invalid": "invalid",
+    "refused": "refused",
+    "unparseable": "unparseable",
+    "error": "not checked (error)",
+}
+# Statuses shown in a table only when some item has them.
+RARE_STATUSES = frozenset({"llm_repaired", "truncated", "refused", "error"})
 
 
 @dataclass(frozen=True)
@@ -42,6 +59,7 @@ class ReportOptions:
     color: bool = False
     group_by: str | None = None  # the --group-by field, for titles
     max_annotations: int | None = None  # github: annotations at most (--max-annotations)
+    root: str | None = None  # what item keys name files relative to (batch.key_root)
 
 
 class Reporter:
@@ -186,13 +204,16 @@ def output_stream(path: Path | None, default: TextIO) -> Iterator[TextIO]:
         yield handle
 
 
-def item_record(checked: Checked) -> dict[str, Any]:
-    """One item of the versioned report (JSON/YAML): id, location, status, value, diagnostics."""
+def item_record(checked: Checked, root: str | None = None) -> dict[str, Any]:
+    """One item of the versioned report (JSON/YAML): id, location, status, value, diagnostics;
+    its ``key`` names the file relative to ``root`` (see :func:`llmfix.batch.stable_key`)."""
+    from llmfix.batch import stable_key
+
     outcome = checked.outcome
     item = outcome.item
     out: dict[str, Any] = {
         "id": item.id,
-        "key": item.key,
+        "key": stable_key(item, root),
         "source": item.source,
         "line": item.line,
         "kind": item.kind,

@@ -16,9 +16,13 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from llmfix.jsontext import dumps
 from llmfix.model import Diagnostic, Result, Severity, Status
+from llmfix.reporters.base import locate, message_with_place
+from llmfix.reporters.sinks import for_terminal
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from llmfix.inputs import Item
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 _STATUS_STYLE = {
@@ -97,7 +101,9 @@ def print_line(
     console: Console | PlainConsole, text: str, style: str = "", *, markup: bool = False
 ) -> None:
     """One line of ``text`` in ``style``; with ``markup``, read as rich markup (as
-    ``Console.print`` reads a str)."""
+    ``Console.print`` reads a str). The text is escaped for the terminal first: it holds
+    file names, keys and model text (see :mod:`llmfix.reporters.sinks`)."""
+    text = for_terminal(text)
     if isinstance(console, PlainConsole):
         console.line(text, style, markup=markup)
     elif markup:
@@ -114,9 +120,18 @@ def _location(source: str, d: Diagnostic) -> str:
     return source
 
 
-def diagnostic_line(source: str, d: Diagnostic) -> str:
-    """``file:line:col: severity code: message [risk] (at /pointer)`` — plain text."""
-    parts = [f"{_location(source, d)}: {d.severity.value} {d.code}: {d.message}"]
+def diagnostic_line(source: str, d: Diagnostic, item: Item | None = None) -> str:
+    """``file:line:col: severity code: message [risk] (at /pointer)`` — plain text.
+
+    For an ``item`` of a file (a JSONL record, a message), the place is what ``check``
+    prints: the file's line:column when the text is a verbatim slice of the file, else the
+    record's line with the in-text position added to the message (``… [text 2:2]``)."""
+    if item is None:
+        where, message = _location(source, d), d.message
+    else:
+        location = locate(item, d, None)
+        where, message = str(location), message_with_place(d, location)
+    parts = [f"{where}: {d.severity.value} {d.code}: {message}"]
     if d.risk is not None:
         parts.append(f"[{d.risk.value}]")
     if d.pointer is not None and d.pointer not in d.message:
@@ -124,38 +139,57 @@ def diagnostic_line(source: str, d: Diagnostic) -> str:
     return " ".join(parts)
 
 
-def summary_line(source: str, result: Result) -> str:
-    repairs = sum(1 for d in result.diagnostics if d.risk is not None)
+def summary_line(source: str, result: Result, verbosity: int = 1) -> str:
+    """``file: status, N changes (highest risk: R), M errors``; changes that are not listed
+    at this ``verbosity`` (info-level ones, below ``-v``) are said to be there."""
+    changes = [d for d in result.diagnostics if d.risk is not None]
+    repairs = len(changes)
     errors = len(result.errors)
     bits = [f"{source}: {result.status.value}"]
     if repairs:
         risk = result.risk.value if result.risk else "none"
-        bits.append(f"{repairs} change{'s' if repairs != 1 else ''} (highest risk: {risk})")
+        about = f"highest risk: {risk}"
+        unlisted = sum(1 for d in changes if not _listed(d, verbosity))
+        if unlisted:
+            about += f"; {unlisted} info-level, listed with -v"
+        bits.append(f"{repairs} change{'s' if repairs != 1 else ''} ({about})")
     if errors:
         bits.append(f"{errors} error{'s' if errors != 1 else ''}")
     return ", ".join(bits)
 
 
+def _listed(d: Diagnostic, verbosity: int) -> bool:
+    """Whether :func:`print_result` lists ``d`` at ``verbosity``."""
+    if verbosity < 0:
+        return d.severity is Severity.ERROR
+    return verbosity > 0 or d.severity is not Severity.INFO
+
+
 def print_result(
-    console: Console | PlainConsole, source: str, result: Result, verbosity: int = 0
+    console: Console | PlainConsole,
+    source: str,
+    result: Result,
+    verbosity: int = 0,
+    item: Item | None = None,
 ) -> None:
-    """Print diagnostics (errors only when ``verbosity < 0``; info too when > 0) and a summary."""
+    """Print diagnostics (errors only when ``verbosity < 0``; info too when > 0) and a summary;
+    ``item``: the record or message of ``source`` the result is for (see diagnostic_line)."""
     for d in result.diagnostics:
-        if verbosity < 0 and d.severity is not Severity.ERROR:
+        if not _listed(d, verbosity):
             continue
-        if verbosity <= 0 and d.severity is Severity.INFO:
-            continue
-        print_line(console, diagnostic_line(source, d), _STYLE[d.severity])
+        print_line(console, diagnostic_line(source, d, item), _STYLE[d.severity])
         if d.hint and verbosity > 0:
             print_line(console, f"    hint: {d.hint}", "dim")
     if verbosity >= 0:
-        print_line(console, summary_line(source, result), _STATUS_STYLE[result.status])
+        summary = summary_line(source, result, verbosity)
+        print_line(console, summary, _STATUS_STYLE[result.status])
 
 
 def print_failures(console: Console | PlainConsole, source: str, failures: list[str]) -> None:
-    """What the gate failed a result for, one line each (read as rich markup, as always)."""
+    """What the gate failed a result for, one line each (plain text: the file name is the
+    repository's, and markup in it would act on the terminal, as ``[link=…]`` does)."""
     for reason in failures:
-        print_line(console, f"{source}: fails: {reason}", "bold red", markup=True)
+        print_line(console, f"{source}: fails: {reason}", "bold red")
 
 
 def _short(value: Any) -> str:

@@ -4,7 +4,9 @@ A failing item's problems are its errors, or else the changes the gates did not 
 (``--fail-on repaired``, ``--max-risk``); every one is an ``::error``, since it fails the run.
 
 ``::error file=PATH,line=N,col=N,title=CODE::MESSAGE``, escaped as the runner expects
-(``%``, CR and LF in messages; also ``:`` and ``,`` in properties). Failures the baseline
+(``%``, CR and LF in messages; also ``:`` and ``,`` in properties), and every other control
+character and bidi control made visible (:mod:`llmfix.reporters.sinks`): no text from the
+input can start a line, so none is read as a workflow command. Failures the baseline
 already knows are not annotated. One ``::notice`` line at the end sums the run up.
 """
 
@@ -24,17 +26,18 @@ from llmfix.reporters.base import (
     message_with_place,
     status_label,
 )
+from llmfix.reporters.sinks import github_message, github_property
 
 if TYPE_CHECKING:
     from llmfix.batch import BatchSummary, Checked
 
 
 def escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return github_message(text)
 
 
 def escape_property(text: str) -> str:
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+    return github_property(text)
 
 
 def workflow_command(command: str, message: str, **properties: str | int | None) -> str:

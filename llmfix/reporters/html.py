@@ -11,16 +11,16 @@ diagnostic's span highlighted, its repaired value, its schema repairs and its to
 
 Model text never becomes markup: the overview escapes every string, the embedded JSON has
 ``<``, ``>``, ``&``, U+2028 and U+2029 escaped (it cannot close its ``<script>``), and the
-script builds the page with ``textContent`` only. Each item is bounded (see the ``MAX_*``
-limits); what is cut is said on the page. Spans are given to the script in UTF-16 code
-units, the unit of JavaScript strings.
+script builds the page with ``textContent`` only. Bidi controls (U+202E, ...) would reorder
+what is shown around them: the overview and the script show them as escapes (``\\u202e``).
+Each item is bounded (see the ``MAX_*`` limits); what is cut is said on the page. Spans are
+given to the script in UTF-16 code units, the unit of JavaScript strings.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import html
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -30,7 +30,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from llmfix.model import Severity
-from llmfix.reporters.base import Reporter, ReportOptions, copy_spool, spool
+from llmfix.reporters.base import (
+    STATUS_LABELS,
+    STATUSES,
+    Reporter,
+    ReportOptions,
+    copy_spool,
+    spool,
+)
+from llmfix.reporters.sinks import for_html
 
 if TYPE_CHECKING:
     from llmfix.batch import BatchSummary, Checked, Tally
@@ -57,16 +65,8 @@ MAX_ITEM_CHARS = (
 TOP = 20  # rows per ranked breakdown in the overview
 MAX_GROUP_COLUMNS = 8  # groups side by side (the largest ones)
 
-STATUSES = ("valid", "extracted", "repaired", "llm_repaired", "invalid", "unparseable", "error")
-STATUS_LABEL = {
-    "valid": "valid as-is",
-    "extracted": "extracted",
-    "repaired": "repaired",
-    "llm_repaired": "LLM-repaired",
-    "invalid": "invalid",
-    "unparseable": "unparseable",
-    "error": "not checked",
-}
+# Every status, best first (the script sorts by this order), and how the page names it.
+STATUS_LABEL = {**STATUS_LABELS, "error": "not checked"}
 RISKS = ("lossless", "safe", "guess")
 SEVERITIES = tuple(s.value for s in Severity)
 
@@ -105,8 +105,8 @@ def _escape_char(match: re.Match[str]) -> str:
 
 
 def _h(text: object) -> str:
-    """Text for HTML: escaped, lone surrogates shown as U+FFFD."""
-    return html.escape(_SURROGATE.sub("\ufffd", str(text)), quote=True)
+    """Text for HTML: escaped, bidi controls visible, lone surrogates shown as U+FFFD."""
+    return for_html(_SURROGATE.sub("\ufffd", str(text)))
 
 
 def _cut(text: str, limit: int) -> tuple[str, bool]:
@@ -354,7 +354,7 @@ def _gate(total: Tally, baseline: bool) -> str:
     verdict = "FAILED" if failing else "PASSED"
     css = "fail" if failing else "pass"
     text = (
-        f"{failing:,} item{'' if failing == 1 else 's'} fail the gates"
+        f"{failing:,} item{' fails' if failing == 1 else 's fail'} the gates"
         if failing
         else "no item fails the gates"
     )

@@ -9,8 +9,6 @@
   var I = { id: 0, status: 1, risk: 2, group: 3, flags: 4, tool: 5, text: 6, value: 7,
     diags: 8, patch: 9, failures: 10, calls: 11, attempts: 12 };
   var D = { code: 0, sev: 1, start: 2, end: 3, message: 4, pointer: 5, risk: 6, hint: 7, rule: 8 };
-  var STATUS_ORDER = { valid: 0, extracted: 1, repaired: 2, llm_repaired: 3, invalid: 4,
-    unparseable: 5, error: 6 };
 
   var meta = JSON.parse(document.getElementById("llmfix-meta").textContent);
   var items = JSON.parse(document.getElementById("llmfix-items").textContent);
@@ -18,10 +16,16 @@
   var opened = -1;
 
   function $(id) { return document.getElementById(id); }
+  // Bidi controls (U+202E...) in model text would reorder what is shown around them: they
+  // are shown as escapes, as the overview shows them (llmfix.reporters.sinks.for_html).
+  var BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+  function visible(text) {
+    return text.replace(BIDI, function (c) { return "\\u" + c.charCodeAt(0).toString(16); });
+  }
   function el(tag, cls, text) {
     var node = document.createElement(tag);
     if (cls) node.className = cls;
-    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (text !== undefined && text !== null) node.textContent = visible(String(text));
     return node;
   }
   function option(select, value, label) {
@@ -100,7 +104,7 @@
     var sort = $("sort").value;
     var key = null;
     if (sort === "status") {
-      key = function (i) { return -STATUS_ORDER[statusName(items[i])]; };
+      key = function (i) { return -items[i][I.status]; };  // meta.statuses: best first
     } else if (sort === "risk") {
       key = function (i) { return -items[i][I.risk]; };
     } else if (sort === "problems") {
@@ -255,7 +259,7 @@
         }
       });
       pre.appendChild(covering.length ? mark(diags, covering, piece, false)
-        : document.createTextNode(piece));
+        : document.createTextNode(visible(piece)));
     }
     return pre;
   }
@@ -379,7 +383,7 @@
     table.appendChild(head);
     it[I.patch].forEach(function (op) {
       var tr = el("tr");
-      tr.title = op[6];
+      tr.title = visible(String(op[6]));
       tr.appendChild(el("td", null, op[0]));
       tr.appendChild(el("td", "code", op[1] || "/"));
       tr.appendChild(el("td", "before", op[2]));

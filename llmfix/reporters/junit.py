@@ -2,13 +2,13 @@
 
 Items that fail the gates are ``<failure>``s, items that could not be checked (unreadable,
 not JSON Lines, over a limit) are ``<error>``s, failures the baseline already knows are
-``<skipped>``. Characters XML 1.0 cannot hold (control characters a model wrote) are
-dropped from messages.
+``<skipped>``. CI tools print these names and messages in their logs: control characters
+and bidi controls from the input are written as visible escapes (``\\x1b``), and what
+XML 1.0 cannot hold is dropped (:func:`llmfix.reporters.sinks.for_xml`).
 """
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, TextIO
 from xml.sax.saxutils import escape, quoteattr
 
@@ -22,15 +22,14 @@ from llmfix.reporters.base import (
     message_with_place,
     spool,
 )
+from llmfix.reporters.sinks import for_xml
 
 if TYPE_CHECKING:
     from llmfix.batch import BatchSummary, Checked
 
-_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
 
 def _clean(text: str) -> str:
-    return _NOT_XML.sub("", text)
+    return for_xml(text)
 
 
 def _attr(text: str) -> str:
@@ -65,7 +64,7 @@ class JunitReporter(Reporter):
         for d in failing_diagnostics(checked):
             location = diagnostic_location(checked, d)
             lines.append(f"{location}: {d.code}: {message_with_place(d, location)}")
-        body = escape(_clean("\n".join(lines)))
+        body = escape("\n".join(_clean(line) for line in lines))
         reason = "; ".join(checked.failures)
         if checked.baselined:
             self._skipped += 1

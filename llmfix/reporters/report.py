@@ -108,7 +108,7 @@ class JsonReporter(Reporter):
         self._count = 0
 
     def add(self, checked: Checked) -> None:
-        text = dumps_indented(item_record(checked), margin="    ")
+        text = dumps_indented(item_record(checked, self.options.root), margin="    ")
         self._items.write((",\n    " if self._count else "\n    ") + text)
         self._count += 1
 
@@ -137,7 +137,10 @@ class YamlReporter(Reporter):
 
         self._items.write(
             yaml.dump(
-                [item_record(checked)], Dumper=yaml_dumper(), sort_keys=False, allow_unicode=True
+                [item_record(checked, self.options.root)],
+                Dumper=yaml_dumper(),
+                sort_keys=False,
+                allow_unicode=True,
             )
         )
         self._count += 1
@@ -156,7 +159,9 @@ class BaselineReporter(Reporter):
     """A baseline for ``--baseline`` (``-f baseline -o .llmfix-baseline.json``): the
     versioned report with only the failing items, each reduced to what matching needs —
     ``key``, ``id``, ``status``, ``failures`` and its errors' ``code`` and ``pointer`` —
-    one item per line. Passing items are left out, so it stays small."""
+    one item per line. Passing items are left out, so it stays small. Keys name files
+    relative to the repository root (:func:`llmfix.batch.key_root`), so the baseline matches
+    whichever directory the check runs from and however the paths are typed."""
 
     name = "baseline"
     spools = True
@@ -169,9 +174,11 @@ class BaselineReporter(Reporter):
     def add(self, checked: Checked) -> None:
         if not checked.failures:
             return
+        from llmfix.batch import stable_key
+
         outcome = checked.outcome
         entry = {
-            "key": outcome.item.key,
+            "key": stable_key(outcome.item, self.options.root),
             "id": outcome.item.id,
             "status": outcome.status,
             "failures": list(checked.failures),

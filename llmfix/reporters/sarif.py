@@ -103,8 +103,11 @@ class SarifReporter(Reporter):
         region: dict[str, int] = {"startLine": location.line}
         if location.column is not None:
             region["startColumn"] = location.column
+        from llmfix.batch import stable_key
+
         item = checked.item
-        key = f"{item.key}\0{d.code}\0{d.pointer or ''}\0{repeat}".encode()
+        item_key = stable_key(item, self.options.root or str(self._root))
+        key = f"{item_key}\0{d.code}\0{d.pointer or ''}\0{repeat}".encode()
         message = message_with_place(d, location)
         part = item_part(item)
         result: dict[str, Any] = {
@@ -121,7 +124,7 @@ class SarifReporter(Reporter):
                 }
             ],
             "partialFingerprints": {"llmfixItem/v2": hashlib.sha256(key).hexdigest()[:32]},
-            "properties": {"item": item.id, "key": item.key, "status": checked.status},
+            "properties": {"item": item.id, "key": item_key, "status": checked.status},
         }
         if d.pointer is not None:
             result["properties"]["pointer"] = d.pointer

@@ -6,6 +6,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from llmfix.model import Severity
 from llmfix.reporters.base import (
+    RARE_STATUSES,
+    STATUS_LABELS,
+    STATUSES,
     Reporter,
     ReportOptions,
     counted,
@@ -13,33 +16,36 @@ from llmfix.reporters.base import (
     failing_diagnostics,
     message_with_place,
 )
+from llmfix.reporters.sinks import for_terminal
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from llmfix.batch import BatchSummary, Checked
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
-_STATUS_ROWS = (
-    ("valid", "valid as-is"),
-    ("extracted", "extracted"),
-    ("repaired", "repaired"),
-    ("llm_repaired", "LLM-repaired"),
-    ("truncated", "truncated (cut off)"),
-    ("invalid", "invalid"),
-    ("refused", "refused"),
-    ("unparseable", "unparseable"),
-    ("error", "not checked (error)"),
-)
+# The --group-by table's column per status (see STATUSES).
+_STATUS_COLUMNS = {
+    "valid": "valid",
+    "extracted": "extr.",
+    "repaired": "repd.",
+    "llm_repaired": "LLM",
+    "truncated": "trunc.",
+    "invalid": "inval.",
+    "refused": "refus.",
+    "unparseable": "unpars.",
+    "error": "n/c",
+}
 TOP = 15  # rows shown per breakdown table
 
 
 class TextReporter(Reporter):
     """Failing items' diagnostics while the run goes on; the summary tables at the end.
 
-    ``verbosity`` -1 prints the summary only, 0 the failing items too, 1 every item and
-    every diagnostic with its hint.
+    ``verbosity`` -1 prints the summary only, 0 the failing items too (failures the
+    baseline knows as one line), 1 every item and every diagnostic with its hint.
     """
 
     name = "text"
@@ -66,10 +72,9 @@ class TextReporter(Reporter):
 
     def add(self, checked: Checked) -> None:
         verbosity = self.options.verbosity
-        if verbosity < 0 or (not checked.failures and verbosity == 0):
+        # Failures the baseline knows are one line at the end (see finish) unless -v.
+        if verbosity < 0 or (not checked.failed and verbosity == 0):
             return
-        from rich.text import Text
-
         outcome = checked.outcome
         shown = outcome.diagnostics if verbosity > 0 else failing_diagnostics(checked)
         for d in shown:
@@ -81,26 +86,35 @@ class TextReporter(Reporter):
                 line += f" [{d.risk.value}]"
             if d.pointer is not None and d.pointer not in d.message:
                 line += f" (at {d.pointer or '/'})"
-            self.console.print(Text(line, style=_STYLE[d.severity]), soft_wrap=True)
+            self._line(line, _STYLE[d.severity])
             if d.hint and verbosity > 0:
-                self.console.print(Text(f"    hint: {d.hint}", style="dim"), soft_wrap=True)
+                self._line(f"    hint: {d.hint}", "dim")
         verdict = f"{checked.item.id}: {outcome.status}"
         if checked.failures:
             verdict += " — " + ("known failure (baseline): " if checked.baselined else "fails: ")
             verdict += "; ".join(checked.failures)
         style = "dim" if checked.baselined else ("bold red" if checked.failed else "green")
-        self.console.print(Text(verdict, style=style), soft_wrap=True)
+        self._line(verdict, style)
+
+    def _line(self, text: str, style: str) -> None:
+        """One line built from the input (file names, keys, ids): escaped for the terminal."""
+        from rich.text import Text
+
+        self.console.print(Text(for_terminal(text), style=style), soft_wrap=True)
 
     def finish(self, summary: BatchSummary) -> None:
         from rich.text import Text
 
         console = self.console
-        if self.options.verbosity >= 0 and summary.total.failed:
+        total = summary.total
+        if self.options.verbosity == 0 and total.baselined:
+            known = counted(total.baselined, "known failure")
+            console.print(Text(f"{known} (baseline): not shown; -v to list", style="dim"))
+        if self.options.verbosity >= 0 and (total.failed or total.baselined):
             console.print()
         console.print(summary_table(summary))
         if summary.groups:
             console.print(group_table(summary, f"by {self.options.group_by or 'group'}"))
-        total = summary.total
         if total.repairs:
             console.print(_breakdown("Repairs by rule", ("repair", "items"), total.repairs))
         if total.errors:
@@ -130,11 +144,11 @@ def summary_table(summary: BatchSummary) -> Table:
     table.add_column("items", justify="right")
     table.add_column("share", justify="right")
     table.add_row("checked", f"{total.items:,}", "")
-    for status, label in _STATUS_ROWS:
+    for status in STATUSES:
         count = total.status[status]
-        if status in ("llm_repaired", "truncated", "refused", "error") and not count:
+        if status in RARE_STATUSES and not count:
             continue
-        table.add_row(label, f"{count:,}", _pct(total.rate(count)))
+        table.add_row(STATUS_LABELS[status], f"{count:,}", _pct(total.rate(count)))
     table.add_row("parsed", f"{total.parsed:,}", _pct(total.rate(total.parsed)))
     table.add_row("schema-valid", f"{total.valid:,}", _pct(total.rate(total.valid)))
     per_item = f"{total.repairs_total / total.items:.2f} per item" if total.items else ""
@@ -150,35 +164,42 @@ def summary_table(summary: BatchSummary) -> Table:
 def group_table(summary: BatchSummary, title: str) -> Table:
     """One row per ``--group-by`` value, to compare models or prompts side by side.
 
-    Its columns count what the main table's rows count: ``unpars.`` is unparseable items
-    only; items that could not be checked get their own ``n/c`` column when there are any.
+    Its status columns count what the main table's rows count, one column per status
+    (the rare ones only when some group has them), so they add up to the group's items:
+    ``unpars.`` is unparseable items only, ``n/c`` items that could not be checked.
     """
     from rich.table import Table
 
     groups = sorted((summary.groups or {}).items())
-    errors = any(tally.status["error"] for _, tally in groups)
-    table = Table(title=title, title_justify="left", show_edge=False)
+    shown = [
+        status
+        for status in STATUSES
+        if status not in RARE_STATUSES or any(tally.status[status] for _, tally in groups)
+    ]
+    table = Table(title=_cell(title), title_justify="left", show_edge=False)
     table.add_column("group", overflow="fold")
-    headers = ["items", "valid", "extr.", "repd.", "inval.", "unpars."]
-    headers += ["n/c"] if errors else []
+    headers = ["items", *(_STATUS_COLUMNS[status] for status in shown)]
     headers += ["parsed", "schema", "rep/item", "failed"]
     for header in headers:
         table.add_column(header, justify="right")
     for name, tally in groups:
-        status = tally.status
-        counts = [status["valid"], status["extracted"], status["repaired"] + status["llm_repaired"]]
-        counts += [status["invalid"], status["unparseable"]]
-        counts += [status["error"]] if errors else []
         table.add_row(
-            name,
+            _cell(name),
             f"{tally.items:,}",
-            *(f"{n:,}" for n in counts),
+            *(f"{tally.status[status]:,}" for status in shown),
             _pct(tally.rate(tally.parsed)),
             _pct(tally.rate(tally.valid)),
             f"{tally.repairs_total / tally.items:.2f}" if tally.items else "-",
             f"{tally.failed:,}",
         )
     return table
+
+
+def _cell(text: str) -> Text:
+    """A table cell or title from the input: escaped, and never read as rich markup."""
+    from rich.text import Text
+
+    return Text(for_terminal(text))
 
 
 def _breakdown(title: str, header: tuple[str, str], counts: Any) -> Table:
@@ -189,7 +210,7 @@ def _breakdown(title: str, header: tuple[str, str], counts: Any) -> Table:
     table.add_column(header[1], justify="right")
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     for key, count in ranked[:TOP]:
-        table.add_row(str(key), f"{count:,}")
+        table.add_row(_cell(str(key)), f"{count:,}")
     if len(ranked) > TOP:
         rest = sum(n for _, n in ranked[TOP:])
         table.add_row(f"… {len(ranked) - TOP} more", f"{rest:,}")
