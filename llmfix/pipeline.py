@@ -436,6 +436,9 @@ def _repair_lenient(
         deadline.check()
 
     if not chosen:
+        refused = _refused_in_words(text, clock)
+        if refused is not None:
+            return refused
         failures = [d for p in parsed for d in p.diagnostics if d.severity is Severity.ERROR]
         if not failures:
             failures = [
@@ -475,6 +478,19 @@ def _repair_lenient(
     if not _guided_on(validator, options):
         return result
     return _read_guided(text, result, chosen[0], options, validator, clock, lines, deadline)
+
+
+def _refused_in_words(text: str, clock: Clock) -> Result | None:
+    """``refused`` for an answer with no JSON value that is a refusal in words; it is not
+    read around (no schema-guided reading takes the refusal for a string)."""
+    from llmfix.refusals import text_refusal
+
+    refusal = clock.run("select", lambda: text_refusal(text))
+    if refusal is None:
+        return None
+    from llmfix.responses import text_refused_result
+
+    return replace(text_refused_result(refusal), timings=Timings(clock.stages))
 
 
 def _guided_on(
