@@ -140,6 +140,39 @@ def gemini_blocked(response: Mapping[str, Any]) -> Finish | None:
     return None
 
 
+@dataclass(frozen=True)
+class GeminiParts:
+    """What a Gemini ``generateContent`` candidate's ``content.parts`` hold, each with its
+    index in ``parts``: the answer's text parts, its reasoning (``thought: true``) and its
+    ``functionCall`` objects. The one reading of a candidate that ``check`` (the items of
+    :mod:`llmfix.inputs`) and ``repair --tools`` (:mod:`llmfix.toolcalls`) both use."""
+
+    texts: tuple[tuple[int, str], ...] = ()
+    thoughts: tuple[tuple[int, str], ...] = ()
+    calls: tuple[tuple[int, Mapping[str, Any]], ...] = ()
+
+
+def gemini_parts(candidate: Mapping[str, Any]) -> GeminiParts | None:
+    """The parts of a Gemini candidate, or ``None`` when it has no ``content.parts`` list."""
+    content = candidate.get("content")
+    parts = content.get("parts") if isinstance(content, Mapping) else None
+    if not isinstance(parts, list):
+        return None
+    texts: list[tuple[int, str]] = []
+    thoughts: list[tuple[int, str]] = []
+    calls: list[tuple[int, Mapping[str, Any]]] = []
+    for i, part in enumerate(parts):
+        if not isinstance(part, Mapping):
+            continue
+        text = part.get("text")
+        if isinstance(text, str):
+            (thoughts if part.get("thought") else texts).append((i, text))
+        call = part.get("functionCall")
+        if isinstance(call, Mapping):
+            calls.append((i, call))
+    return GeminiParts(tuple(texts), tuple(thoughts), tuple(calls))
+
+
 def model_name(body: Any) -> str | None:
     """The model that wrote a response (``model``; Gemini's ``modelVersion``)."""
     if not isinstance(body, Mapping):
