@@ -189,11 +189,23 @@ def test_partial_does_not_pass_a_cut_off_answer_whose_arrived_part_is_wrong(
     assert "what arrived has 1 error" in result.stderr
 
 
-def test_a_cut_off_answer_is_not_read_around_by_the_guided_readings() -> None:
-    # a guided reading could make a valid value out of the text: the cut stays what it is
-    result = llmfix.repair('{"ticket_id": "T-1", "priority": "low", "summary": "Bil', TRIAGE)
-    assert result.status is Status.TRUNCATED
-    assert not any(d.stage == "guided" for d in result.diagnostics)
+def test_a_guided_reading_of_a_cut_off_answer_is_still_truncated() -> None:
+    # the ordinary reading invents "bar": null, which the schema refuses; the schema-guided
+    # reading leaves the cut-off key out, and the answer is still said to be cut off
+    schema = {
+        "type": "object",
+        "properties": {"foo": {"type": "string"}, "bar": {"type": "string"}},
+    }
+    result = llmfix.repair('{"foo": "bar", "bar":', schema)
+    assert (result.status, result.value) == (Status.TRUNCATED, {"foo": "bar"})
+    assert "parse.cut_off" in {d.code for d in result.errors}
+    assert gate_failures(result)
+    kept = llmfix.repair('{"foo": "bar", "bar":', schema, partial=True)
+    assert (kept.status, kept.value, gate_failures(kept, partial=True)) == (
+        Status.TRUNCATED,
+        {"foo": "bar"},
+        [],
+    )
 
 
 # -- 28.9: a refusal in words is refused --------------------------------------------------------
