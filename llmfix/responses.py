@@ -22,8 +22,10 @@ Gemini generateContent ``finishReason: "MAX_TOKENS"``      ``SAFETY``, ``RECITAT
 
 A cut-off answer's result becomes ``truncated`` (:func:`apply_finish`), whatever its text
 looks like — an answer cut right after a closing brace still parses, but the API said it is
-not all there. A refused one is ``refused`` (:func:`refused_result`): the text is the
-model's refusal, not a broken JSON value, and is reported as such, not as "no JSON found".
+not all there — and whatever its schema errors (truncation outranks them; they stay
+listed). A refused one is ``refused`` (:func:`refused_result`): the text is the model's
+refusal, not a broken JSON value, and is reported as such, not as "no JSON found". So is an
+answer with no JSON that is a refusal in words (:func:`text_refused_result`).
 
 The OpenAI and Anthropic batch outputs carry these responses inside each record
 (``response.body``, ``result.message``) and are read the same way.
