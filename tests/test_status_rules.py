@@ -506,6 +506,11 @@ def test_check_fails_a_call_with_an_unusable_name(cli: Any, here: Path, fail_on:
         f"<tool_call>{json.dumps({'name': BAD, 'arguments': {}})}</tool_call>",  # an envelope
         json.dumps({"toolCalls": [{"toolName": BAD, "args": {}}]}),
         json.dumps({"tool_calls": [{"function": {"name": 42, "arguments": "{}"}}]}),
+        # readers that take any name as written (an XML attribute)
+        '<function_calls><invoke name="rm -rf /"><parameter name="a">1</parameter></invoke>'
+        "</function_calls>",
+        '<minimax:tool_call><invoke name="rm -rf /"><parameter name="a">1</parameter></invoke>'
+        "</minimax:tool_call>",
     ],
 )
 def test_an_unusable_name_is_an_error_in_every_json_shape(text: str) -> None:
@@ -518,6 +523,17 @@ def test_a_good_call_beside_a_bad_one_is_kept_and_the_answer_still_fails() -> No
     calls = [{"name": BAD, "arguments": {}}, {"name": "search_web", "arguments": {"query": "x"}}]
     text = "".join(f"<tool_call>{json.dumps(c)}</tool_call>" for c in calls)
     result = check_tool_calls(text, ToolRegistry.from_value(TOOLS))
+    assert [c["name"] for c in result.value] == ["search_web"]
+    assert result.status is Status.INVALID
+
+
+def test_a_call_named_in_an_xml_attribute_is_never_output_with_an_unusable_name() -> None:
+    text = (
+        '<function_calls><invoke name="search_web"><parameter name="query">x</parameter>'
+        '</invoke><invoke name="rm -rf /"><parameter name="a">1</parameter></invoke>'
+        "</function_calls>"
+    )
+    result = check_tool_calls(text)
     assert [c["name"] for c in result.value] == ["search_web"]
     assert result.status is Status.INVALID
 
