@@ -158,8 +158,12 @@ def check_text(
     validator = profile.validator
     unknown: Diagnostic | None = None
     if tool is not None:  # a tool call's arguments: the tool's schema, not the answer's
+        from llmfix.toolcalls.base import valid_name
+
         validator = None
-        if profile.tools:
+        if not valid_name(tool):  # no tool can have that name: an error, registry or not
+            unknown = _bad_name(tool)
+        elif profile.tools:
             validator = profile.tools.get(tool)
             if validator is None:
                 unknown = _unknown_tool(tool, profile.tools)
@@ -223,6 +227,20 @@ def _check(
     if budget != options.limits.time_budget:
         options = replace(options, limits=replace(options.limits, time_budget=budget))
     return _stopped_by(check_tool_result(text, tool or "", validator, options), deadline)
+
+
+def _bad_name(name: str) -> Diagnostic:
+    from llmfix.toolcalls.base import NAME_HINT, shown_name
+
+    what = f"named {shown_name(name)}" if name else "with no name"
+    return Diagnostic(
+        code="tools.bad_name",
+        severity=Severity.ERROR,
+        stage="tools",
+        message=f"a tool call {what}: that is not a usable tool name",
+        hint=NAME_HINT,
+        data={"name": shown_name(name)},
+    )
 
 
 def _unknown_tool(name: str | None, tools: Mapping[str, Any]) -> Diagnostic:

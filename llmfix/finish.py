@@ -151,7 +151,12 @@ def finish(
     diagnostics += errors
     diagnostics = place_pointers(diagnostics, chosen.candidate, lines)
 
-    if errors:
+    cut = was_truncated(chosen.diagnostics)
+    if cut:
+        # The input ended inside the value: whatever its schema errors (listed all the
+        # same), it is not the whole answer, and that is what a report must count.
+        status = Status.TRUNCATED
+    elif errors:
         status = Status.INVALID
     elif patch or any(d.stage in READING_STAGES and d.risk is not None for d in diagnostics):
         status = Status.REPAIRED
@@ -163,8 +168,7 @@ def finish(
         status = Status.VALID
     else:
         status = Status.EXTRACTED
-    if status.ok and was_truncated(chosen.diagnostics):
-        status = Status.TRUNCATED  # closed only because the input ended: never a clean repair
+    if cut:  # closed only because the input ended: never a clean repair, nor "invalid"
         diagnostics.append(cut_off(options.partial))
     if chosen.candidate.in_reasoning and status is not Status.INVALID:
         diagnostics.append(

@@ -19,7 +19,8 @@ FailOn = Literal["invalid", "repaired", "extracted"]
 FAIL_ON: tuple[str, ...] = ("invalid", "repaired", "extracted")
 
 # Which statuses fail under each --fail-on level (unparseable, refused, invalid and
-# truncated always fail; truncated counts as repaired when partial output is accepted).
+# truncated always fail; truncated counts as repaired when partial output is accepted and
+# what arrived has no error).
 _ALWAYS = frozenset({Status.INVALID, Status.UNPARSEABLE, Status.REFUSED})
 _FAILING: dict[str, frozenset[Status]] = {
     "invalid": _ALWAYS,
@@ -38,12 +39,20 @@ def gate_failures(
     """Why ``result`` fails the gate (empty when it passes).
 
     A ``truncated`` result always fails, unless ``partial`` (``--partial``: the run asked
-    for what is complete of a cut-off answer), where it counts as ``repaired``.
+    for what is complete of a cut-off answer) and what arrived has no error (a value of the
+    wrong type, say: truncation outranks schema errors in the status, not in the gate);
+    then it counts as ``repaired``.
     """
     reasons = []
     if result.status is Status.TRUNCATED:
+        errors = len(result.errors)
         if not partial:
             reasons.append("the answer was cut off (pass --partial to keep what is complete)")
+        elif errors:
+            reasons.append(
+                f"the answer was cut off, and what arrived has {errors} "
+                f"error{'s' if errors != 1 else ''}"
+            )
         elif fail_on != "invalid":
             reasons.append(f"status truncated (--fail-on {fail_on})")
     elif result.status in _FAILING[fail_on]:

@@ -63,11 +63,13 @@ class Status(str, Enum):
     EXTRACTED = "extracted"  # needed only lossless extraction (fence, prose, envelope)
     REPAIRED = "repaired"  # needed syntax or schema repair
     LLM_REPAIRED = "llm_repaired"  # fixed by a model
+    INVALID = "invalid"  # parsed, but still violates the schema
     # Cut off: the API's stop reason says so (``finish_reason: "length"``, ...), or the text
     # ends inside a value. ``value`` holds what was read (completed); it fails every gate
-    # unless the run accepts partial output (``--partial``).
+    # unless the run accepts partial output (``--partial``) and what arrived has no error.
+    # It outranks ``invalid``: a cut-off answer's schema errors are listed, but the cut is
+    # what happened (and what a report counts).
     TRUNCATED = "truncated"
-    INVALID = "invalid"  # parsed, but still violates the schema
     REFUSED = "refused"  # the model refused, or the API filtered the answer
     UNPARSEABLE = "unparseable"  # no JSON value could be recovered
 

@@ -77,16 +77,23 @@ def mark_missing(errors: Sequence[Diagnostic]) -> tuple[list[Diagnostic], list[D
     remaining: list[Diagnostic] = []
     missing: list[Diagnostic] = []
     for error in errors:
-        if error.code in _NOT_ARRIVED:
-            missing.append(
-                replace(
-                    error,
-                    code="partial.missing",
-                    severity=Severity.WARNING,
-                    stage="partial",
-                    hint="not arrived yet: the output was cut off",
-                )
-            )
+        found = not_arrived(error)
+        if found is not None:
+            missing.append(found)
         else:
             remaining.append(error)
     return remaining, missing
+
+
+def not_arrived(error: Diagnostic) -> Diagnostic | None:
+    """The ``partial.missing`` warning a schema error of a cut-off value is (something
+    required that has not arrived yet), or ``None`` when the cut does not explain it."""
+    if error.code not in _NOT_ARRIVED or error.severity is not Severity.ERROR:
+        return None
+    return replace(
+        error,
+        code="partial.missing",
+        severity=Severity.WARNING,
+        stage="partial",
+        hint="not arrived yet: the output was cut off",
+    )

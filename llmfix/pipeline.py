@@ -436,6 +436,9 @@ def _repair_lenient(
         deadline.check()
 
     if not chosen:
+        refused = _refused_in_words(text, clock)
+        if refused is not None:
+            return refused
         failures = [d for p in parsed for d in p.diagnostics if d.severity is Severity.ERROR]
         if not failures:
             failures = [
@@ -475,6 +478,36 @@ def _repair_lenient(
     if not _guided_on(validator, options):
         return result
     return _read_guided(text, result, chosen[0], options, validator, clock, lines, deadline)
+
+
+def _schema_errors(result: Result) -> bool:
+    return any(d.code.startswith("schema.") for d in result.errors)
+
+
+def _still_cut(reading: Result, options: RepairOptions) -> Result:
+    """A schema-guided reading of a cut-off answer: its value (what arrived, read the way the
+    schema says), still ``truncated`` and still saying so (``parse.cut_off``). Never a clean
+    ``repaired``: truncation outranks whatever a reading made of the text."""
+    from llmfix.partial import cut_off
+
+    return replace(
+        reading,
+        status=Status.TRUNCATED,
+        diagnostics=(*reading.diagnostics, cut_off(options.partial)),
+    )
+
+
+def _refused_in_words(text: str, clock: Clock) -> Result | None:
+    """``refused`` for an answer with no JSON value that is a refusal in words; it is not
+    read around (no schema-guided reading takes the refusal for a string)."""
+    from llmfix.refusals import text_refusal
+
+    refusal = clock.run("select", lambda: text_refusal(text))
+    if refusal is None:
+        return None
+    from llmfix.responses import text_refused_result
+
+    return replace(text_refused_result(refusal), timings=Timings(clock.stages))
 
 
 def _guided_on(
@@ -559,9 +592,14 @@ def _guided(
     # How risky a reading may be to replace the current result: anything that validates
     # when it failed; no riskier than it when parsing invented undeclared keys; strictly
     # less risky when parsing had to guess.
-    if current.status in (Status.TRUNCATED, Status.REFUSED):
-        return current  # a cut-off or refused answer is reported as such, never read around
-    failed = current.status in (Status.UNPARSEABLE, Status.INVALID)
+    if current.status is Status.REFUSED:
+        return current  # a refused answer is reported as such, never read around
+    # A cut-off answer stays truncated whatever is read (see _still_cut); only one whose
+    # value still violates the schema has anything to gain from another reading.
+    cut = current.status is Status.TRUNCATED
+    if cut and not _schema_errors(current):
+        return current
+    failed = cut or current.status in (Status.UNPARSEABLE, Status.INVALID)
     if failed or (chosen is not None and invented_keys(chosen, validator.schema)):
         ceiling = _GUESS_RANK
     elif current.risk is Risk.GUESS:
@@ -645,7 +683,8 @@ def _guided(
             )
             best = (key, result)
     if best is not None:
-        return replace(best[1], timings=Timings(clock.stages))
+        found = _still_cut(best[1], options) if cut else best[1]
+        return replace(found, timings=Timings(clock.stages))
     for refusal in refusals if failed else ():  # an error only where nothing better was found
         notes.append(
             Diagnostic(

@@ -22,8 +22,10 @@ Gemini generateContent ``finishReason: "MAX_TOKENS"``      ``SAFETY``, ``RECITAT
 
 A cut-off answer's result becomes ``truncated`` (:func:`apply_finish`), whatever its text
 looks like — an answer cut right after a closing brace still parses, but the API said it is
-not all there. A refused one is ``refused`` (:func:`refused_result`): the text is the
-model's refusal, not a broken JSON value, and is reported as such, not as "no JSON found".
+not all there — and whatever its schema errors (truncation outranks them; they stay
+listed). A refused one is ``refused`` (:func:`refused_result`): the text is the model's
+refusal, not a broken JSON value, and is reported as such, not as "no JSON found". So is an
+answer with no JSON that is a refusal in words (:func:`text_refused_result`).
 
 The OpenAI and Anthropic batch outputs carry these responses inside each record
 (``response.body``, ``result.message``) and are read the same way.
@@ -140,6 +142,39 @@ def gemini_blocked(response: Mapping[str, Any]) -> Finish | None:
     return None
 
 
+@dataclass(frozen=True)
+class GeminiParts:
+    """What a Gemini ``generateContent`` candidate's ``content.parts`` hold, each with its
+    index in ``parts``: the answer's text parts, its reasoning (``thought: true``) and its
+    ``functionCall`` objects. The one reading of a candidate that ``check`` (the items of
+    :mod:`llmfix.inputs`) and ``repair --tools`` (:mod:`llmfix.toolcalls`) both use."""
+
+    texts: tuple[tuple[int, str], ...] = ()
+    thoughts: tuple[tuple[int, str], ...] = ()
+    calls: tuple[tuple[int, Mapping[str, Any]], ...] = ()
+
+
+def gemini_parts(candidate: Mapping[str, Any]) -> GeminiParts | None:
+    """The parts of a Gemini candidate, or ``None`` when it has no ``content.parts`` list."""
+    content = candidate.get("content")
+    parts = content.get("parts") if isinstance(content, Mapping) else None
+    if not isinstance(parts, list):
+        return None
+    texts: list[tuple[int, str]] = []
+    thoughts: list[tuple[int, str]] = []
+    calls: list[tuple[int, Mapping[str, Any]]] = []
+    for i, part in enumerate(parts):
+        if not isinstance(part, Mapping):
+            continue
+        text = part.get("text")
+        if isinstance(text, str):
+            (thoughts if part.get("thought") else texts).append((i, text))
+        call = part.get("functionCall")
+        if isinstance(call, Mapping):
+            calls.append((i, call))
+    return GeminiParts(tuple(texts), tuple(thoughts), tuple(calls))
+
+
 def model_name(body: Any) -> str | None:
     """The model that wrote a response (``model``; Gemini's ``modelVersion``)."""
     if not isinstance(body, Mapping):
@@ -168,22 +203,34 @@ def cut_off_diagnostic(finish: Finish, *, partial: bool = False) -> Diagnostic:
 def apply_finish(result: Result, finish: Finish | None, *, partial: bool = False) -> Result:
     """``result`` with what the API said applied: a cut-off answer is never ``ok``.
 
-    A result that parsed (or was repaired) becomes ``truncated``; one that is ``invalid``
-    or ``unparseable`` keeps its status. Either way ``response.cut_off`` says why (a warning
-    when ``partial``: the run asked for what is complete). A refusal replaces the result
-    (see :func:`refused_result`).
+    A result that has a value (parsed, repaired, or ``invalid``: truncation outranks
+    schema errors) becomes ``truncated``; an ``unparseable`` one keeps its status. Either
+    way ``response.cut_off`` says why (a warning when ``partial``: the run asked for what is
+    complete, and then a required property or item that is missing has "not arrived yet",
+    a ``partial.missing`` warning). A refusal replaces the result (see
+    :func:`refused_result`).
     """
     if finish is None:
         return result
     if finish.kind == "refused":
         return refused_result(finish)
-    ok = result.status.ok or result.status is Status.TRUNCATED
-    status = Status.TRUNCATED if ok else result.status
+    has_value = result.status.ok or result.status in (Status.TRUNCATED, Status.INVALID)
+    status = Status.TRUNCATED if has_value else result.status
     # the API's word replaces the text's own evidence of the cut (one error, not two)
-    kept = tuple(d for d in result.diagnostics if d.code != "parse.cut_off")
+    kept = [d for d in result.diagnostics if d.code != "parse.cut_off"]
+    if partial and has_value:
+        kept = _not_arrived(kept)
     return replace(
         result, status=status, diagnostics=(*kept, cut_off_diagnostic(finish, partial=partial))
     )
+
+
+def _not_arrived(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """``diagnostics`` with each schema error that a cut explains (a missing required
+    property, too few items) made a ``partial.missing`` warning, where it was."""
+    from llmfix.partial import not_arrived
+
+    return [not_arrived(d) or d for d in diagnostics]
 
 
 def refused_result(finish: Finish) -> Result:
@@ -198,6 +245,24 @@ def refused_result(finish: Finish) -> Result:
         data={"reason": finish.reason, "refusal": finish.detail},
     )
     return Result(status=Status.REFUSED, value=None, diagnostics=(refusal,))
+
+
+# ``data.reason`` of a refusal the answer's own words make (no API said so).
+IN_WORDS = "the answer's text"
+
+
+def text_refused_result(refusal: str) -> Result:
+    """The result for an answer that is a refusal in words, with no JSON in it (see
+    :func:`llmfix.refusals.text_refusal`): ``refused``, as an API refusal is, and no value."""
+    refused = Diagnostic(
+        code="response.refused",
+        severity=Severity.ERROR,
+        stage=STAGE,
+        message=f"the model refused, in words, instead of answering: {_quote(refusal)}",
+        hint="this is not a JSON problem: the model declined the request",
+        data={"reason": IN_WORDS, "refusal": refusal},
+    )
+    return Result(status=Status.REFUSED, value=None, diagnostics=(refused,))
 
 
 def _quote(text: str, limit: int = 160) -> str:

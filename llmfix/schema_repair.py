@@ -131,8 +131,10 @@ RULES: dict[str, Rule] = {
         'near-miss of a missing declared key (≥ 0.8 similar, unique): "reasonning" → "reasoning"',
         objects.plan_renames,
     ),
+    # A guess, not safe: the model wrote the value, and dropping it loses data (a key it
+    # misnamed, a field the schema forgot); --max-risk safe keeps it and fails instead.
     "remove_additional": Rule(
-        Risk.SAFE,
+        Risk.GUESS,
         "property that additionalProperties: false forbids, removed (value kept in the diagnostic)",
         objects.remove_additional,
     ),

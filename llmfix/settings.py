@@ -95,6 +95,7 @@ class Emit(Choice):
 class ToolFormat(Choice):
     OPENAI = "openai"
     ANTHROPIC = "anthropic"
+    GEMINI = "gemini"
     TOOL_CALLS_JSON = "tool-calls-json"
     JSON = "json"
     PYTHONIC = "pythonic"

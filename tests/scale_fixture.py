@@ -1,7 +1,7 @@
 """The fixture the engine tests share: 2,000 answers as JSONL and as Parquet, plus bad files.
 
 Rows cycle through eight kinds: clean, fenced with Python quotes (repaired), a string age
-(repaired), a missing required field (invalid), prose (unparseable), a null text, an answer
+(repaired), a missing required field (invalid), a refusal (refused), a null text, an answer
 over ``--max-item-size`` and an empty answer. :func:`run` runs ``llmfix check`` in this
 process (so a test module's Ray or Spark session is the one used) and returns the JSON
 report; :func:`comparable` drops what differs between any two runs (timings).
@@ -26,8 +26,15 @@ SCHEMA = {
 }
 # Per copy (JSONL or Parquet): a null text is read as the JSON text "null" (as check reads
 # a JSONL field), which parses but is not an object; an answer over the size limit is an
-# error row; prose and "" are unparseable.
-EXPECTED_STATUS = {"valid": 250, "repaired": 500, "invalid": 500, "unparseable": 500, "error": 250}
+# error row; "" is unparseable, a refusal in words refused.
+EXPECTED_STATUS = {
+    "valid": 250,
+    "repaired": 500,
+    "invalid": 500,
+    "refused": 250,
+    "unparseable": 250,
+    "error": 250,
+}
 
 
 def answer(i: int) -> str | None:

@@ -34,7 +34,7 @@ TEXTS = [
     'Sure:\n```json\n{"name": "Bo", "age": 2}\n```',  # extracted
     "{'name': 'Cy', 'age': '7',}",  # repaired
     '{"name": "Di"}',  # invalid
-    "I cannot help with that.",  # unparseable
+    "There is no JSON in this answer.",  # unparseable (a refusal would be refused)
 ]
 
 

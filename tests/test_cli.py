@@ -64,7 +64,7 @@ def test_schema_violation_exits_1_and_prints_nothing(cli: Any, person_schema: Pa
 
 
 def test_unparseable_exits_1(cli: Any) -> None:
-    result = cli("repair", input="I cannot help with that.")
+    result = cli("repair", input="There is no JSON in this answer.")
     assert result.exit_code == 1
     assert "parse.failed" in result.stderr
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import llmfix
+from llmfix.gate import gate_failures
 from llmfix.model import Status
 
 SCHEMA = {
@@ -40,7 +41,9 @@ def test_what_has_not_arrived_is_marked_missing_not_failed() -> None:
 def test_without_partial_the_guess_is_kept_and_missing_is_an_error() -> None:
     result = llmfix.repair('{"title": "Dune", "tags": ["sci-fi", "clas', SCHEMA)
     assert result.value["tags"] == ["sci-fi", "clas"]
-    assert result.status is Status.INVALID
+    # truncation outranks schema errors: the status says cut off, the errors stay listed
+    assert result.status is Status.TRUNCATED
+    assert {"schema.required", "parse.cut_off"} <= {d.code for d in result.errors}
 
 
 def test_a_partial_result_is_never_valid() -> None:
@@ -57,5 +60,7 @@ def test_complete_input_is_unaffected_by_partial() -> None:
 
 def test_wrong_values_stay_errors_in_partial_mode() -> None:
     result = llmfix.repair('{"title": {"x": 1}, "tags": ["a", "b', SCHEMA, partial=True)
-    assert result.status is Status.INVALID
+    assert result.status is Status.TRUNCATED
     assert "schema.type" in {d.code for d in result.errors}
+    # what arrived is wrong: --partial does not let it through
+    assert gate_failures(result, partial=True)

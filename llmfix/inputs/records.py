@@ -25,6 +25,7 @@ from llmfix.responses import (
     chat_choice_finish,
     gemini_blocked,
     gemini_finish,
+    gemini_parts,
     model_name,
     responses_finish,
     responses_refusal,
@@ -375,20 +376,10 @@ def _gemini_items(
     candidate: dict[str, Any], base: str, path: tuple[str | int, ...], common: dict[str, Any]
 ) -> Iterator[Item]:
     """A Gemini candidate: its text parts (thoughts left out) and its ``functionCall`` parts."""
-    content = candidate.get("content")
-    parts = content.get("parts") if isinstance(content, dict) else None
-    if not isinstance(parts, list):
+    parts = gemini_parts(candidate)
+    if parts is None:
         return
-    texts = [
-        (i, p["text"])
-        for i, p in enumerate(parts)
-        if isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought")
-    ]
-    calls = [
-        (i, p["functionCall"])
-        for i, p in enumerate(parts)
-        if isinstance(p, dict) and isinstance(p.get("functionCall"), dict)
-    ]
+    texts, calls = parts.texts, parts.calls
     if texts and (any(t.strip() for _, t in texts) or not calls):
         target = (*path, "content", "parts", texts[0][0], "text") if len(texts) == 1 else None
         text = "".join(t for _, t in texts)  # parts of one answer, streamed in pieces

@@ -29,6 +29,7 @@ STAGE = "tools"
 # A tool name as models write it: no spaces, no markup.
 NAME_RE = re.compile(r"[A-Za-z_$][\w$.\-:/]{0,199}")
 _NAME_FULL = re.compile(r"[A-Za-z_$][\w$.\-:/]{0,199}\Z")
+NAME_HINT = "a tool name is a letter, _ or $, then letters, digits or _ $ . - : / (200 at most)"
 
 
 @dataclass(frozen=True)
@@ -350,6 +351,47 @@ def call_shape(obj: Any, *, require_arguments: bool) -> CallShape | None:
     return CallShape(name, {}, call_id, False)
 
 
+def unusable_name(obj: Any, *, require_arguments: bool = False) -> str | None:
+    """The name a call object gives when it is not a usable tool name (``"rm -rf /"``, an
+    empty string, a number), shown escaped (JSON, ASCII only, at most 80 characters: it is
+    printed to terminals and CI logs); ``None`` when the object names a usable tool or
+    gives no name at all. ``require_arguments``: only an object that also has arguments
+    counts (bare JSON, where ``{"name": "Bob Smith"}`` is data)."""
+    if not isinstance(obj, dict):
+        return None
+    function = obj.get("function")
+    holder = function if isinstance(function, dict) and "name" in function else obj
+    key = next((k for k in _NAME_KEYS if k in holder), None)
+    if key is None or valid_name(holder[key]):
+        return None
+    if require_arguments and not any(k in holder for k in _ARGUMENT_KEYS):
+        return None
+    return shown_name(holder[key])
+
+
+def shown_name(name: Any, limit: int = 80) -> str:
+    """``name`` as JSON with every non-ASCII or control character escaped, shortened."""
+    try:
+        text = json.dumps(name, ensure_ascii=True)
+    except (TypeError, ValueError):
+        text = json.dumps(repr(name), ensure_ascii=True)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def bad_name(scan: Scan, fmt: str, shown: str, start: int, end: int) -> Diagnostic:
+    """``tools.bad_name``: a call was there, but its name cannot be a tool's; it is left
+    out, and that fails the result (an error), never a silent drop."""
+    return scan.note(
+        "tools.bad_name",
+        Severity.ERROR,
+        f"a tool call named {shown} ({fmt}) was left out: that is not a usable tool name",
+        start,
+        end,
+        hint=NAME_HINT,
+        data={"name": shown},
+    )
+
+
 def _shape(name: str, arguments: Any, call_id: str | None) -> CallShape:
     if arguments is None:
         return CallShape(name, {}, call_id, False)
@@ -383,6 +425,10 @@ def calls_from_values(
         for item in items:
             scan.deadline.check()
             shape = call_shape(item, require_arguments=require_arguments)
+            shown = unusable_name(item) if shape is None else None
+            if shown is not None:
+                notes.append(bad_name(scan, fmt, shown, jv.start, jv.end))
+                continue
             if shape is None:
                 notes.append(
                     scan.note(

@@ -53,7 +53,14 @@ from llmfix.model import (
     Status,
     Timings,
 )
-from llmfix.toolcalls.base import STAGE, ToolCall, ToolCallExtraction
+from llmfix.toolcalls.base import (
+    NAME_HINT,
+    STAGE,
+    ToolCall,
+    ToolCallExtraction,
+    shown_name,
+    valid_name,
+)
 from llmfix.toolcalls.detect import extract_tool_calls
 from llmfix.toolcalls.values import escape_pointer
 
@@ -243,6 +250,18 @@ class _Checker:
         outside = sum(not c.in_reasoning for c in calls)
         used = []
         for call in calls:
+            if not valid_name(call.name):  # a reader that takes any name (an XML attribute)
+                shown = shown_name(call.name)
+                self.note(
+                    "tools.bad_name",
+                    Severity.ERROR,
+                    f"a tool call named {shown} ({call.format}) was left out: that is not a "
+                    "usable tool name",
+                    call.span,
+                    hint=NAME_HINT,
+                    data={"name": shown},
+                )
+                continue
             if call.in_reasoning:
                 if outside:
                     self.note(

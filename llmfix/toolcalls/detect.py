@@ -1,6 +1,6 @@
 """The ordered gate that finds tool calls in a response, whatever format the model used.
 
-1. **Structured**: the whole answer is one JSON document (an OpenAI or Anthropic response,
+1. **Structured**: the whole answer is one JSON document (an OpenAI, Anthropic or Gemini response,
    a message, a ``{"toolCalls": [...]}`` envelope, bare call objects). Nothing else is
    looked for: markers inside its strings are data.
 2. **Envelopes**: one left-to-right pass of a single compiled regex that matches every
@@ -46,6 +46,7 @@ FORMATS: dict[str, str] = {
     "openai": "OpenAI chat completion / message / Responses JSON with tool_calls "
     "(arguments as a JSON string)",
     "anthropic": "Anthropic message JSON with tool_use content blocks",
+    "gemini": "Gemini generateContent JSON with functionCall parts",
     "tool-calls-json": 'the {"toolCalls": [...]} envelope',
     "json": 'bare JSON call objects {"name", "arguments"|"parameters"} (Llama 3 JSON, xLAM)',
     "pythonic": "a pythonic call list [f(a=1), g(b='x')] (Llama 3.2/4, Granite, ToolACE)",
@@ -80,7 +81,7 @@ FORMATS: dict[str, str] = {
     "longcat": "LongCat <longcat_tool_call>{json}</longcat_tool_call>",
 }
 
-STRUCTURED = frozenset({"openai", "anthropic", "tool-calls-json", "json"})
+STRUCTURED = frozenset({"openai", "anthropic", "gemini", "tool-calls-json", "json"})
 BARE = frozenset({"json", "pythonic"})
 
 

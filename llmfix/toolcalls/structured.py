@@ -8,6 +8,8 @@ Structured shapes (a response given whole):
   ``arguments`` is a JSON *string*; it is decoded (and repaired if it must be).
 - ``anthropic`` — a message (``content: [{"type": "tool_use", "id", "name", "input"}]``) or
   a list of content blocks; ``thinking`` blocks are reasoning.
+- ``gemini`` — a Gemini ``generateContent`` response (``candidates[].content.parts[]`` with
+  ``functionCall: {"name", "args"}``; ``args`` is an object).
 - ``tool-calls-json`` — the ``{"toolCalls": [...]}`` envelope (``{toolCallId, toolName,
   args}``, or ``{name, arguments}``), also ``{"tool_calls": [{name, arguments}]}``.
 
@@ -22,7 +24,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llmfix.model import Diagnostic, Severity
-from llmfix.toolcalls.base import Call, Scan, call_shape, decode_arguments
+from llmfix.responses import gemini_parts
+from llmfix.toolcalls.base import (
+    Call,
+    Scan,
+    bad_name,
+    call_shape,
+    decode_arguments,
+    unusable_name,
+)
 
 
 @dataclass
@@ -54,12 +64,20 @@ def read_document(scan: Scan, value: Any, start: int, end: int, *, bare: bool) -
         return None
     items = value if isinstance(value, list) else [value]
     shapes = [call_shape(item, require_arguments=True) for item in items]
-    if not items or any(s is None for s in shapes):
+    # A call object whose name is no tool's is still a call (and an error), not data.
+    unusable = [
+        unusable_name(item, require_arguments=True) if shape is None else None
+        for item, shape in zip(items, shapes, strict=True)
+    ]
+    if not items or any(s is None and u is None for s, u in zip(shapes, unusable, strict=True)):
         return None
     doc = Document("json")
-    for shape in shapes:
+    for shape, shown in zip(shapes, unusable, strict=True):
         scan.deadline.check()
-        assert shape is not None
+        if shape is None:
+            assert shown is not None
+            doc.notes.append(bad_name(scan, "json", shown, start, end))
+            continue
         call = Call(shape.name, shape.arguments, start, end, "json", shape.id)
         if shape.encoded:
             decode_arguments(scan, call)
@@ -90,6 +108,21 @@ class _Reader:
                         )
                     )
                 return doc
+        candidates = value.get("candidates")
+        if isinstance(candidates, list) and candidates and isinstance(candidates[0], dict):
+            found = self.gemini(candidates[0])
+            if found is not None:
+                if len(candidates) > 1:
+                    found.notes.append(
+                        self.scan.note(
+                            "tools.choices",
+                            Severity.INFO,
+                            f"the response has {len(candidates)} candidates; read the first",
+                            self.start,
+                            self.end,
+                        )
+                    )
+                return found
         if isinstance(value.get("output"), list) and value.get("object") in ("response", None):
             found = self.responses(value["output"])
             if found is not None:
@@ -151,6 +184,21 @@ class _Reader:
                         _text(doc.reasoning, part.get("text"))
         return doc
 
+    def gemini(self, candidate: dict[str, Any]) -> Document | None:
+        """A Gemini ``generateContent`` candidate: ``functionCall`` parts (``name``,
+        ``args`` as an object), read as ``check`` reads them (:func:`gemini_parts`)."""
+        parts = gemini_parts(candidate)
+        if parts is None:
+            return None
+        doc = Document("gemini")
+        for _, text in parts.texts:
+            _text(doc.content, text)
+        for _, thought in parts.thoughts:
+            _text(doc.reasoning, thought)
+        for _, call in parts.calls:
+            self.add(doc, dict(call), "gemini")
+        return doc
+
     def anthropic(self, blocks: list[Any]) -> Document:
         doc = Document("anthropic")
         for block in blocks:
@@ -175,6 +223,10 @@ class _Reader:
 
     def add(self, doc: Document, item: Any, fmt: str) -> None:
         shape = call_shape(item, require_arguments=False)
+        shown = unusable_name(item) if shape is None else None
+        if shown is not None:
+            doc.notes.append(bad_name(self.scan, fmt, shown, self.start, self.end))
+            return
         if shape is None:
             doc.notes.append(
                 self.scan.note(
