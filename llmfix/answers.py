@@ -73,7 +73,7 @@ def repair_answer(
         from llmfix.batch import Profile, check_item
 
         result = check_item(item, Profile(validator=validator, options=run.options))
-        if item.tool is None and item.finish is None:
+        if item.tool is None:  # (a cut-off or refused answer: see llmfix.llm.loop.needs_llm)
             result, record = llm_repair(run, llm, name, text, result, validator)
     else:
         result = _rules(run, text, validator)

@@ -197,9 +197,21 @@ class CallBudget:
         return None if self.limit is None else max(0, self.limit - self.used)
 
 
+# What says an answer is not all there, or not an answer: the API's stop reason (a cut-off
+# or refused response, a saved stream that hit the token limit) or the text itself ending
+# inside a value. A model asked to "repair" such an answer invents the missing part (and
+# may rewrite what was there), so it keeps the rules' result and its diagnostics.
+CUT_OFF_OR_REFUSED = frozenset(
+    {"response.cut_off", "response.refused", "stream.cut_off", "parse.cut_off", "parse.truncated"}
+)
+
+
 def needs_llm(result: Result) -> bool:
-    """Whether LLM repair has something to do for ``result``."""
-    return result.status in (Status.INVALID, Status.UNPARSEABLE)
+    """Whether LLM repair has something to do for ``result``: it is ``invalid`` or
+    ``unparseable``, and neither cut off nor refused (see :data:`CUT_OFF_OR_REFUSED`)."""
+    if result.status not in (Status.INVALID, Status.UNPARSEABLE):
+        return False
+    return not any(d.code in CUT_OFF_OR_REFUSED for d in result.diagnostics)
 
 
 def llm_repair(

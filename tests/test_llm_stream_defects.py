@@ -1,0 +1,200 @@
+"""Issue 28, items 1, 6, 8, 13 and 14: cut-off and refused answers never go to the model,
+a stream's stop reason counts as a saved stream's does, a dead or rate-limiting provider is
+never silent, snapshots come early from the Python API, and the wire decoder takes bytes."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.llm_server import LlmServer, error_reply, openai_reply
+
+FAKE_KEY = "sk-test-FAKEKEY1234567890abcdef"
+TRIAGE = {
+    "type": "object",
+    "properties": {
+        "ticket_id": {"type": "string"},
+        "priority": {"enum": ["low", "medium", "high"]},
+        "category": {"type": "string"},
+        "summary": {"type": "string"},
+        "team": {"type": "string"},
+    },
+    "required": ["ticket_id", "priority", "category", "summary", "team"],
+}
+CUT_TEXT = '{"ticket_id": "T-00057", "priority": "low", "category": "bil'
+# What a model asked to "repair" the cut-off answer gave: valid, and priority changed.
+INVENTED = {
+    "ticket_id": "T-00057",
+    "priority": "high",
+    "category": "billing",
+    "summary": "Charged twice",
+    "team": "payments",
+}
+
+
+def llmfix(
+    *args: str, env: dict[str, str], stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "llmfix", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        input=stdin,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    """Keys set, a private cache, and a user config with short transport backoff."""
+    config = tmp_path / "user-config"
+    config.mkdir()
+    (config / "config.yaml").write_text(
+        "llm:\n  enabled: false\n  backoff-base: 0.01\n  backoff-max: 0.02\n  max-retries: 2\n",
+        encoding="utf-8",
+    )
+    return {
+        **os.environ,
+        "OPENAI_API_KEY": FAKE_KEY,
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "LLMFIX_CONFIG_DIR": str(config),
+    }
+
+
+@pytest.fixture
+def schema(tmp_path: Path) -> Path:
+    path = tmp_path / "triage.schema.json"
+    path.write_text(json.dumps(TRIAGE), encoding="utf-8")
+    return path
+
+
+def chat_completion(content: str, finish_reason: str = "stop", refusal: str | None = None) -> str:
+    message = {"role": "assistant", "content": content, "refusal": refusal}
+    choice = {"index": 0, "message": message, "finish_reason": finish_reason}
+    return json.dumps({"object": "chat.completion", "model": "m", "choices": [choice]})
+
+
+def check_llm(
+    data: Path, schema: Path, env: dict[str, str], base_url: str, *extra: str
+) -> subprocess.CompletedProcess[str]:
+    return llmfix(
+        "check",
+        str(data),
+        "-s",
+        str(schema),
+        "--llm",
+        "--model",
+        "test-model",
+        "--base-url",
+        base_url,
+        "--no-progress",
+        *extra,
+        env=env,
+    )
+
+
+def items(done: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = json.loads(done.stdout)["items"]
+    return found
+
+
+def codes(item: dict[str, Any]) -> list[str]:
+    return [d["code"] for d in item["diagnostics"]]
+
+
+# ------------------------------------------------ item 1: cut off or refused: not sent
+
+
+def cut_off_dir(tmp_path: Path) -> Path:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "a.json").write_text(chat_completion(CUT_TEXT, "length"), encoding="utf-8")
+    return data
+
+
+def test_check_llm_does_not_send_an_answer_the_api_says_was_cut_off(
+    server: LlmServer, tmp_path: Path, schema: Path, env: dict[str, str]
+) -> None:
+    server.enqueue(openai_reply(INVENTED))
+    data = cut_off_dir(tmp_path)
+    done = check_llm(data, schema, env, server.openai_base, "--no-cache", "-f", "json")
+    [item] = items(done)
+    assert (done.returncode, len(server.requests)) == (1, 0)
+    assert item["status"] != "llm_repaired" and "response.cut_off" in codes(item)
+    assert item["value"]["priority"] == "low"
+
+
+def test_check_llm_write_fixed_writes_nothing_for_a_cut_off_answer(
+    server: LlmServer, tmp_path: Path, schema: Path, env: dict[str, str]
+) -> None:
+    server.enqueue(openai_reply(INVENTED))
+    data = cut_off_dir(tmp_path)
+    fixed = tmp_path / "fixed"
+    done = check_llm(data, schema, env, server.openai_base, "--no-cache", "--write-fixed", str(fixed))
+    written = [p for p in fixed.rglob("*") if p.is_file()] if fixed.exists() else []
+    answers = [
+        json.loads(p.read_text(encoding="utf-8"))["choices"][0]["message"]["content"]
+        for p in written
+    ]
+    assert (done.returncode, len(server.requests)) == (1, 0)
+    assert all(answer == CUT_TEXT for answer in answers)  # the answer as it was, if at all
+
+
+def test_check_llm_does_not_send_a_text_that_ends_inside_a_value(
+    server: LlmServer, tmp_path: Path, schema: Path, env: dict[str, str]
+) -> None:
+    server.enqueue(openai_reply(INVENTED))
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "a.txt").write_text(CUT_TEXT, encoding="utf-8")
+    done = check_llm(data, schema, env, server.openai_base, "--no-cache", "-f", "json")
+    [item] = items(done)
+    assert (done.returncode, len(server.requests)) == (1, 0)
+    assert item["status"] in ("invalid", "truncated") and "parse.truncated" in codes(item)
+
+
+def test_check_llm_does_not_send_a_refused_answer(
+    server: LlmServer, tmp_path: Path, schema: Path, env: dict[str, str]
+) -> None:
+    server.enqueue(openai_reply(INVENTED))
+    data = tmp_path / "data"
+    data.mkdir()
+    refused = chat_completion("", "stop", refusal="I can't help with that.")
+    (data / "a.json").write_text(refused, encoding="utf-8")
+    done = check_llm(data, schema, env, server.openai_base, "--no-cache", "-f", "json")
+    [item] = items(done)
+    assert (done.returncode, len(server.requests), item["status"]) == (1, 0, "refused")
+
+
+def test_an_answer_that_is_merely_invalid_is_still_sent(
+    server: LlmServer, tmp_path: Path, schema: Path, env: dict[str, str]
+) -> None:
+    """The rule keeps cut-off answers from the model, not every broken one."""
+    server.enqueue(openai_reply(INVENTED))
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "a.json").write_text(chat_completion('{"ticket_id": "T-00057"}'), encoding="utf-8")
+    done = check_llm(data, schema, env, server.openai_base, "--no-cache", "-f", "json")
+    [item] = items(done)
+    assert (done.returncode, len(server.requests), item["status"]) == (0, 1, "llm_repaired")
+
+
+def test_the_library_rule_names_cut_off_and_refused_results() -> None:
+    from llmfix.llm import needs_llm
+    from llmfix.responses import Finish, apply_finish
+
+    import llmfix
+
+    invalid = llmfix.repair('{"ticket_id": "T-1"}', schema=TRIAGE)
+    cut = apply_finish(invalid, Finish("cut_off", 'finish_reason "length"'))
+    refused = apply_finish(invalid, Finish("refused", "message.refusal", "no"))
+    assert (needs_llm(invalid), needs_llm(cut), needs_llm(refused)) == (True, False, False)
