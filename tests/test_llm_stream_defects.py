@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -129,7 +128,8 @@ def test_check_llm_does_not_send_an_answer_the_api_says_was_cut_off(
     done = check_llm(data, schema, env, server.openai_base, "--no-cache", "-f", "json")
     [item] = items(done)
     assert (done.returncode, len(server.requests)) == (1, 0)
-    assert item["status"] != "llm_repaired" and "response.cut_off" in codes(item)
+    assert item["status"] in {"invalid", "truncated"}  # (truncation may outrank the schema)
+    assert "response.cut_off" in codes(item)
     assert item["value"]["priority"] == "low"
 
 
@@ -139,7 +139,9 @@ def test_check_llm_write_fixed_writes_nothing_for_a_cut_off_answer(
     server.enqueue(openai_reply(INVENTED))
     data = cut_off_dir(tmp_path)
     fixed = tmp_path / "fixed"
-    done = check_llm(data, schema, env, server.openai_base, "--no-cache", "--write-fixed", str(fixed))
+    done = check_llm(
+        data, schema, env, server.openai_base, "--no-cache", "--write-fixed", str(fixed)
+    )
     written = [p for p in fixed.rglob("*") if p.is_file()] if fixed.exists() else []
     answers = [
         json.loads(p.read_text(encoding="utf-8"))["choices"][0]["message"]["content"]
@@ -159,7 +161,7 @@ def test_check_llm_does_not_send_a_text_that_ends_inside_a_value(
     done = check_llm(data, schema, env, server.openai_base, "--no-cache", "-f", "json")
     [item] = items(done)
     assert (done.returncode, len(server.requests)) == (1, 0)
-    assert item["status"] in ("invalid", "truncated") and "parse.truncated" in codes(item)
+    assert (item["status"] != "llm_repaired", "parse.truncated" in codes(item)) == (True, True)
 
 
 def test_check_llm_does_not_send_a_refused_answer(
@@ -189,12 +191,104 @@ def test_an_answer_that_is_merely_invalid_is_still_sent(
 
 
 def test_the_library_rule_names_cut_off_and_refused_results() -> None:
+    import llmfix
     from llmfix.llm import needs_llm
     from llmfix.responses import Finish, apply_finish
-
-    import llmfix
 
     invalid = llmfix.repair('{"ticket_id": "T-1"}', schema=TRIAGE)
     cut = apply_finish(invalid, Finish("cut_off", 'finish_reason "length"'))
     refused = apply_finish(invalid, Finish("refused", "message.refusal", "no"))
     assert (needs_llm(invalid), needs_llm(cut), needs_llm(refused)) == (True, False, False)
+
+
+# ------------------------------------------- item 6: a stream's stop reason is heeded
+
+PERSON = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+    "required": ["name", "age"],
+}
+FENCED = 'Here it is:\n```json\n{"name": "Ada", "age": 36}\n```'
+
+
+def sse(records: list[dict[str, Any]]) -> str:
+    return "".join(f"data: {json.dumps(r)}\n\n" for r in records)
+
+
+def openai_stream(stop: str) -> str:
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return {"object": "chat.completion.chunk", "model": "m", "choices": [choice]}
+
+    pieces = [FENCED[i : i + 7] for i in range(0, len(FENCED), 7)]
+    records = [chunk({"role": "assistant", "content": ""})]
+    records += [chunk({"content": piece}) for piece in pieces]
+    records.append(chunk({}, stop))
+    return sse(records) + "data: [DONE]\n\n"
+
+
+def anthropic_stream(stop: str) -> str:
+    pieces = [FENCED[i : i + 7] for i in range(0, len(FENCED), 7)]
+    records: list[dict[str, Any]] = [
+        {"type": "message_start", "message": {"model": "claude", "content": []}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    ]
+    records += [
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": p}}
+        for p in pieces
+    ]
+    records += [
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": stop}},
+        {"type": "message_stop"},
+    ]
+    return sse(records)
+
+
+STREAMS = {
+    "openai-length": openai_stream("length"),
+    "anthropic-max-tokens": anthropic_stream("max_tokens"),
+}
+
+
+@pytest.fixture
+def person(tmp_path: Path) -> Path:
+    path = tmp_path / "person.json"
+    path.write_text(json.dumps(PERSON), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("name", sorted(STREAMS))
+def test_a_cut_off_stream_is_truncated_via_stream_as_via_its_file(
+    name: str, tmp_path: Path, person: Path
+) -> None:
+    data = STREAMS[name]
+    saved = tmp_path / "saved.sse"
+    saved.write_text(data, encoding="utf-8")
+    env = dict(os.environ)
+    streamed = llmfix("repair", "--stream", "--final", "-s", str(person), env=env, stdin=data)
+    from_file = llmfix("repair", str(saved), "-s", str(person), env=env)
+    events = llmfix("repair", "--stream", "-s", str(person), env=env, stdin=data)
+    result = json.loads(events.stdout.splitlines()[-1])
+    assert (streamed.returncode, from_file.returncode) == (1, 1)
+    assert (streamed.stdout, "truncated" in from_file.stderr) == ("", True)
+    assert (result["status"], "response.cut_off" in codes(result)) == ("truncated", True)
+
+
+@pytest.mark.parametrize("stop", ["stop", "end_turn"])
+def test_a_stream_that_ended_normally_still_passes(stop: str, person: Path) -> None:
+    data = openai_stream(stop) if stop == "stop" else anthropic_stream(stop)
+    done = llmfix(
+        "repair", "--stream", "--final", "-s", str(person), env=dict(os.environ), stdin=data
+    )
+    assert (done.returncode, json.loads(done.stdout)) == (0, {"name": "Ada", "age": 36})
+
+
+def test_check_reads_a_saved_anthropic_stream_cut_at_max_tokens_as_truncated(
+    tmp_path: Path, person: Path
+) -> None:
+    saved = tmp_path / "saved.sse"
+    saved.write_text(anthropic_stream("max_tokens"), encoding="utf-8")
+    done = llmfix("check", str(saved), "-s", str(person), "-f", "json", env=dict(os.environ))
+    [item] = items(done)
+    assert (done.returncode, item["status"]) == (1, "truncated")
