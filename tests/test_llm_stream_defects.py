@@ -292,3 +292,41 @@ def test_check_reads_a_saved_anthropic_stream_cut_at_max_tokens_as_truncated(
     done = llmfix("check", str(saved), "-s", str(person), "-f", "json", env=dict(os.environ))
     [item] = items(done)
     assert (done.returncode, item["status"]) == (1, "truncated")
+
+
+# ------------------------------------------ item 14: bytes in, no empty reasoning out
+
+
+def test_the_wire_decoder_takes_bytes_split_inside_a_character() -> None:
+    from llmfix.stream.wire import WireDecoder
+
+    answer = '{"name": "Zoë 名前", "age": 36}'
+    data = sse(
+        [
+            {
+                "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": {"content": answer}, "finish_reason": "stop"}],
+            }
+        ]
+    ).encode("utf-8")
+    decoder = WireDecoder()
+    for start in range(0, len(data), 3):  # 3 bytes at a time: ë and 名 are split
+        decoder.feed(data[start : start + 3])
+    decoder.close()
+    assert (decoder.format, decoder.content, decoder.stop_reason) == ("openai-chat", answer, "stop")
+
+
+def test_the_wire_decoder_takes_raw_bytes_ending_inside_a_character() -> None:
+    from llmfix.stream.wire import WireDecoder
+
+    decoder = WireDecoder()
+    pieces = decoder.feed('{"a": "é'.encode()[:-1]) + decoder.close()
+    assert "".join(p.text for p in pieces) == '{"a": "\ufffd'
+
+
+@pytest.mark.parametrize("think", ["<think></think>", "<think></think>\n"])
+def test_stream_sends_no_empty_reasoning_event(think: str) -> None:
+    done = llmfix("repair", "--stream", env=dict(os.environ), stdin=think + '{"a": 1}')
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    reasoning = [e for e in events if e["event"] in ("reasoning", "text") and not e["text"]]
+    assert (done.returncode, reasoning, events[-1]["value"]) == (0, [], {"a": 1})

@@ -352,7 +352,8 @@ class StreamParser(ToolCallStream):
             self._text.clear()
         if self._reasoning:
             text = "".join(self._reasoning)
-            self._events.append(Event("reasoning", index=self._index, text=text))
+            if text:  # (an empty <think></think> block says nothing)
+                self._events.append(Event("reasoning", index=self._index, text=text))
             self._reasoning.clear()
 
     def _say(self, text: str) -> None:

@@ -21,6 +21,7 @@ which is how ``llmfix check`` reads a saved stream.
 
 from __future__ import annotations
 
+import codecs
 import json
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -82,11 +83,16 @@ class WireDecoder:
         self.model: str | None = None
         self.errors: list[str] = []  # error events and records that are not JSON
         self.done = False
+        # Bytes fed are decoded as UTF-8 (a byte order mark dropped, a bad byte replaced).
+        self._utf8 = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
 
     # ------------------------------------------------------------------ feeding
 
-    def feed(self, data: str) -> list[Delta]:
-        """Decode the next piece of the stream."""
+    def feed(self, data: str | bytes) -> list[Delta]:
+        """Decode the next piece of the stream: text, or bytes as they came off the wire
+        (UTF-8; a character split between two pieces is decoded once both came)."""
+        if isinstance(data, (bytes, bytearray, memoryview)):
+            data = self._utf8.decode(bytes(data))
         if self._framing == "raw":
             return self._text(data)
         self._pending += data
@@ -103,6 +109,11 @@ class WireDecoder:
 
     def close(self) -> list[Delta]:
         """The stream ended: decode what is left."""
+        rest = self._utf8.decode(b"", final=True)  # a character the bytes ended inside
+        out = self.feed(rest) if rest else []
+        return out + self._close()
+
+    def _close(self) -> list[Delta]:
         if self._framing == "auto":
             self._framing = sniff(self._pending, final=True) or "raw"
             if self._framing == "raw":
