@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -330,3 +331,88 @@ def test_stream_sends_no_empty_reasoning_event(think: str) -> None:
     events = [json.loads(line) for line in done.stdout.splitlines()]
     reasoning = [e for e in events if e["event"] in ("reasoning", "text") and not e["text"]]
     assert (done.returncode, reasoning, events[-1]["value"]) == (0, [], {"a": 1})
+
+
+# ------------------------------- item 8: a dead or rate-limiting provider is never silent
+
+
+def closed_port() -> int:
+    """A port nothing listens on: bound, then closed."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+def broken_dir(tmp_path: Path, count: int = 1) -> Path:
+    data = tmp_path / "data"
+    data.mkdir()
+    for number in range(count):
+        (data / f"a{number}.json").write_text('{"ticket_id": "T-1"}', encoding="utf-8")
+    return data
+
+
+def warnings(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("llmfix: warning:")]
+
+
+@pytest.mark.parametrize("quiet", [(), ("-q",)])
+def test_a_refused_connection_is_one_warning_and_no_model_call(
+    quiet: tuple[str, ...], tmp_path: Path, schema: Path, env: dict[str, str]
+) -> None:
+    base = f"http://127.0.0.1:{closed_port()}/v1"
+    done = check_llm(broken_dir(tmp_path, 5), schema, env, base, "--no-cache", *quiet)
+    [warning] = warnings(done.stderr)
+    assert ("llm.provider_unavailable" in warning, base in warning) == (True, True)
+    assert "Connection refused" in warning or "ConnectError" in warning
+    assert FAKE_KEY not in done.stderr
+    assert done.returncode == 1
+    if not quiet:
+        assert "llmfix: llm: 0 model calls," in done.stderr
+
+
+def test_a_server_error_is_one_warning_naming_the_base_url(
+    server: LlmServer, tmp_path: Path, schema: Path, env: dict[str, str]
+) -> None:
+    server.enqueue(*[error_reply(500, "the model is overloaded")] * 3)
+    done = check_llm(broken_dir(tmp_path), schema, env, server.openai_base, "--no-cache")
+    [warning] = warnings(done.stderr)
+    assert (server.openai_base in warning, "HTTP 500" in warning) == (True, True)
+    assert "llmfix: llm: 3 model calls," in done.stderr  # they reached the server
+    assert FAKE_KEY not in done.stderr
+
+
+def test_a_rejected_request_is_a_warning_too(
+    server: LlmServer, tmp_path: Path, schema: Path, env: dict[str, str]
+) -> None:
+    server.enqueue(error_reply(422, "unprocessable"))
+    data = broken_dir(tmp_path)
+    done = check_llm(data, schema, env, server.openai_base, "--no-cache")
+    [warning] = warnings(done.stderr)
+    assert ("llm.request_rejected" in warning, "HTTP 422" in warning) == (True, True)
+
+
+def test_a_budget_spent_on_429s_says_so(
+    server: LlmServer, tmp_path: Path, schema: Path, env: dict[str, str]
+) -> None:
+    server.enqueue(*[error_reply(429, "Rate limit reached for requests")] * 3)
+    data = broken_dir(tmp_path)
+    args = ("--no-cache", "--max-llm-calls", "2", "-f", "json")
+    done = check_llm(data, schema, env, server.openai_base, *args)
+    [item] = items(done)
+    [spent] = [d for d in item["diagnostics"] if d["code"] == "llm.budget_exhausted"]
+    assert (len(server.requests), "2 of them answered HTTP 429" in spent["message"]) == (2, True)
+    [warning] = warnings(done.stderr)
+    assert "HTTP 429" in warning
+
+
+def test_an_answer_from_the_cache_is_counted_as_such(
+    server: LlmServer, tmp_path: Path, schema: Path, env: dict[str, str]
+) -> None:
+    server.enqueue(openai_reply(INVENTED))
+    data = broken_dir(tmp_path)
+    first = check_llm(data, schema, env, server.openai_base)
+    again = check_llm(data, schema, env, server.openai_base)
+    assert "llmfix: llm: 1 model call, 11 input" in first.stderr
+    assert "llmfix: llm: 0 model calls, 1 from cache," in again.stderr
+    assert (again.returncode, len(server.requests)) == (0, 1)

@@ -163,10 +163,10 @@ def warn_untrusted(settings: Settings) -> None:
 
 
 def print_llm_totals(run: LlmRun, verbosity: int) -> None:
-    """The closing ``llm: N model calls`` line (N: requests sent); with ``-q``, only the
-    provider faults, which are never silent."""
+    """The provider's faults, one warning line per kind at every verbosity (a dead or
+    refusing provider is never silent), then the closing ``llm: N model calls`` line (N:
+    requests that reached the provider), left out with ``-q``."""
+    for line in run.fault_lines():
+        sys.stderr.write(f"llmfix: warning: {line}\n")
     if verbosity >= 0:
         sys.stderr.write(f"llmfix: {run.summary()}\n")
-    else:
-        for line in run.fault_lines():
-            sys.stderr.write(f"llmfix: warning: {line}\n")
