@@ -416,3 +416,28 @@ def test_an_answer_from_the_cache_is_counted_as_such(
     assert "llmfix: llm: 1 model call, 11 input" in first.stderr
     assert "llmfix: llm: 0 model calls, 1 from cache," in again.stderr
     assert (again.returncode, len(server.requests)) == (0, 1)
+
+
+# ------------------------------ item 13: a live stream's snapshots come without flush()
+
+
+def first_snapshot_at(text: str, pause: float) -> int:
+    """The README's loop (``feed`` only), 4 characters at a time, ``pause`` s apart: how
+    many characters had arrived at the first snapshot of the value (one more than the
+    text's length: none came)."""
+    import time
+
+    import llmfix
+
+    parser = llmfix.stream(schema=PERSON)
+    for end in range(4, len(text) + 4, 4):
+        if any(e.kind == "value" for e in parser.feed(text[end - 4 : end])):
+            return min(end, len(text))
+        time.sleep(pause)
+    return len(text) + 1
+
+
+def test_a_paused_stream_shows_its_value_as_it_arrives_without_flush() -> None:
+    text = 'Sure:\n{"name": "Ada", "age": 36, "languages": ["en", "fr"], "city": "London"}'
+    at = first_snapshot_at(text, pause=0.03)  # a live model: a few characters every 30 ms
+    assert at <= text.index('"age"')  # {"name": "Ada", shows before the rest came (was 77)
