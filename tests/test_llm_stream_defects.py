@@ -246,9 +246,21 @@ def anthropic_stream(stop: str) -> str:
     return sse(records)
 
 
+def gemini_stream(stop: str) -> str:
+    pieces = [FENCED[i : i + 7] for i in range(0, len(FENCED), 7)]
+    records: list[dict[str, Any]] = [
+        {"candidates": [{"content": {"parts": [{"text": p}], "role": "model"}, "index": 0}]}
+        for p in pieces
+    ]
+    records[-1]["candidates"][0]["finishReason"] = stop
+    records[-1]["modelVersion"] = "gemini-test"
+    return sse(records)
+
+
 STREAMS = {
     "openai-length": openai_stream("length"),
     "anthropic-max-tokens": anthropic_stream("max_tokens"),
+    "gemini-max-tokens": gemini_stream("MAX_TOKENS"),
 }
 
 
@@ -276,9 +288,10 @@ def test_a_cut_off_stream_is_truncated_via_stream_as_via_its_file(
     assert (result["status"], "response.cut_off" in codes(result)) == ("truncated", True)
 
 
-@pytest.mark.parametrize("stop", ["stop", "end_turn"])
+@pytest.mark.parametrize("stop", ["stop", "end_turn", "STOP"])
 def test_a_stream_that_ended_normally_still_passes(stop: str, person: Path) -> None:
-    data = openai_stream(stop) if stop == "stop" else anthropic_stream(stop)
+    streams = {"stop": openai_stream, "end_turn": anthropic_stream, "STOP": gemini_stream}
+    data = streams[stop](stop)
     done = llmfix(
         "repair", "--stream", "--final", "-s", str(person), env=dict(os.environ), stdin=data
     )
@@ -441,3 +454,17 @@ def test_a_paused_stream_shows_its_value_as_it_arrives_without_flush() -> None:
     text = 'Sure:\n{"name": "Ada", "age": 36, "languages": ["en", "fr"], "city": "London"}'
     at = first_snapshot_at(text, pause=0.03)  # a live model: a few characters every 30 ms
     assert at <= text.index('"age"')  # {"name": "Ada", shows before the rest came (was 77)
+
+
+def test_a_gemini_stream_is_decoded_with_its_thoughts_calls_and_stop_reason() -> None:
+    from llmfix.stream.wire import reassemble
+
+    part = {"functionCall": {"name": "search", "args": {"q": "Lisbon"}}}
+    candidate = {"content": {"parts": [{"text": "hm", "thought": True}, part]}}
+    decoder = reassemble(sse([{"candidates": [{**candidate, "finishReason": "SAFETY"}]}]))
+    [call] = decoder.message()["choices"][0]["message"]["tool_calls"]
+    assert (decoder.format, decoder.stop_reason, decoder.content) == ("gemini", "SAFETY", "")
+    assert (call["function"]["name"], json.loads(call["function"]["arguments"])) == (
+        "search",
+        {"q": "Lisbon"},
+    )

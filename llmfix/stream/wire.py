@@ -9,7 +9,8 @@ detects the format from the first bytes:
   of the OpenAI Responses API (``response.output_text.delta``,
   ``response.function_call_arguments.delta``, ``response.completed``/``incomplete``) and of
   the Anthropic Messages API (``content_block_delta`` with ``text_delta``,
-  ``input_json_delta`` and ``thinking_delta``; ``message_delta`` with the stop reason);
+  ``input_json_delta`` and ``thinking_delta``; ``message_delta`` with the stop reason) and
+  of Gemini's ``streamGenerateContent?alt=sse`` (candidate parts, ``finishReason``);
 - newline-delimited JSON: Ollama's ``/api/chat`` and ``/api/generate`` chunks (tool calls
   arrive whole there), and the same API records as above one per line;
 - anything else is the answer itself, raw.
@@ -65,7 +66,8 @@ class WireDecoder:
     """Decode a stream as it arrives; ``format`` says what it turned out to be.
 
     ``format`` starts as ``auto`` and becomes ``raw``, ``openai-chat``, ``openai-responses``,
-    ``anthropic`` or ``ollama`` (``sse``/``ndjson`` until the first record says which API).
+    ``anthropic``, ``gemini`` or ``ollama`` (``sse``/``ndjson`` until the first record says
+    which API).
     """
 
     def __init__(self, fmt: str = "auto") -> None:
@@ -196,6 +198,9 @@ class WireDecoder:
         if "done" in record and ("message" in record or "response" in record):
             self._found("ollama")
             return self._ollama_chunk(record)
+        if isinstance(record.get("candidates"), list) or "promptFeedback" in record:
+            self._found("gemini")
+            return self._gemini_chunk(record)
         if kind == "error" or "error" in record:
             error = record.get("error")
             detail = error.get("message", error) if isinstance(error, dict) else error
@@ -370,6 +375,34 @@ class WireDecoder:
         if record.get("done"):
             self.stop_reason = _str(record.get("done_reason")) or "stop"
             self.done = True
+        return out
+
+    def _gemini_chunk(self, record: dict[str, Any]) -> list[Delta]:
+        """A ``streamGenerateContent`` chunk: the first candidate's parts (text, thoughts,
+        whole function calls) and its ``finishReason``; a blocked prompt's reason."""
+        self.model = self.model or _str(record.get("modelVersion"))
+        blocked = _dict(record.get("promptFeedback")).get("blockReason")
+        if isinstance(blocked, str) and blocked:
+            self.stop_reason = blocked
+        candidates = record.get("candidates") or []
+        first = _dict(candidates[0]) if candidates else {}
+        out: list[Delta] = []
+        for part in _dict(first.get("content")).get("parts") or ():
+            if not isinstance(part, dict):
+                continue
+            text = _str(part.get("text"))
+            if text and part.get("thought") is True:
+                self._reasoning.append(text)
+                out.append(Delta("reasoning", text))
+            elif text:
+                out += self._text(text)
+            call = part.get("functionCall")
+            if isinstance(call, dict):
+                arguments = json.dumps(call.get("args") or {}, ensure_ascii=False)
+                name = _str(call.get("name"))
+                out += self._tool(len(self._calls), arguments, name=name, done=True)
+        if first.get("finishReason"):
+            self.stop_reason = str(first["finishReason"])
         return out
 
     # ---------------------------------------------------------------- the message
