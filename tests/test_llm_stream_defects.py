@@ -468,3 +468,16 @@ def test_a_gemini_stream_is_decoded_with_its_thoughts_calls_and_stop_reason() ->
         "search",
         {"q": "Lisbon"},
     )
+
+
+def test_repair_stream_llm_does_not_send_a_stream_cut_at_the_token_limit(
+    server: LlmServer, person: Path, env: dict[str, str]
+) -> None:
+    server.enqueue(openai_reply({"name": "Ada", "age": 99}))
+    answer = '{"name": "Ada"}'  # the rest was never written: age is missing
+    chunk = {"index": 0, "delta": {"content": answer}, "finish_reason": "length"}
+    data = sse([{"object": "chat.completion.chunk", "choices": [chunk]}])
+    args = ("--llm", "--model", "test-model", "--base-url", server.openai_base, "--no-cache")
+    done = llmfix("repair", "--stream", "-s", str(person), *args, env=env, stdin=data)
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert (done.returncode, len(server.requests), result["value"]) == (1, 0, {"name": "Ada"})
