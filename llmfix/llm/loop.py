@@ -398,6 +398,8 @@ class _Loop:
         self, messages: list[dict[str, str]], schema: Any
     ) -> tuple[Completion | None, Diagnostic | None]:
         """The answer (cached or requested), or the reason there is none."""
+        self.sent = 0  # (an answer the breaker or the cache gave sent nothing)
+        self.unreached = 0
         key = None
         if self.cache is not None:
             key = cache_key(
@@ -420,8 +422,6 @@ class _Loop:
                 "without it",
                 hint="check the provider and run again; the rules' result is kept",
             )
-        self.sent = 0
-        self.unreached = 0
         if self.budget.remaining == 0:
             return None, self._spent()
         try:
