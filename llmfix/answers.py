@@ -251,7 +251,7 @@ def _stopped_as_said(result: Result, decoder: WireDecoder, partial: bool) -> Res
     a refused one ``refused``), as it is when the same stream is read from a file."""
     from llmfix.responses import apply_finish, stream_finish
 
-    finish = stream_finish(decoder.format, decoder.stop_reason)
+    finish = stream_finish(decoder.format, decoder.stop_reason, decoder.refusal)
     return apply_finish(result, finish, partial=partial)
 
 

@@ -146,10 +146,12 @@ _STREAMS: dict[str, tuple[Mapping[str, str], str]] = {
 }
 
 
-def stream_finish(fmt: str, stop_reason: str | None) -> Finish | None:
-    """What a stream's stop reason says (``fmt``: the decoder's format), as
-    :func:`chat_choice_finish` and the others say it for a whole response: one reading
-    for ``repair --stream`` and for a saved stream read by ``check`` or ``repair``."""
+def stream_finish(fmt: str, stop_reason: str | None, refusal: str | None = None) -> Finish | None:
+    """What a stream's stop reason (or the ``refusal`` it streamed) says, ``fmt`` being the
+    decoder's format, as :func:`chat_choice_finish` and the others say it for a whole
+    response: one reading for ``repair --stream`` and a saved stream read from a file."""
+    if refusal is not None:
+        return Finish("refused", "message.refusal", refusal)
     known = _STREAMS.get(fmt)
     if known is None:
         return None

@@ -481,3 +481,22 @@ def test_repair_stream_llm_does_not_send_a_stream_cut_at_the_token_limit(
     done = llmfix("repair", "--stream", "-s", str(person), *args, env=env, stdin=data)
     result = json.loads(done.stdout.splitlines()[-1])
     assert (done.returncode, len(server.requests), result["value"]) == (1, 0, {"name": "Ada"})
+
+
+def test_a_streamed_refusal_is_refused_via_stream_as_via_its_file(tmp_path: Path) -> None:
+    chunks = [{"refusal": "I can't"}, {"refusal": " help with that."}]
+    records = [
+        {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": d}]} for d in chunks
+    ]
+    records.append(
+        {"object": "chat.completion.chunk", "choices": [{"index": 0, "finish_reason": "stop"}]}
+    )
+    data = sse(records)
+    saved = tmp_path / "saved.sse"
+    saved.write_text(data, encoding="utf-8")
+    env = dict(os.environ)
+    streamed = llmfix("repair", "--stream", env=env, stdin=data)
+    from_file = llmfix("repair", str(saved), env=env)
+    result = json.loads(streamed.stdout.splitlines()[-1])
+    assert (streamed.returncode, from_file.returncode, result["status"]) == (1, 1, "refused")
+    assert "refused" in from_file.stderr

@@ -79,6 +79,7 @@ class WireDecoder:
         self._data: list[str] = []  # the SSE event's data lines so far
         self._content: list[str] = []
         self._reasoning: list[str] = []
+        self._refusal: list[str] = []  # an OpenAI chat stream's delta.refusal
         self._calls: dict[int, _Call] = {}
         self._block_calls: dict[int, int] = {}  # Anthropic block / Responses item -> call
         self.stop_reason: str | None = None
@@ -253,6 +254,8 @@ class WireDecoder:
                         out.append(Delta("reasoning", delta[key]))
                 if isinstance(delta.get("content"), str):
                     out += self._text(delta["content"])
+                if isinstance(delta.get("refusal"), str):
+                    self._refusal.append(delta["refusal"])
                 for call in delta.get("tool_calls") or ():
                     if not isinstance(call, dict):
                         continue
@@ -411,6 +414,12 @@ class WireDecoder:
     def content(self) -> str:
         return "".join(self._content)
 
+    @property
+    def refusal(self) -> str | None:
+        """The refusal the model streamed instead of an answer (OpenAI chat), if any."""
+        text = "".join(self._refusal)
+        return text if text.strip() else None
+
     def message(self) -> dict[str, Any]:
         """The final message so far, as an OpenAI chat completion (what ``check`` reads)."""
         message: dict[str, Any] = {"role": "assistant", "content": self.content}
@@ -425,6 +434,8 @@ class WireDecoder:
             ]
         if self._reasoning:
             message["reasoning_content"] = "".join(self._reasoning)
+        if self.refusal is not None:
+            message["refusal"] = self.refusal
         return {
             "object": "chat.completion",
             "model": self.model,
