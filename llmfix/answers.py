@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from llmfix.inputs import Item
     from llmfix.llm.run import LlmRun
     from llmfix.settings import RunSettings, ToolSettings
+    from llmfix.stream.wire import WireDecoder
     from llmfix.validate import SchemaValidator
 
 # An answer's result: (the item, when read out of an API response), result, gate failures,
@@ -73,7 +74,7 @@ def repair_answer(
         from llmfix.batch import Profile, check_item
 
         result = check_item(item, Profile(validator=validator, options=run.options))
-        if item.tool is None and item.finish is None:
+        if item.tool is None:  # (a cut-off or refused answer: see llmfix.llm.loop.needs_llm)
             result, record = llm_repair(run, llm, name, text, result, validator)
     else:
         result = _rules(run, text, validator)
@@ -224,8 +225,9 @@ def stream_answer(
                 out.write(json_text(event.to_dict(), None) + "\n")
                 out.flush()
     events = parser.feed_deltas(decoder.close()) + parser.flush()
-    result, _ = llm_repair(run, llm, name, parser.text, parser.close(), validator)
-    failures = gate_failures(result, run.fail_on, run.max_risk)
+    result = _stopped_as_said(parser.close(), decoder, run.options.partial)
+    result, _ = llm_repair(run, llm, name, parser.text, result, validator)
+    failures = gate_failures(result, run.fail_on, run.max_risk, partial=run.options.partial)
     if final:
         if not failures and (result.value is not None or result.ok):
             out.write(output_text(result, run.indent))
@@ -242,6 +244,15 @@ def stream_answer(
         out.write(json_text(line, None) + "\n")
     out.flush()
     return result, failures, list(decoder.errors)
+
+
+def _stopped_as_said(result: Result, decoder: WireDecoder, partial: bool) -> Result:
+    """``result`` with the stream's stop reason applied (a cut-off answer is ``truncated``,
+    a refused one ``refused``), as it is when the same stream is read from a file."""
+    from llmfix.responses import apply_finish, stream_finish
+
+    finish = stream_finish(decoder.format, decoder.stop_reason, decoder.refusal)
+    return apply_finish(result, finish, partial=partial)
 
 
 def _stream_tool_options(tools: ToolSettings | None) -> dict[str, object]:

@@ -133,6 +133,34 @@ def gemini_finish(candidate: Mapping[str, Any]) -> Finish | None:
     return _finish(_GEMINI, candidate.get("finishReason"), "finishReason")
 
 
+# A streamed answer's stop reason, by the wire format it came in (see
+# :class:`llmfix.stream.wire.WireDecoder`): the Responses API's is its
+# ``incomplete_details.reason``, or its status when there is none.
+_STREAMS: dict[str, tuple[Mapping[str, str], str]] = {
+    "openai-chat": (_OPENAI_CHAT, "finish_reason"),
+    "openai-responses": (
+        {**_OPENAI_INCOMPLETE, "incomplete": "cut_off"},
+        'status "incomplete", reason',
+    ),
+    "anthropic": (_ANTHROPIC, "stop_reason"),
+    "ollama": ({"length": "cut_off"}, "done_reason"),
+    "gemini": (_GEMINI, "finishReason"),
+}
+
+
+def stream_finish(fmt: str, stop_reason: str | None, refusal: str | None = None) -> Finish | None:
+    """What a stream's stop reason (or the ``refusal`` it streamed) says, ``fmt`` being the
+    decoder's format, as :func:`chat_choice_finish` and the others say it for a whole
+    response: one reading for ``repair --stream`` and a saved stream read from a file."""
+    if refusal is not None:
+        return Finish("refused", "message.refusal", refusal)
+    known = _STREAMS.get(fmt)
+    if known is None:
+        return None
+    table, label = known
+    return _finish(table, stop_reason, label)
+
+
 def gemini_blocked(response: Mapping[str, Any]) -> Finish | None:
     """A Gemini response whose prompt was blocked (``promptFeedback.blockReason``)."""
     feedback = response.get("promptFeedback")

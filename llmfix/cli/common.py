@@ -175,10 +175,10 @@ def warn_untrusted(settings: Settings) -> None:
 
 
 def print_llm_totals(run: LlmRun, verbosity: int) -> None:
-    """The closing ``llm: N model calls`` line (N: requests sent); with ``-q``, only the
-    provider faults, which are never silent."""
+    """The provider's faults, one warning line per kind at every verbosity (a dead or
+    refusing provider is never silent), then the closing ``llm: N model calls`` line (N:
+    requests that reached the provider), left out with ``-q``."""
+    for line in run.fault_lines():
+        say(f"warning: {line}")
     if verbosity >= 0:
         say(run.summary())
-    else:
-        for line in run.fault_lines():
-            say(f"warning: {line}")

@@ -69,7 +69,7 @@ from llmfix.inputs.fields import (
 )
 from llmfix.inputs.items import KINDS, MESSAGES, Item, Kind, Messages, ReadOptions, input_error
 from llmfix.inputs.jsonl import items_from_lines, jsonl_file, parquet_items
-from llmfix.inputs.records import record_items, response_shape
+from llmfix.inputs.records import _with_finish, record_items, response_shape
 from llmfix.inputs.sources import (
     STDIN,
     STDIN_NAME,
@@ -255,6 +255,7 @@ def _saved_stream_items(
     ``PATH:1:0[:tK]``); records that are not JSON and a stop at the token limit are
     warnings on each item.
     """
+    from llmfix.responses import stream_finish
     from llmfix.stream.wire import reassemble
 
     decoder = reassemble(text)
@@ -280,7 +281,12 @@ def _saved_stream_items(
             )
         )
     record = decoder.message()
-    for item in record_items(record, text, name, 1, options, single_file=True):
+    found = list(record_items(record, text, name, 1, options, single_file=True))
+    finish = stream_finish(decoder.format, decoder.stop_reason)
+    if finish is not None and all(item.finish is None for item in found):
+        # (the message is in the chat shape; the stop reason is in the stream's own words)
+        found = _with_finish(found, finish)
+    for item in found:
         yield replace(
             item, kind=f"stream:{decoder.format}", diagnostics=(*notes, *item.diagnostics)
         )

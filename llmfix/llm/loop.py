@@ -94,7 +94,9 @@ class Attempt:
     mode: str = ""  # how JSON was asked for (structured mode, "tool", "text")
     retries: int = 0  # transport retries inside this attempt
     error: str | None = None  # the provider failure (never shown to the model)
-    requests: int = 0  # HTTP requests sent: retries and structured-mode fallbacks included
+    # HTTP requests that reached the provider: retries and structured-mode fallbacks
+    # included; a try that never connected (refused, DNS, TLS) is not one
+    requests: int = 0
 
     @property
     def called(self) -> bool:
@@ -132,8 +134,14 @@ class LlmRepairOutcome:
 
     @property
     def calls(self) -> int:
-        """HTTP requests sent to the model: retries and fallbacks counted, cache hits not."""
+        """HTTP requests that reached the model: retries and fallbacks counted; cache hits
+        and tries that never connected not."""
         return sum(a.requests for a in self.attempts)
+
+    @property
+    def cached(self) -> int:
+        """Answers taken from the cache (no request)."""
+        return sum(1 for a in self.attempts if a.cached)
 
     @property
     def input_tokens(self) -> int:
@@ -149,7 +157,7 @@ class LlmRepairOutcome:
             "provider": self.provider,
             "model": self.model,
             "calls": self.calls,
-            "cached": sum(1 for a in self.attempts if a.cached),
+            "cached": self.cached,
             "tokens": {"input": self.input_tokens, "output": self.output_tokens},
             "attempts": [a.to_dict() for a in self.attempts],
         }
@@ -170,16 +178,21 @@ class CallBudget:
         self.limit = limit
         self.used = 0
         self.unavailable_in_a_row = 0
+        self.rate_limited = 0  # requests the provider answered HTTP 429
         self._lock = threading.Lock()
 
     @property
     def provider_down(self) -> bool:
         return self.unavailable_in_a_row >= self.DOWN_AFTER
 
-    def record(self, *, available: bool) -> None:
-        """Count a request that reached the provider, or one that found it unavailable."""
+    def record(self, *, available: bool | None, rate_limited: int = 0) -> None:
+        """Count a request that reached the provider, or one that found it unavailable
+        (``None``: it was cut short by the limit, neither), and the tries of it that were
+        answered HTTP 429."""
         with self._lock:
-            self.unavailable_in_a_row = 0 if available else self.unavailable_in_a_row + 1
+            if available is not None:
+                self.unavailable_in_a_row = 0 if available else self.unavailable_in_a_row + 1
+            self.rate_limited += rate_limited
 
     def take(self) -> bool:
         """Count one HTTP request; ``False`` (and nothing counted) when the budget is spent.
@@ -197,9 +210,21 @@ class CallBudget:
         return None if self.limit is None else max(0, self.limit - self.used)
 
 
+# What says an answer is not all there, or not an answer: the API's stop reason (a cut-off
+# or refused response, a saved stream that hit the token limit) or the text itself ending
+# inside a value. A model asked to "repair" such an answer invents the missing part (and
+# may rewrite what was there), so it keeps the rules' result and its diagnostics.
+CUT_OFF_OR_REFUSED = frozenset(
+    {"response.cut_off", "response.refused", "stream.cut_off", "parse.cut_off", "parse.truncated"}
+)
+
+
 def needs_llm(result: Result) -> bool:
-    """Whether LLM repair has something to do for ``result``."""
-    return result.status in (Status.INVALID, Status.UNPARSEABLE)
+    """Whether LLM repair has something to do for ``result``: it is ``invalid`` or
+    ``unparseable``, and neither cut off nor refused (see :data:`CUT_OFF_OR_REFUSED`)."""
+    if result.status not in (Status.INVALID, Status.UNPARSEABLE):
+        return False
+    return not any(d.code in CUT_OFF_OR_REFUSED for d in result.diagnostics)
 
 
 def llm_repair(
@@ -273,6 +298,12 @@ class _Loop:
             self.secrets = ()
         self.attempts: list[Attempt] = []
         self.sent = 0  # HTTP requests of the current attempt
+        self.unreached = 0  # of those, tries that never reached the provider
+
+    @property
+    def reached(self) -> int:
+        """The current attempt's requests that reached the provider."""
+        return max(0, self.sent - self.unreached)
 
     def _meter(self) -> bool:
         """Asked by the provider before each request: count it against the budget."""
@@ -321,7 +352,7 @@ class _Loop:
                             errors=(),
                             duration=time.perf_counter() - clock,
                             error=stopped.message,
-                            requests=self.sent,
+                            requests=self.reached,
                         )
                     )
                     self._save(self.attempts[-1])
@@ -341,7 +372,7 @@ class _Loop:
                 cached=completion.cached,
                 mode=completion.mode,
                 retries=completion.retries,
-                requests=0 if completion.cached else self.sent,
+                requests=0 if completion.cached else self.reached,
             )
             self.attempts.append(attempt)
             self._save(attempt)
@@ -367,6 +398,8 @@ class _Loop:
         self, messages: list[dict[str, str]], schema: Any
     ) -> tuple[Completion | None, Diagnostic | None]:
         """The answer (cached or requested), or the reason there is none."""
+        self.sent = 0  # (an answer the breaker or the cache gave sent nothing)
+        self.unreached = 0
         key = None
         if self.cache is not None:
             key = cache_key(
@@ -389,16 +422,8 @@ class _Loop:
                 "without it",
                 hint="check the provider and run again; the rules' result is kept",
             )
-        self.sent = 0
-        spent = _diagnostic(
-            "llm.budget_exhausted",
-            Severity.WARNING,
-            f"not sent to the model: the limit of {self.budget.limit} model calls for "
-            "this run is reached",
-            hint="raise --max-llm-calls",
-        )
         if self.budget.remaining == 0:
-            return None, spent
+            return None, self._spent()
         try:
             completion = self.provider.complete_json(
                 messages,
@@ -409,10 +434,11 @@ class _Loop:
                 schema_name=self.schema_name,
                 meter=self._meter,
             )
-        except BudgetSpent:  # a retry or a fallback the limit did not leave room for
-            return None, spent
+        except BudgetSpent as error:  # a retry or a fallback the limit left no room for
+            self._tried(error, available=None)
+            return None, self._spent()
         except ProviderBadResponse as error:
-            self.budget.record(available=False)
+            self._tried(error, available=False)
             return None, _diagnostic(
                 "llm.bad_response",
                 Severity.WARNING,
@@ -421,7 +447,7 @@ class _Loop:
                 "the best value so far is kept",
             )
         except ProviderUnavailable as error:
-            self.budget.record(available=False)
+            self._tried(error, available=False)
             return None, _diagnostic(
                 "llm.provider_unavailable",
                 Severity.WARNING,
@@ -429,7 +455,7 @@ class _Loop:
                 hint="the model could not be reached; the best value so far is kept",
             )
         except ProviderRefused as error:
-            self.budget.record(available=True)
+            self._tried(error, available=True)
             if error.status is None or error.status in _FATAL_STATUS:
                 raise
             return None, _diagnostic(
@@ -438,10 +464,37 @@ class _Loop:
                 scrub(str(error), self.secrets),
                 hint="the provider refused this request; the best value so far is kept",
             )
-        self.budget.record(available=True)
+        self._tried(completion, available=True)
         if key is not None and self.cache is not None:
             self.cache.put(key, completion)
         return completion, None
+
+    def _tried(
+        self,
+        tries: Completion | BudgetSpent | ProviderUnavailable | ProviderRefused,
+        *,
+        available: bool | None,
+    ) -> None:
+        """Record how a request went: the provider's availability, its 429s, and its
+        tries that never reached the provider (not counted as requests)."""
+        self.unreached = tries.unreached
+        self.budget.record(available=available, rate_limited=tries.rate_limited)
+
+    def _spent(self) -> Diagnostic:
+        """``llm.budget_exhausted``, saying how many of the calls the provider rate-limited."""
+        limited = self.budget.rate_limited
+        why = ""
+        hint = "raise --max-llm-calls"
+        if limited:
+            why = f" ({limited} of them answered HTTP 429: rate limited)"
+            hint = "the provider is rate limiting this run: wait, or lower its request rate"
+        return _diagnostic(
+            "llm.budget_exhausted",
+            Severity.WARNING,
+            f"not sent to the model: the limit of {self.budget.limit} model calls for "
+            f"this run is reached{why}",
+            hint=hint,
+        )
 
     def _evaluate(self, answer: str, partial: PartialRequest | None) -> Result:
         """The answer through the whole pipeline (merged into the valid part if partial)."""

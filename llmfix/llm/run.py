@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from llmfix.model import Risk
 
-FAULT_CODES = ("llm.provider_unavailable", "llm.bad_response")
+# What the provider did to a run, told once per kind even with -q: it could not be reached,
+# answered with something that is not an API response, refused requests, or the run's
+# call limit stopped it (its message says when the calls were rate-limited).
+FAULT_CODES = (
+    "llm.provider_unavailable",
+    "llm.bad_response",
+    "llm.request_rejected",
+    "llm.budget_exhausted",
+)
 
 if TYPE_CHECKING:
     from llmfix.batch import Outcome, Profile
@@ -36,11 +44,12 @@ class LlmRun:
     config: LlmConfig
     provider: Provider
     budget: CallBudget
-    calls: int = 0  # HTTP requests sent to the model
+    calls: int = 0  # HTTP requests that reached the model
+    cached: int = 0  # answers taken from the cache
     input_tokens: int = 0
     output_tokens: int = 0
-    # provider faults seen (llm.provider_unavailable, llm.bad_response): code → first
-    # message and the number of responses they hit; shown even with -q
+    # provider faults seen (FAULT_CODES): code → first message and the number of
+    # responses they hit; shown at every verbosity
     faults: dict[str, tuple[str, int]] = field(default_factory=dict)
 
     def repair(
@@ -71,6 +80,7 @@ class LlmRun:
             name=name,
         )
         self.calls += outcome.calls
+        self.cached += outcome.cached
         self.input_tokens += outcome.input_tokens
         self.output_tokens += outcome.output_tokens
         for diagnostic in outcome.result.diagnostics:
@@ -109,10 +119,12 @@ class LlmRun:
         ]
 
     def summary(self) -> str:
-        """``llm: N model calls, X input + Y output tokens`` (N: requests sent)."""
+        """``llm: N model calls, K from cache, X input + Y output tokens`` (N: requests that
+        reached the provider; K: answers the cache gave, only when there were some)."""
         calls = self.calls
+        cached = f"{self.cached} from cache, " if self.cached else ""
         return (
-            f"llm: {calls} model call{'' if calls == 1 else 's'}, "
+            f"llm: {calls} model call{'' if calls == 1 else 's'}, {cached}"
             f"{self.input_tokens} input + {self.output_tokens} output tokens"
         )
 

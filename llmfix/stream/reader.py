@@ -29,7 +29,8 @@ retried when a chunk brings its closing quote (an escaped one does not count: ea
 looked at alone, the escape state carried over) or its length grew by a quarter; an unfinished
 container shorter than :data:`DESCEND` is retried after :data:`BATCH` more characters (a
 32nd of the text so far when that is more, up to 8,192), or at the first chunk after
-:data:`QUIET` seconds without a read; one C-speed scan then reads several members. A
+:data:`QUIET` seconds without a read, which is read as ``flush()`` reads (a live stream
+shows its values as they arrive); one C-speed scan then reads several members. A
 longer container is read member by member. So the work over a stream is linear in its
 length whatever the chunk size; a stream fed as fast as it can be shows small values in
 batches, a live one as they complete, and ``flush()`` reads everything now. Snapshots are
@@ -192,6 +193,8 @@ class StreamParser(ToolCallStream):
                     return []
             elif not self._timed or time.monotonic() - self._read_at < QUIET:
                 return []
+            else:  # the stream paused (a live one): show what it holds, as flush() does
+                return self.flush()
         self._buf += "".join(self._pending)
         self._pending.clear()
         self._run()
@@ -204,7 +207,8 @@ class StreamParser(ToolCallStream):
         arrives or the text after it grew by a quarter, and shows an unfinished container
         shorter than :data:`DESCEND` only once it is complete (what keeps the total work
         linear). ``flush`` reads all that now and shows unfinished containers member by
-        member: call it when the stream goes quiet (the CLI does after every read).
+        member: call it when the stream goes quiet (the CLI does after every read; ``feed``
+        does for a chunk that came :data:`QUIET` seconds after the last read).
         """
         if not (self._stopped or self._closed):
             self._buf += "".join(self._pending)
@@ -375,7 +379,8 @@ class StreamParser(ToolCallStream):
             self._text.clear()
         if self._reasoning:
             text = "".join(self._reasoning)
-            self._events.append(Event("reasoning", index=self._index, text=text))
+            if text:  # (an empty <think></think> block says nothing)
+                self._events.append(Event("reasoning", index=self._index, text=text))
             self._reasoning.clear()
 
     def _say(self, text: str) -> None:

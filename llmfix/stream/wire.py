@@ -9,7 +9,8 @@ detects the format from the first bytes:
   of the OpenAI Responses API (``response.output_text.delta``,
   ``response.function_call_arguments.delta``, ``response.completed``/``incomplete``) and of
   the Anthropic Messages API (``content_block_delta`` with ``text_delta``,
-  ``input_json_delta`` and ``thinking_delta``; ``message_delta`` with the stop reason);
+  ``input_json_delta`` and ``thinking_delta``; ``message_delta`` with the stop reason) and
+  of Gemini's ``streamGenerateContent?alt=sse`` (candidate parts, ``finishReason``);
 - newline-delimited JSON: Ollama's ``/api/chat`` and ``/api/generate`` chunks (tool calls
   arrive whole there), and the same API records as above one per line;
 - anything else is the answer itself, raw.
@@ -21,6 +22,7 @@ which is how ``llmfix check`` reads a saved stream.
 
 from __future__ import annotations
 
+import codecs
 import json
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -64,7 +66,8 @@ class WireDecoder:
     """Decode a stream as it arrives; ``format`` says what it turned out to be.
 
     ``format`` starts as ``auto`` and becomes ``raw``, ``openai-chat``, ``openai-responses``,
-    ``anthropic`` or ``ollama`` (``sse``/``ndjson`` until the first record says which API).
+    ``anthropic``, ``gemini`` or ``ollama`` (``sse``/``ndjson`` until the first record says
+    which API).
     """
 
     def __init__(self, fmt: str = "auto") -> None:
@@ -76,17 +79,23 @@ class WireDecoder:
         self._data: list[str] = []  # the SSE event's data lines so far
         self._content: list[str] = []
         self._reasoning: list[str] = []
+        self._refusal: list[str] = []  # an OpenAI chat stream's delta.refusal
         self._calls: dict[int, _Call] = {}
         self._block_calls: dict[int, int] = {}  # Anthropic block / Responses item -> call
         self.stop_reason: str | None = None
         self.model: str | None = None
         self.errors: list[str] = []  # error events and records that are not JSON
         self.done = False
+        # Bytes fed are decoded as UTF-8 (a byte order mark dropped, a bad byte replaced).
+        self._utf8 = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
 
     # ------------------------------------------------------------------ feeding
 
-    def feed(self, data: str) -> list[Delta]:
-        """Decode the next piece of the stream."""
+    def feed(self, data: str | bytes) -> list[Delta]:
+        """Decode the next piece of the stream: text, or bytes as they came off the wire
+        (UTF-8; a character split between two pieces is decoded once both came)."""
+        if isinstance(data, (bytes, bytearray, memoryview)):
+            data = self._utf8.decode(bytes(data))
         if self._framing == "raw":
             return self._text(data)
         self._pending += data
@@ -103,6 +112,11 @@ class WireDecoder:
 
     def close(self) -> list[Delta]:
         """The stream ended: decode what is left."""
+        rest = self._utf8.decode(b"", final=True)  # a character the bytes ended inside
+        out = self.feed(rest) if rest else []
+        return out + self._close()
+
+    def _close(self) -> list[Delta]:
         if self._framing == "auto":
             self._framing = sniff(self._pending, final=True) or "raw"
             if self._framing == "raw":
@@ -185,6 +199,9 @@ class WireDecoder:
         if "done" in record and ("message" in record or "response" in record):
             self._found("ollama")
             return self._ollama_chunk(record)
+        if isinstance(record.get("candidates"), list) or "promptFeedback" in record:
+            self._found("gemini")
+            return self._gemini_chunk(record)
         if kind == "error" or "error" in record:
             error = record.get("error")
             detail = error.get("message", error) if isinstance(error, dict) else error
@@ -237,6 +254,8 @@ class WireDecoder:
                         out.append(Delta("reasoning", delta[key]))
                 if isinstance(delta.get("content"), str):
                     out += self._text(delta["content"])
+                if isinstance(delta.get("refusal"), str):
+                    self._refusal.append(delta["refusal"])
                 for call in delta.get("tool_calls") or ():
                     if not isinstance(call, dict):
                         continue
@@ -361,11 +380,45 @@ class WireDecoder:
             self.done = True
         return out
 
+    def _gemini_chunk(self, record: dict[str, Any]) -> list[Delta]:
+        """A ``streamGenerateContent`` chunk: the first candidate's parts (text, thoughts,
+        whole function calls) and its ``finishReason``; a blocked prompt's reason."""
+        self.model = self.model or _str(record.get("modelVersion"))
+        blocked = _dict(record.get("promptFeedback")).get("blockReason")
+        if isinstance(blocked, str) and blocked:
+            self.stop_reason = blocked
+        candidates = record.get("candidates") or []
+        first = _dict(candidates[0]) if candidates else {}
+        out: list[Delta] = []
+        for part in _dict(first.get("content")).get("parts") or ():
+            if not isinstance(part, dict):
+                continue
+            text = _str(part.get("text"))
+            if text and part.get("thought") is True:
+                self._reasoning.append(text)
+                out.append(Delta("reasoning", text))
+            elif text:
+                out += self._text(text)
+            call = part.get("functionCall")
+            if isinstance(call, dict):
+                arguments = json.dumps(call.get("args") or {}, ensure_ascii=False)
+                name = _str(call.get("name"))
+                out += self._tool(len(self._calls), arguments, name=name, done=True)
+        if first.get("finishReason"):
+            self.stop_reason = str(first["finishReason"])
+        return out
+
     # ---------------------------------------------------------------- the message
 
     @property
     def content(self) -> str:
         return "".join(self._content)
+
+    @property
+    def refusal(self) -> str | None:
+        """The refusal the model streamed instead of an answer (OpenAI chat), if any."""
+        text = "".join(self._refusal)
+        return text if text.strip() else None
 
     def message(self) -> dict[str, Any]:
         """The final message so far, as an OpenAI chat completion (what ``check`` reads)."""
@@ -381,6 +434,8 @@ class WireDecoder:
             ]
         if self._reasoning:
             message["reasoning_content"] = "".join(self._reasoning)
+        if self.refusal is not None:
+            message["refusal"] = self.refusal
         return {
             "object": "chat.completion",
             "model": self.model,

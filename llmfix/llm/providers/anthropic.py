@@ -122,4 +122,6 @@ class AnthropicProvider(HttpProvider):
             mode=mode,
             finish_reason=str_or_none(data.get("stop_reason")),
             retries=answer.retries,
+            unreached=answer.unreached,
+            rate_limited=answer.rate_limited,
         )

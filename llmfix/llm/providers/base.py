@@ -25,7 +25,16 @@ WRAP_INSTRUCTION = (
 )
 
 
-class ProviderRefused(ProviderError):
+class _Tried:
+    """What the transport saw of the tries of one request before it failed: how many never
+    reached the server (connection refused, DNS, TLS, a connect timeout) and how many it
+    answered with HTTP 429 (rate limited). Set by :meth:`HttpTransport.post`."""
+
+    unreached: int = 0
+    rate_limited: int = 0
+
+
+class ProviderRefused(_Tried, ProviderError):
     """The provider refused the request (HTTP 400/401/403/404 …); trying again won't help."""
 
     def __init__(self, message: str, status: int | None = None) -> None:
@@ -33,11 +42,11 @@ class ProviderRefused(ProviderError):
         self.status = status
 
 
-class ProviderUnavailable(ProviderError):
+class ProviderUnavailable(_Tried, ProviderError):
     """No usable answer after the transport retries (timeouts, 429, 5xx, lost connections)."""
 
 
-class BudgetSpent(ProviderError):
+class BudgetSpent(_Tried, ProviderError):
     """The run's limit of model requests (``--max-llm-calls``) was reached before a request
     that a retry or a fallback would have sent; it was not sent."""
 
@@ -62,6 +71,8 @@ class Completion:
     finish_reason: str | None = None
     retries: int = 0  # transport retries this answer needed
     cached: bool = False  # served from the on-disk cache, no request made
+    unreached: int = 0  # of those retries, tries that never reached the server
+    rate_limited: int = 0  # of those retries, tries answered HTTP 429
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -127,4 +127,6 @@ class OpenAIProvider(HttpProvider):
             mode=mode,
             finish_reason=str_or_none(choice.get("finish_reason")),
             retries=answer.retries,
+            unreached=answer.unreached,
+            rate_limited=answer.rate_limited,
         )

@@ -10,7 +10,7 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from llmfix.llm.config import LlmConfig
 from llmfix.llm.providers.base import (
@@ -38,6 +38,8 @@ class HttpAnswer:
     text: str
     data: Any  # the body parsed as JSON, or None
     retries: int = 0
+    unreached: int = 0  # tries that never reached the server (see _Tried)
+    rate_limited: int = 0  # tries answered HTTP 429
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,23 @@ class HttpTransport:
         last one was a success answer that is not JSON). A success answer that is an HTML
         page, or larger than :attr:`max_bytes`, is :class:`ProviderBadResponse` at once.
         """
+        tally = _Tally()
+        try:
+            return self._post(url, headers, body, timeout, keep, meter, tally)
+        except (ProviderRefused, ProviderUnavailable, BudgetSpent) as error:
+            error.unreached, error.rate_limited = tally.unreached, tally.rate_limited
+            raise
+
+    def _post(
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        body: Any,
+        timeout: float,
+        keep: Callable[[int, str], bool],
+        meter: Meter | None,
+        tally: _Tally,
+    ) -> HttpAnswer:
         import httpx
 
         client = self._http()
@@ -148,6 +167,7 @@ class HttpTransport:
                 ) from None
             except httpx.ConnectTimeout:
                 problem = f"cannot connect to {url} within {timeout:g} s"
+                tally.unreached += 1
             except httpx.TimeoutException:
                 problem = f"no answer within {timeout:g} s from {url}"
             except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError) as error:
@@ -157,6 +177,8 @@ class HttpTransport:
                 )
             except httpx.TransportError as error:
                 problem = f"cannot reach {url} ({type(error).__name__}: {_one_line(str(error))})"
+                if isinstance(error, _not_sent()):
+                    tally.unreached += 1
             except httpx.DecodingError as error:  # a compressed body that does not decompress
                 problem = f"the answer from {url} cannot be decoded ({_one_line(str(error))})"
                 bad = True
@@ -167,6 +189,8 @@ class HttpTransport:
                 raise ProviderRefused(f"{self.provider}: invalid URL {url!r}: {error}") from None
             else:
                 status, text = got.status, got.text
+                if status == 429:
+                    tally.rate_limited += 1
                 data = json_or_none(text)
                 if status < 300 and data is None:
                     if _is_html(text, got.content_type):
@@ -179,7 +203,9 @@ class HttpTransport:
                     problem = f"HTTP {status} from {url} is not JSON ({_describe_body(got)})"
                     bad = True
                 elif status < 300 or not is_retryable_status(status) or keep(status, text):
-                    return HttpAnswer(status, text, data, retries)
+                    return HttpAnswer(
+                        status, text, data, retries, tally.unreached, tally.rate_limited
+                    )
                 else:
                     problem = f"HTTP {status} from {url}"
                     message = error_message(data, text)
@@ -231,6 +257,22 @@ class HttpTransport:
 
     def _clean(self, message: str) -> str:
         return redact(message, self.secrets)
+
+
+@dataclass
+class _Tally:
+    """The tries of one request that never reached the server, and those answered 429."""
+
+    unreached: int = 0
+    rate_limited: int = 0
+
+
+def _not_sent() -> tuple[type[Exception], ...]:
+    """httpx's failures before the request reached the server: no connection (refused,
+    DNS, TLS), a proxy that failed, a URL scheme it cannot send to."""
+    import httpx
+
+    return (httpx.ConnectError, httpx.ProxyError, httpx.UnsupportedProtocol)
 
 
 _SSL_CONTEXT: ssl.SSLContext | None = None
@@ -359,17 +401,27 @@ class HttpProvider:
         self.transport.close()
 
     def _refused(self, answer: HttpAnswer, url: str) -> ProviderRefused:
-        return _refused(self.name, answer, self.config, url, (self._key,))
+        return _tried(_refused(self.name, answer, self.config, url, (self._key,)), answer)
 
     def _unusable(self, answer: HttpAnswer, url: str, expected: str) -> ProviderBadResponse:
         """A success answer in JSON that is not ``expected``: another API, not retried."""
         message = error_message(answer.data, answer.text) or "(empty)"
-        return ProviderBadResponse(
+        error = ProviderBadResponse(
             redact(
                 f"{self.name}: HTTP {answer.status} from {url} is not {expected}: {message}",
                 (self._key,),
             )
         )
+        return _tried(error, answer)
+
+
+_Failure = TypeVar("_Failure", ProviderRefused, ProviderBadResponse)
+
+
+def _tried(error: _Failure, answer: HttpAnswer) -> _Failure:
+    """``error`` with the tries of the request that got ``answer`` (see ``_Tried``)."""
+    error.unreached, error.rate_limited = answer.unreached, answer.rate_limited
+    return error
 
 
 def count(usage: Any, key: str) -> int:
