@@ -21,6 +21,7 @@ allows; a path the user names on the command line is taken as named.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -131,10 +132,8 @@ def _open_child(parent: int, name: str, path: str, root: str, target: str) -> in
                 raise PathRefused(target, link_problem(path, root)) from None
             raise PathRefused(target, f"{shown(path)} is not a directory") from None
         raise
-    try:
+    with contextlib.suppress(FileExistsError):  # made meanwhile: opened as any other
         os.mkdir(name, 0o777, dir_fd=parent)
-    except FileExistsError:  # made meanwhile: opened as any other, never followed
-        pass
     return _open_child(parent, name, path, root, target)
 
 

@@ -117,15 +117,20 @@ class AtomicFile:
         name = self.path.name
         try:
             try:
-                found = os.stat(name, dir_fd=directory, follow_symlinks=False)
+                found: os.stat_result | None = os.stat(
+                    name, dir_fd=directory, follow_symlinks=False
+                )
             except FileNotFoundError:
                 found = None
-            if found is not None and not (stat.S_ISREG(found.st_mode) or stat.S_ISLNK(found.st_mode)):
+            if found is not None and stat.S_ISLNK(found.st_mode):
+                found = None  # a link is replaced by the file, never followed
+            if found is not None and not stat.S_ISREG(found.st_mode):
                 raise PathRefused(str(self.path), "not a regular file")
-            regular = found is not None and stat.S_ISREG(found.st_mode)
-            self.mode = _replaced_mode(found.st_mode, keep_mode) if found and regular else _new_mode()
+            self.mode = _new_mode() if found is None else _replaced_mode(found.st_mode, keep_mode)
             self.tmp = f".{name}.{secrets.token_hex(4)}.tmp"
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+            flags = (
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+            )
             fd = os.open(self.tmp, flags, 0o600, dir_fd=directory)
         except BaseException as exc:
             self.tmp = None
@@ -348,7 +353,6 @@ class FixWriter:
             why = f"it is an input of this run ({self._input_files[found]})"
             raise PathRefused(str(target), why)
 
-
     def _render(self, source: str, fixes: list[tuple[Checked, object]], out: TextIO) -> None:
         from llmfix.inputs import fixed_record
         from llmfix.jsontext import dumps
@@ -385,7 +389,9 @@ class FixWriter:
 _UNCHANGED = object()
 
 
-def _identity(stat_call: Callable[..., os.stat_result], *args: object, **kwargs: object) -> tuple[int, int] | None:
+def _identity(
+    stat_call: Callable[..., os.stat_result], *args: object, **kwargs: object
+) -> tuple[int, int] | None:
     """(device, inode) of what ``stat_call(*args)`` finds, ``None`` when nothing is there."""
     try:
         found = stat_call(*args, **kwargs)

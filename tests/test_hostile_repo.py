@@ -15,7 +15,6 @@ import os
 import stat
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -357,7 +356,7 @@ def test_trust_is_decided_on_the_bytes_that_were_parsed(
 
 
 @pytest.fixture
-def locked_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def locked_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """``d/locked`` cannot be listed (as a folder without read permission, even as root)."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "d" / "locked").mkdir(parents=True)
@@ -371,7 +370,7 @@ def locked_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
         return scandir(path)
 
     monkeypatch.setattr(os, "scandir", refusing)
-    yield tmp_path
+    return tmp_path
 
 
 def test_a_folder_that_cannot_be_listed_is_an_error_item_not_a_pass(locked_folder: Path) -> None:

@@ -277,9 +277,8 @@ class _Walk:
             seen = seen | {os.path.realpath(top)}
         for name in dirs:
             path = os.path.join(top, name)
-            if name not in dir_links:
-                yield from self.tree(path, seen)
-            elif self.followed(path) and os.path.realpath(path) not in seen:
+            walked = name not in dir_links
+            if walked or (self.followed(path) and os.path.realpath(path) not in seen):
                 yield from self.tree(path, seen)
 
 
