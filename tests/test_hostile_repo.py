@@ -291,12 +291,14 @@ def test_a_replaced_output_loses_its_executable_bits_and_an_input_in_place_keeps
         (("repair", "c.json", "-o", "out.json", "--report", "out.json"), "c.json"),
         (("check", "d", "-f", "json", "-o", "d/a1.json", "--no-progress"), "d/a1.json"),
         (("check", "d", "-f", "json", "-o", "r.json", "--report", "r.json"), "d/a1.json"),
+        (("check", "d", "-s", "s.json", "-f", "json", "-o", "s.json"), "s.json"),
     ],
 )
 def test_an_output_onto_an_input_or_another_output_is_a_usage_error(
     tmp_path: Path, home: Path, args: tuple[str, ...], kept: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     files = {"c.json": "{'c': 1,}", "e.txt": "{'e': 1,}", "d/a1.json": "{'a': 1,}"}
+    files["s.json"] = '{"type": "object"}'
     clone = clone_of(tmp_path, home, files, {})
     done = clone.invoke(monkeypatch, *args)
     clone.assert_sealed()

@@ -510,28 +510,36 @@ def _one_of(path: str, files: set[str], names: set[str], links: set[str]) -> boo
 def _refuse_outputs(
     settings: Settings, reports: tuple[str, ...], files: list[str], links: set[str]
 ) -> None:
-    """A report file that is also an input of the run (or another report, or in a
-    version-control directory) is a usage error, before anything is read or written."""
+    """A report file that is also an input of the run (or another report, the schema, the
+    tools or config file, or in a version-control directory) is a usage error, before
+    anything is read or written. (Writing a new ``--baseline`` over the old one is not.)"""
     from llmfix.containment import refuse_vcs
     from llmfix.reporters import report_target
 
-    named: dict[str, str] = {}  # real path → the flag that names it
+    taken: dict[str, str] = {}  # real path → what the file is, or the flag naming it
+    read = [("the schema", settings.schema), ("the tools file", settings.tools)]
+    read += [("the schema", rule.schema) for rule in settings.checks]
+    read += [("the tools file", rule.tools) for rule in settings.checks]
+    for what, path in [*read, ("the config file", settings.config)]:
+        if path and not path.startswith("builtin:"):
+            taken[os.path.realpath(path)] = f"{what} ({path})"
     outputs = [("-o" if "output" in settings.flagged else "output:", settings.output)]
     outputs += [("--report", report_target(r)[1]) for r in reports]
+    written: dict[str, str] = {}
     for flag, path in outputs:
         if path is None or path == "-":
             continue
         refuse_vcs(path)
         real = os.path.realpath(path)
-        if real in named:
-            raise ConfigError(f"{flag} {path} is also {named[real]}: give each report its own file")
-        named[real] = f"{flag} {path}"
-    if not named:
+        if real in taken:
+            raise ConfigError(f"{flag} {path} is also {taken[real]}: give it a file of its own")
+        taken[real] = written[real] = f"{flag} {path}"
+    if not written:
         return
-    names = {os.path.basename(p) for p in named}
+    names = {os.path.basename(p) for p in written}
     for file in files:
-        if _one_of(file, set(named), names, links):
-            where = named[os.path.realpath(file)]
+        if _one_of(file, set(written), names, links):
+            where = written[os.path.realpath(file)]
             raise ConfigError(
                 f"{where} is also an input of this run ({file}); write it outside the "
                 "files checked, or leave it out with --exclude"
