@@ -92,7 +92,21 @@ def link_problem(link: str, root: str) -> str:
     """Why the symbolic link ``link`` below ``root`` is not followed."""
     if within(link, root):
         return f"{shown(link)} is a symbolic link (not followed)"
-    return f"{shown(link)} is a symbolic link that leads outside {shown(root)}"
+    where = shown(root)
+    where = "the working directory" if where == "." else where
+    return f"{shown(link)} is a symbolic link that leads outside {where}"
+
+
+def refuse_mirror_root(root: str) -> None:
+    """Refuse a ``--write-fixed`` folder in a version-control directory, or one reached
+    through a symbolic link of the working tree that leads out of it: the checkout's own
+    link (``fixed -> ~``) would put the repository's file names (``.bashrc``) anywhere."""
+    refuse_vcs(root)
+    tree = os.getcwd()
+    link = first_link(os.path.abspath(root), tree)
+    if link is not None and not within(link, tree):
+        why = link_problem(link, tree) + " (name the folder it leads to, if that is meant)"
+        raise PathRefused(root, why, "writing into")
 
 
 def open_below(root: str, parts: Sequence[str], target: str) -> int:

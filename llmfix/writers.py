@@ -272,9 +272,9 @@ class FixWriter:
         self.refused = refused
         self._input_files: dict[tuple[int, int], str] | None = None
         if root is not None:
-            from llmfix.containment import refuse_vcs
+            from llmfix.containment import refuse_mirror_root
 
-            refuse_vcs(str(root))
+            refuse_mirror_root(str(root))
 
     def add(self, checked: Checked) -> None:
         source = checked.item.source

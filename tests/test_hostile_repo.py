@@ -169,6 +169,16 @@ def test_write_fixed_writes_nothing_through_a_committed_link_out_of_the_mirror(
     assert (clone.root / "fixed" / "answers" / "ok.txt").read_text() == '{\n  "a": 1\n}\n'
 
 
+def test_write_fixed_refuses_a_mirror_that_is_a_committed_link_out_of_the_tree(
+    tmp_path: Path, home: Path
+) -> None:
+    clone = clone_of(tmp_path, home, {".bashrc": "{'pwned': true,}"}, {"fixed": home})
+    done = clone.run("check", ".", "--write-fixed", "fixed", "--no-progress")
+    clone.assert_sealed()
+    assert done.returncode == 2
+    assert "not writing into fixed: fixed is a symbolic link that leads outside" in done.stderr
+
+
 def test_write_fixed_never_writes_a_copy_onto_an_input(tmp_path: Path, home: Path) -> None:
     clone = clone_of(tmp_path, home, {"answers/a.txt": "{'a': 1,}"}, {})
     done = clone.run("check", "answers", "--write-fixed", ".", "--no-progress")
