@@ -261,16 +261,25 @@ def test_follow_symlinks_checks_a_link_in_the_tree_and_rewrites_what_it_leads_to
     ],
 )
 def test_nothing_is_written_into_git(
-    tmp_path: Path, home: Path, config: str, args: tuple[str, ...], code: int
+    tmp_path: Path,
+    home: Path,
+    config: str,
+    args: tuple[str, ...],
+    code: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     files = {";touch PWNED;#x.txt": "{'a': 1,}", **({"llmfix.yaml": config} if config else {})}
     clone = clone_of(tmp_path, home, files, {"out": ".git/hooks"})
-    done = clone.run("check", ";touch PWNED;#x.txt", "--no-progress", *args)
-    clone.assert_sealed()
-    assert done.returncode == code
-    if code == 2:
-        assert "is a version-control directory" in done.stderr
+    command = ("check", ";touch PWNED;#x.txt", "--no-progress", *args)
+    if code == 2:  # a usage error, decided before any input is read: no CI run needed
+        refused = clone.invoke(monkeypatch, *command)
+        clone.assert_sealed()
+        assert refused.exit_code == 2
+        assert "is a version-control directory" in refused.stderr
     else:
+        done = clone.run(*command)
+        clone.assert_sealed()
+        assert done.returncode == 0
         assert "not trusted, so its output (outside" in done.stderr
 
 
