@@ -506,10 +506,12 @@ def untrusted_view(values: Mapping[str, Any], base: Path) -> tuple[dict[str, Any
     secret they carry and where records of them are written (``provider``, ``base-url``,
     ``api-key-env``, ``cache-dir``, ``save-prompts``, ``redact``), and
     ``allow-remote-refs`` (top level, ``options``, a rule's ``options``); and what would
-    read or write outside the file's own directory tree: ``output``, ``write-fixed`` and
-    ``paths`` entries, and ``checks`` globs, that lead out of it (``..``, absolute paths,
-    symbolic links). The model name, attempts, timeouts and every schema and check setting
-    are kept.
+    read or write outside the file's own directory tree: ``output``, ``write-fixed``,
+    ``schema``, ``tools``, ``baseline`` and ``paths`` entries, a rule's ``schema`` and
+    ``tools``, and ``checks`` globs, that lead out of it (``..``, absolute paths, symbolic
+    links) or into ``.git``, ``.hg``, ``.svn`` (see :mod:`llmfix.containment`; links met
+    while walking are the walk's to refuse). The model name, attempts, timeouts and every
+    other schema and check setting are kept.
     """
     from llmfix.trust import LLM_NETWORK_KEYS
 
