@@ -45,9 +45,12 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, fields, replace
 from dataclasses import field as dataclass_field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llmfix.errors import ConfigError
+
+if TYPE_CHECKING:
+    from llmfix.inputs import WalkNotes
 
 CONFIG_NAMES = ("llmfix.yaml", "llmfix.yml", ".llmfix.yaml")
 PYPROJECT = "pyproject.toml"
@@ -236,7 +239,7 @@ def find_config(start: Path) -> Path | None:
         directory = directory.parent
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(path: Path, text: str) -> dict[str, Any]:
     import importlib
 
     toml: Any = None
@@ -249,48 +252,55 @@ def _read_toml(path: Path) -> dict[str, Any]:
     if toml is None:
         raise ConfigError(f"{path}: reading pyproject.toml needs Python 3.11+ or tomli")
     try:
-        with path.open("rb") as handle:
-            data: dict[str, Any] = toml.load(handle)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        data: dict[str, Any] = toml.loads(text)
     except toml.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     return data
 
 
-def _pyproject_table(path: Path) -> Any:
+def _pyproject_table(path: Path, data: bytes | None = None) -> Any:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = (path.read_bytes() if data is None else data).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
     if "tool.llmfix" not in text:  # cheap test before parsing every pyproject upward
         return None
-    tool = _read_toml(path).get("tool")
+    tool = _read_toml(path, text).get("tool")
     return tool.get("llmfix") if isinstance(tool, dict) else None
 
 
-def read_config(path: Path) -> dict[str, Any]:
-    """The settings in one config file, keys normalised and values checked.
+def read_config(path: Path, raw: bytes | None = None) -> dict[str, Any]:
+    """The settings in one config file (``raw``: its bytes, when read already), keys
+    normalised and values checked.
 
     Path values are rewritten relative to the working directory.
     """
+    raw = read_bytes(path) if raw is None else raw
     if path.name == PYPROJECT:
-        data = _pyproject_table(path)
+        data = _pyproject_table(path, raw)
         if data is None:
             raise ConfigError(f"{path}: no [tool.llmfix] table")
     else:
-        data = _read_yaml(path)
+        data = _read_yaml(path, raw)
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the configuration must be a mapping of settings")
     return _validated(data, path)
 
 
-def _read_yaml(path: Path) -> Any:
+def read_bytes(path: Path) -> bytes:
+    """A config file's bytes, read once: what is parsed is what trust is decided on."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _read_yaml(path: Path, raw: bytes) -> Any:
     import yaml
 
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
     try:
         data = yaml.safe_load(text)
@@ -426,6 +436,7 @@ def load_settings(
     user = read_user_config()
     file_values: dict[str, Any] = {}
     found: Path | None = None
+    raw = b""
     if use_config:
         if config is not None:
             found = Path(config)
@@ -435,8 +446,9 @@ def load_settings(
             env = os.environ.get("LLMFIX_CONFIG")
             found = Path(env) if env else find_config(start or Path.cwd())
         if found is not None:
-            file_values = read_config(found)
-    trusted = found is None or trust or env_trusts_config() or is_trusted(found)
+            raw = read_bytes(found)  # parsed and hashed: a file swapped meanwhile is not trusted
+            file_values = read_config(found, raw)
+    trusted = found is None or trust or env_trusts_config() or is_trusted(found, raw)
     ignored: list[str] = []
     if found is not None and not trusted:
         from llmfix.ceilings import untrusted_limits
@@ -503,18 +515,20 @@ def untrusted_view(values: Mapping[str, Any], base: Path) -> tuple[dict[str, Any
     secret they carry and where records of them are written (``provider``, ``base-url``,
     ``api-key-env``, ``cache-dir``, ``save-prompts``, ``redact``), and
     ``allow-remote-refs`` (top level, ``options``, a rule's ``options``); and what would
-    read or write outside the file's own directory tree: ``output``, ``write-fixed`` and
-    ``paths`` entries, and ``checks`` globs, that lead out of it (``..``, absolute paths,
-    symbolic links). The model name, attempts, timeouts and every schema and check setting
-    are kept (:func:`llmfix.ceilings.untrusted_limits` then leaves out the limits it would
-    loosen).
+    read or write outside the file's own directory tree: ``output``, ``write-fixed``,
+    ``schema``, ``tools``, ``baseline`` and ``paths`` entries, a rule's ``schema`` and
+    ``tools``, and ``checks`` globs, that lead out of it (``..``, absolute paths, symbolic
+    links) or into ``.git``, ``.hg``, ``.svn`` (see :mod:`llmfix.containment`; links met
+    while walking are the walk's to refuse). The model name, attempts, timeouts and every
+    other schema and check setting are kept (:func:`llmfix.ceilings.untrusted_limits` then
+    leaves out the limits it would loosen).
     """
     from llmfix.trust import LLM_NETWORK_KEYS
 
     out = dict(values)
     ignored: list[str] = []
     root = os.path.realpath(base)
-    for key in ("output", "write_fixed"):
+    for key in ("output", "write_fixed", "schema", "tools", "baseline"):
         if key in out and not _inside(root, out[key]):
             ignored.append(f"{key.replace('_', '-')} (outside {base})")
             del out[key]
@@ -534,6 +548,10 @@ def untrusted_view(values: Mapping[str, Any], base: Path) -> tuple[dict[str, Any
         if len(files) < len(rule.files):
             ignored.append(f"checks[{index}].files outside {base}")
             rule = replace(rule, files=files)
+        for key in ("schema", "tools"):
+            if getattr(rule, key) is not None and not _inside(root, getattr(rule, key)):
+                ignored.append(f"checks[{index}].{key} (outside {base})")
+                rule = replace(rule, **{key: None})
         if "allow_remote_refs" in rule.options:
             if rule.options["allow_remote_refs"]:
                 ignored.append(f"checks[{index}].options.allow-remote-refs")
@@ -555,14 +573,24 @@ def untrusted_view(values: Mapping[str, Any], base: Path) -> tuple[dict[str, Any
 
 
 def _inside(root: str, path: str) -> bool:
-    """Whether ``path`` (symbolic links followed) is ``root`` or under it."""
-    real = os.path.realpath(path)
-    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+    """Whether ``path`` (symbolic links followed) is ``root`` or under it, and not in a
+    version-control directory (``.git/config`` holds a CI job's token; a hook there runs);
+    ``builtin:`` schemas are llmfix's own."""
+    from llmfix.containment import VCS_DIRS, within
+
+    if path.startswith("builtin:"):
+        return True
+    below = os.path.relpath(os.path.realpath(path), root).split(os.sep)
+    return within(path, root) and VCS_DIRS.isdisjoint(below)
 
 
 def _leaves(glob: str) -> bool:
-    """Whether a ``checks`` glob can match outside its file's directory."""
-    return os.path.isabs(glob) or ".." in glob.replace("\\", "/").split("/")
+    """Whether a ``checks`` glob can match outside its file's directory, or in a
+    version-control directory."""
+    from llmfix.containment import VCS_DIRS
+
+    parts = glob.replace("\\", "/").split("/")
+    return os.path.isabs(glob) or ".." in parts or not VCS_DIRS.isdisjoint(parts)
 
 
 def rule_for(settings: Settings, path: str) -> int | None:
@@ -579,25 +607,37 @@ def rule_for(settings: Settings, path: str) -> int | None:
     return None
 
 
-def rule_files(settings: Settings) -> Iterator[str]:
-    """The files the ``checks`` rules name, for a run given no paths (sorted, deduplicated)."""
-    from llmfix.inputs import glob_match
+def rule_files(
+    settings: Settings, *, follow_symlinks: bool = False, notes: WalkNotes | None = None
+) -> Iterator[str]:
+    """The files the ``checks`` rules name, for a run given no paths (sorted, deduplicated).
 
+    Walked as :func:`llmfix.inputs.discover_files` walks: no symbolic link followed unless
+    ``follow_symlinks`` (a glob's own folders included: ``link/*``), and, for an untrusted
+    file, none that leads out of its directory; what is passed over goes in ``notes``.
+    """
+    from llmfix.containment import first_link, link_problem
+    from llmfix.inputs import WalkNotes, discover_files, glob_match
+
+    notes = notes if notes is not None else WalkNotes()
+    confine = None if settings.trusted else settings.base
     seen: set[str] = set()
     base = Path(settings.base)
     for rule in settings.checks:
         for pattern in rule.files:
-            start = _fixed_prefix(pattern)
-            root = base / start
-            if root.is_file():
-                candidates = [root]
-            elif root.is_dir():
-                candidates = sorted(_walk_files(root))
-            else:
-                candidates = []
-            for file in candidates:
-                rel = file.relative_to(base).as_posix()
-                if glob_match(pattern, rel):
+            root = base / _fixed_prefix(pattern)
+            link = first_link(os.fspath(root), settings.base)
+            if link is not None and not follow_symlinks:
+                notes.skipped[os.fspath(root)] = link_problem(link, settings.base)
+                continue
+            if not (root.is_file() or root.is_dir()):
+                continue
+            found = discover_files(
+                [os.fspath(root)], follow_symlinks=follow_symlinks, confine=confine, notes=notes
+            )
+            for file in sorted(found):
+                rel = Path(file).relative_to(base).as_posix()
+                if file in notes.unlisted or glob_match(pattern, rel):
                     name = os.path.relpath(file)
                     if name not in seen:
                         seen.add(name)
@@ -618,10 +658,3 @@ def _fixed_prefix(pattern: str) -> str:
         if not any(c in parts[-1] for c in "*?["):
             return pattern
     return "/".join(fixed) or "."
-
-
-def _walk_files(root: Path) -> Iterator[Path]:
-    for directory, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for name in filenames:
-            yield Path(directory) / name

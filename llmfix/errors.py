@@ -41,3 +41,17 @@ class InputError(LlmfixError):
 
 class ProviderError(LlmfixError):
     """A model provider that cannot be reached or refuses the request."""
+
+
+class PathRefused(LlmfixError):
+    """A path the containment rule refuses (:mod:`llmfix.containment`): it leads outside
+    the root it must stay in, through a symbolic link, or into a version-control directory."""
+
+    def __init__(self, path: str, why: str, doing: str = "writing") -> None:
+        super().__init__(path, why, doing)
+        self.path = path
+        self.why = why
+        self.doing = doing
+
+    def __str__(self) -> str:
+        return f"not {self.doing} {self.path}: {self.why}"

@@ -253,6 +253,7 @@ class RunSettings:
     allow_empty: bool = False  # check: no item matched is fine (else a usage error)
     max_annotations: int | None = None  # check: -f github
     reports: tuple[str, ...] = ()  # check: --report FILE, more reports from the same run
+    follow_symlinks: bool = False  # check: walk through symbolic links (--follow-symlinks)
     validators: Validators = dataclass_field(default_factory=Validators, repr=False)
 
     @property
@@ -474,6 +475,7 @@ class CheckFlags(NamedTuple):
     allow_empty: bool = False
     max_annotations: int | None = None
     reports: tuple[str, ...] = ()
+    follow_symlinks: bool = False  # only a flag: a project file cannot ask for it
 
 
 def check_config(flags: CheckFlags) -> "Settings":
@@ -520,4 +522,5 @@ def check_settings(flags: CheckFlags, config: "Settings | None" = None) -> RunSe
         allow_empty=flags.allow_empty,
         max_annotations=flags.max_annotations,
         reports=flags.reports,
+        follow_symlinks=flags.follow_symlinks,
     )

@@ -159,12 +159,12 @@ def checked_llm_section(value: Any, source: str) -> dict[str, Any]:
 # ---------------------------------------------------------------------- trusted project files
 
 
-def file_digest(path: Path) -> str:
-    """SHA-256 of the file's bytes, in hex."""
-    try:
-        import hashlib  # only when a project file is looked up in the trust list
+def file_digest(path: Path, data: bytes | None = None) -> str:
+    """SHA-256 of the file's bytes (``data``: those bytes, read already), in hex."""
+    import hashlib  # only when a project file is looked up in the trust list
 
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+    try:
+        return hashlib.sha256(path.read_bytes() if data is None else data).hexdigest()
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
@@ -203,17 +203,19 @@ def _key(path: Path) -> str:
     return os.path.abspath(path)
 
 
-def is_trusted(path: Path) -> bool:
-    """Whether the user trusted this file as it is now (same path, same bytes)."""
+def is_trusted(path: Path, data: bytes | None = None) -> bool:
+    """Whether the user trusted this file as it is now (same path, same bytes): ``data``,
+    the bytes that were parsed, when given; the file is not read again."""
     recorded = _read_store().get(_key(path))
-    return recorded is not None and recorded == file_digest(path)
+    return recorded is not None and recorded == file_digest(path, data)
 
 
-def trust_file(path: Path) -> str:
-    """Record ``path`` as trusted with its current content; returns the SHA-256."""
+def trust_file(path: Path, data: bytes | None = None) -> str:
+    """Record ``path`` as trusted with its current content (``data``: the bytes that were
+    read and checked, when given); returns the SHA-256."""
     if not path.is_file():
         raise ConfigError(f"{path}: no such file")
-    digest = file_digest(path)
+    digest = file_digest(path, data)
     store = _read_store()
     store[_key(path)] = digest
     _write_store(store)

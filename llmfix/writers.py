@@ -23,11 +23,11 @@ import codecs
 import contextlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from llmfix.errors import ConfigError, InputError
+from llmfix.errors import ConfigError, InputError, PathRefused
 
 if TYPE_CHECKING:
     from llmfix.batch import Checked, Outcome
@@ -64,21 +64,40 @@ def tolerate_unencodable(stream: object) -> None:
 class AtomicFile:
     """A text file written through :attr:`handle` and put in place by :meth:`commit`.
 
-    :meth:`discard` (or never committing) leaves the target untouched.
+    :meth:`discard` (or never committing) leaves the target untouched. Nothing is written
+    into a version-control directory (:func:`llmfix.containment.refuse_vcs`): the target's
+    directory is checked as named and, once opened, as the temp file's real path says.
+    A replaced file gets its old permission bits without the executable ones (a report
+    written over a git hook is no longer run) unless ``keep_mode`` (an answer file
+    rewritten in place). With ``directory`` (a descriptor of the target's directory, see
+    :func:`llmfix.containment.open_below`; closed here) the temp file is made and renamed
+    in that directory, and a symbolic link at the target is replaced, never followed.
     """
 
-    def __init__(self, path: str | Path, *, backup: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        backup: bool = False,
+        keep_mode: bool = False,
+        directory: int | None = None,
+    ) -> None:
         self.path = Path(path)
         self.tmp: str | None = None
+        self.directory = directory
+        if directory is not None:
+            self.handle: TextIO = self._open_in(directory, keep_mode)
+            return
+        from llmfix.containment import refuse_vcs
+
         target = self.path
+        refuse_vcs(str(target))
         try:
             if target.exists() and not target.is_file():
-                self.handle: TextIO = target.open(
-                    "w", encoding="utf-8", errors=OUTPUT_ERRORS, newline=""
-                )
+                self.handle = target.open("w", encoding="utf-8", errors=OUTPUT_ERRORS, newline="")
                 return
             exists = target.exists()
-            self.mode = stat.S_IMODE(target.stat().st_mode) if exists else 0o666 & ~_umask()
+            self.mode = _replaced_mode(target.stat().st_mode, keep_mode) if exists else _new_mode()
             if backup and exists:
                 _copy_atomic(target, target.with_name(target.name + ".bak"))
             import tempfile  # not at start-up: a run that only prints never needs it
@@ -89,6 +108,52 @@ class AtomicFile:
         except OSError as exc:
             raise self._error(exc) from None
         self.handle = os.fdopen(fd, "w", encoding="utf-8", errors=OUTPUT_ERRORS, newline="")
+        self._refuse_opened_vcs()
+
+    def _open_in(self, directory: int, keep_mode: bool) -> TextIO:
+        """The temp file, made in ``directory`` (a descriptor) without following links."""
+        import secrets
+
+        name = self.path.name
+        try:
+            try:
+                found: os.stat_result | None = os.stat(
+                    name, dir_fd=directory, follow_symlinks=False
+                )
+            except FileNotFoundError:
+                found = None
+            if found is not None and stat.S_ISLNK(found.st_mode):
+                found = None  # a link is replaced by the file, never followed
+            if found is not None and not stat.S_ISREG(found.st_mode):
+                raise PathRefused(str(self.path), "not a regular file")
+            self.mode = _new_mode() if found is None else _replaced_mode(found.st_mode, keep_mode)
+            self.tmp = f".{name}.{secrets.token_hex(4)}.tmp"
+            flags = (
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+            )
+            fd = os.open(self.tmp, flags, 0o600, dir_fd=directory)
+        except BaseException as exc:
+            self.tmp = None
+            os.close(directory)
+            self.directory = None
+            if isinstance(exc, OSError):
+                raise self._error(exc) from None
+            raise
+        return os.fdopen(fd, "w", encoding="utf-8", errors=OUTPUT_ERRORS, newline="")
+
+    def _refuse_opened_vcs(self) -> None:
+        """Check the temp file where it was really made: a directory on the way may have
+        become a link to ``.git`` since the target's path was checked."""
+        from llmfix.containment import descriptor_path, refuse_vcs
+
+        real = descriptor_path(self.handle.fileno())
+        if real is None:
+            return
+        try:
+            refuse_vcs(os.path.dirname(real))
+        except PathRefused as exc:
+            self.discard()
+            raise PathRefused(str(self.path), exc.why) from None
 
     def commit(self) -> None:
         """Flush, sync and rename over the target (or just close a non-regular target)."""
@@ -98,9 +163,17 @@ class AtomicFile:
                 return
             self.handle.flush()
             os.fsync(self.handle.fileno())
+            if hasattr(os, "fchmod"):  # the file written, whatever its name now leads to
+                os.fchmod(self.handle.fileno(), self.mode)
             self.handle.close()
-            os.chmod(self.tmp, self.mode)
-            os.replace(self.tmp, self.path)
+            if self.directory is not None:
+                directory = self.directory
+                os.rename(self.tmp, self.path.name, src_dir_fd=directory, dst_dir_fd=directory)
+                self._close_directory()
+            else:
+                if not hasattr(os, "fchmod"):
+                    os.chmod(self.tmp, self.mode)
+                os.replace(self.tmp, self.path)
         except OSError as exc:
             self.discard()
             raise self._error(exc) from None
@@ -111,10 +184,28 @@ class AtomicFile:
             self.handle.close()
         if self.tmp is not None:
             with contextlib.suppress(OSError):
-                os.unlink(self.tmp)
+                os.unlink(self.tmp, dir_fd=self.directory)
+        self._close_directory()
+
+    def _close_directory(self) -> None:
+        if self.directory is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.directory)
+            self.directory = None
 
     def _error(self, exc: OSError) -> InputError:
         return InputError(str(self.path), f"cannot write: {exc.strerror or exc}")
+
+
+def _replaced_mode(mode: int, keep: bool) -> int:
+    """The permission bits of a file written over one with ``mode``: the same, less the
+    executable (and set-id, sticky) bits unless ``keep``."""
+    bits = stat.S_IMODE(mode)
+    return bits if keep else bits & 0o666
+
+
+def _new_mode() -> int:
+    return 0o666 & ~_umask()
 
 
 @contextlib.contextmanager
@@ -129,9 +220,12 @@ def atomic_output(path: str | Path) -> Iterator[TextIO]:
     sink.commit()
 
 
-def write_atomic(path: str | Path, text: str, *, backup: bool = False) -> None:
-    """Replace ``path`` with ``text`` atomically; with ``backup`` keep ``path.bak`` first."""
-    sink = AtomicFile(path, backup=backup)
+def write_atomic(
+    path: str | Path, text: str, *, backup: bool = False, keep_mode: bool = False
+) -> None:
+    """Replace ``path`` with ``text`` atomically; with ``backup`` keep ``path.bak`` first;
+    ``keep_mode``: an input rewritten in place keeps all its permission bits."""
+    sink = AtomicFile(path, backup=backup, keep_mode=keep_mode)
     try:
         sink.handle.write(text)
     except OSError as exc:
@@ -153,14 +247,34 @@ class FixWriter:
     a ``.json`` response or a JSONL file, each repaired text is put back where it was
     found (a message's content, a tool call's arguments, the ``--field``), and every other
     line is copied as it is. Items that are invalid or unparseable are left as they were.
-    With ``root=None`` (``--in-place``) only files with a repair are rewritten, atomically.
+    With ``root=None`` (``--in-place``) only files with a repair are rewritten, atomically
+    (an input that is a symbolic link: the file it leads to, the link kept).
+
+    The mirror stays under ``root`` (:mod:`llmfix.containment`): its directories are
+    opened without following links, so a link in it (``fixed/answers/h -> $HOME``) or a
+    version-control directory is refused, and so is a target that is one of ``inputs``
+    (the files of the run). A refused file is passed to ``refused`` (the command warns)
+    and the rest are written.
     """
 
-    def __init__(self, root: Path | None) -> None:
+    def __init__(
+        self,
+        root: Path | None,
+        *,
+        inputs: Sequence[str] = (),
+        refused: Callable[[PathRefused], None] | None = None,
+    ) -> None:
         self.root = root
         self.source: str | None = None
         self.fixes: list[tuple[Checked, object]] = []
         self.changed = False
+        self.inputs = inputs
+        self.refused = refused
+        self._input_files: dict[tuple[int, int], str] | None = None
+        if root is not None:
+            from llmfix.containment import refuse_mirror_root
+
+            refuse_mirror_root(str(root))
 
     def add(self, checked: Checked) -> None:
         source = checked.item.source
@@ -177,7 +291,7 @@ class FixWriter:
 
     def _target(self, source: str) -> Path:
         if self.root is None:
-            return Path(source)
+            return Path(os.path.realpath(source)) if os.path.islink(source) else Path(source)
         relative = Path(os.path.normpath(source))
         if relative.is_absolute() or relative.parts[:1] == ("..",):
             relative = Path(*[p for p in relative.parts if p not in ("..", relative.anchor)])
@@ -189,14 +303,55 @@ class FixWriter:
         if unreadable or (self.root is None and not changed):
             return
         target = self._target(source)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        sink = AtomicFile(target)
+        try:
+            sink = self._sink(target)
+        except PathRefused as exc:
+            if self.refused is None:
+                raise
+            self.refused(exc)
+            return
         try:
             self._render(source, fixes, sink.handle)
         except BaseException:
             sink.discard()
             raise
         sink.commit()
+
+    def _sink(self, target: Path) -> AtomicFile:
+        """Where ``target`` is written: in place, or in the mirror as the class says."""
+        if self.root is None:
+            return AtomicFile(target, keep_mode=True)
+        from llmfix.containment import DIR_FDS, open_below, refuse_vcs
+
+        if not DIR_FDS:  # no directory descriptors (Windows): the path, checked
+            refuse_vcs(str(target))
+            self._refuse_an_input(target, _identity(os.stat, str(target)))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            return AtomicFile(target)
+        parts = target.relative_to(self.root).parts
+        try:
+            directory = open_below(str(self.root), parts[:-1], str(target))
+        except OSError as exc:
+            raise InputError(str(target), f"cannot write: {exc.strerror or exc}") from None
+        try:
+            here = _identity(os.stat, target.name, dir_fd=directory, follow_symlinks=False)
+            self._refuse_an_input(target, here)
+        except BaseException:
+            os.close(directory)
+            raise
+        return AtomicFile(target, directory=directory)
+
+    def _refuse_an_input(self, target: Path, found: tuple[int, int] | None) -> None:
+        """Refuse ``target`` (its device and inode: ``found``) when it is an input."""
+        from llmfix.containment import same_files
+
+        if found is None:
+            return
+        if self._input_files is None:  # once, when a target first exists already
+            self._input_files = same_files(self.inputs)
+        if found in self._input_files:
+            why = f"it is an input of this run ({self._input_files[found]})"
+            raise PathRefused(str(target), why)
 
     def _render(self, source: str, fixes: list[tuple[Checked, object]], out: TextIO) -> None:
         from llmfix.inputs import fixed_record
@@ -234,6 +389,17 @@ class FixWriter:
 _UNCHANGED = object()
 
 
+def _identity(
+    stat_call: Callable[..., os.stat_result], *args: object, **kwargs: object
+) -> tuple[int, int] | None:
+    """(device, inode) of what ``stat_call(*args)`` finds, ``None`` when nothing is there."""
+    try:
+        found = stat_call(*args, **kwargs)
+    except (OSError, ValueError):
+        return None
+    return found.st_dev, found.st_ino
+
+
 def _fixed_value(checked: Checked) -> object:
     """The value to write back for an item, or ``_UNCHANGED``: only what the gate allowed
     (the rule `repair` follows for stdout, ``-o`` and ``--in-place``)."""
@@ -269,6 +435,9 @@ class ResultsWriter:
                 raise ConfigError(
                     "--results-format parquet needs pyarrow: pip install 'llmfix[parquet]'"
                 ) from None
+        from llmfix.containment import refuse_vcs
+
+        refuse_vcs(str(root))
         if root.is_dir() and any(root.glob("part-*")):
             raise ConfigError(f"--results {root}: already holds results; choose a new directory")
         try:

@@ -29,7 +29,7 @@ from llmfix.cli.common import (
     warn_untrusted,
 )
 from llmfix.answers import start_llm
-from llmfix.errors import ConfigError, LlmfixError
+from llmfix.errors import ConfigError, LlmfixError, PathRefused
 from llmfix.model import ExitCode
 from llmfix.settings import (
     CheckEngine,
@@ -46,7 +46,7 @@ from llmfix.settings import (
 if TYPE_CHECKING:
     from llmfix.batch import Baseline, BatchLimits, Outcome, Profile
     from llmfix.configfile import CheckRule, Settings
-    from llmfix.inputs import Item, ReadOptions
+    from llmfix.inputs import Item, ReadOptions, WalkNotes
     from llmfix.inputs import Kind as InputKind
     from llmfix.llm.run import LlmRun
     from llmfix.reporters.base import Reporter, ReportOptions
@@ -181,6 +181,14 @@ def check(
     allow_empty: Annotated[
         bool, typer.Option("--allow-empty", help="Exit 0 when no item matched (else exit 2).")
     ] = False,
+    follow_symlinks: Annotated[
+        bool,
+        typer.Option(
+            "--follow-symlinks",
+            help="Check what symbolic links in folders lead to (never outside an untrusted "
+            "config's folder); without it they are skipped, with a warning.",
+        ),
+    ] = False,
     report: Annotated[
         Optional[list[str]],  # noqa: UP045
         typer.Option(
@@ -266,6 +274,7 @@ def check(
             allow_empty=allow_empty,
             max_annotations=max_annotations,
             reports=tuple(report or ()),
+            follow_symlinks=follow_symlinks,
         )
         settings = check_config(given)
         warn_untrusted(settings)
@@ -301,6 +310,7 @@ def run_check(
     a wrong path or glob must not pass as "all passed".
     """
     from llmfix.batch import BatchLimits, BatchSummary, FieldHints, judge, key_root
+    from llmfix.inputs import WalkNotes
     from llmfix.reporters import report_target, reporter_class
     from llmfix.reporters.base import output_stream
 
@@ -314,9 +324,13 @@ def run_check(
             "or --in-place with it"
         )
     profiles, readers = _profiles(run)
-    files = _files(settings, run.reports)
+    notes = WalkNotes()
+    links: set[str] = set()  # the files that are symbolic links (a walk knows them)
+    files = _files(settings, run.follow_symlinks, notes, links)
+    _warn_skipped(notes)
     if not files and not allow_empty:
         raise ConfigError(_nothing_matched(settings, "no files"))
+    _refuse_outputs(settings, run.reports, files, links)
     root = key_root(settings.config)
     baseline = _baseline(settings.baseline, root)
     limits = BatchLimits(
@@ -340,7 +354,8 @@ def run_check(
         with _progress(settings, verbosity, files) as update:
             records = 0
             last: tuple[str, int] | None = None
-            for outcome in _outcomes(run.engine, files, settings, readers, profiles, limits):
+            found = _outcomes(run.engine, files, settings, readers, profiles, limits, notes)
+            for outcome in found:
                 if llm is not None:
                     outcome = llm.fix(outcome, profiles, gate.max_risk)
                 partial = profiles[outcome.item.profile].options.partial
@@ -445,46 +460,127 @@ def _tool_registry(
     return found
 
 
-def _files(settings: Settings, reports: tuple[str, ...] = ()) -> list[str]:
+def _files(
+    settings: Settings,
+    follow_symlinks: bool = False,
+    notes: WalkNotes | None = None,
+    links: set[str] | None = None,
+) -> list[str]:
+    """The files to check: the paths given (flags, else the config's ``paths``), else the
+    config's ``checks`` globs, walked as :func:`llmfix.inputs.discover_files` says; an
+    untrusted config's own paths never lead out of its folder."""
     from llmfix.configfile import rule_files
     from llmfix.inputs import discover_files
-    from llmfix.reporters import report_target
 
     paths = list(settings.paths)
+    confine = None
     if not paths and settings.checks:
-        paths = list(rule_files(settings))
+        paths = list(rule_files(settings, follow_symlinks=follow_symlinks, notes=notes))
         if not paths:
             raise ConfigError(f"{settings.config}: no file matches the checks' globs")
+    elif not settings.trusted and "paths" not in settings.flagged:
+        confine = settings.base
     if not paths:
         raise ConfigError("no paths given (and no config file with paths or checks)")
     if paths.count("-") > 1:
         raise ConfigError("stdin ('-') can be read once")
-    # The run's own schema, tools, baseline, report and config are not inputs to check.
-    own = {settings.schema, settings.tools, settings.baseline, settings.output, settings.config}
+    # The run's own schema, tools, baseline and config are not inputs to check (its
+    # outputs must not be inputs at all: see _refuse_outputs).
+    own = {settings.schema, settings.tools, settings.baseline, settings.config}
     own |= {rule.schema for rule in settings.checks} | {rule.tools for rule in settings.checks}
-    own |= {report_target(r)[1] for r in reports}
     skip = {os.path.realpath(p) for p in own if p and not p.startswith("builtin:")}
-    # A file that is no symbolic link keeps its name in its real path: only one named
-    # like a skipped file, or a link, needs the real path (a stat per directory above it).
+    links = set() if links is None else links  # discovery fills it (a walk: for free)
+    found = discover_files(
+        paths,
+        settings.include,
+        settings.exclude,
+        links,
+        follow_symlinks=follow_symlinks,
+        confine=confine,
+        notes=notes,
+    )
     names = {os.path.basename(p) for p in skip}
-    links: set[str] = set()  # what discovery found to be symbolic links (a walk: for free)
-    found = discover_files(paths, settings.include, settings.exclude, links)
-    return [
-        f
-        for f in found
-        if f == "-"
-        or (os.path.basename(f) not in names and f not in links)
-        or os.path.realpath(f) not in skip
-    ]
+    return [f for f in found if not _one_of(f, skip, names, links)]
 
 
-def _items(files: list[str], settings: Settings, readers: dict[str, ReadOptions]) -> Iterator[Item]:
+def _one_of(path: str, files: set[str], names: set[str], links: set[str]) -> bool:
+    """Whether ``path`` is one of ``files`` (real paths; ``names``: their file names). A
+    file that is no symbolic link keeps its name in its real path: only one named like one
+    of them, or a link, needs the real path (a stat per directory above it)."""
+    if path == "-" or (os.path.basename(path) not in names and path not in links):
+        return False
+    return os.path.realpath(path) in files
+
+
+def _refuse_outputs(
+    settings: Settings, reports: tuple[str, ...], files: list[str], links: set[str]
+) -> None:
+    """A report file that is also an input of the run (or another report, the schema, the
+    tools or config file, or in a version-control directory) is a usage error, before
+    anything is read or written. (Writing a new ``--baseline`` over the old one is not.)"""
+    from llmfix.containment import refuse_vcs
+    from llmfix.reporters import report_target
+
+    taken: dict[str, str] = {}  # real path → what the file is, or the flag naming it
+    read = [("the schema", settings.schema), ("the tools file", settings.tools)]
+    read += [("the schema", rule.schema) for rule in settings.checks]
+    read += [("the tools file", rule.tools) for rule in settings.checks]
+    for what, path in [*read, ("the config file", settings.config)]:
+        if path and not path.startswith("builtin:"):
+            taken[os.path.realpath(path)] = f"{what} ({path})"
+    outputs = [("-o" if "output" in settings.flagged else "output:", settings.output)]
+    outputs += [("--report", report_target(r)[1]) for r in reports]
+    written: dict[str, str] = {}
+    for flag, path in outputs:
+        if path is None or path == "-":
+            continue
+        refuse_vcs(path)
+        real = os.path.realpath(path)
+        if real in taken:
+            raise ConfigError(f"{flag} {path} is also {taken[real]}: give it a file of its own")
+        taken[real] = written[real] = f"{flag} {path}"
+    if not written:
+        return
+    names = {os.path.basename(p) for p in written}
+    for file in files:
+        if _one_of(file, set(written), names, links):
+            where = written[os.path.realpath(file)]
+            raise ConfigError(
+                f"{where} is also an input of this run ({file}); write it outside the "
+                "files checked, or leave it out with --exclude"
+            )
+
+
+def _warn_skipped(notes: WalkNotes) -> None:
+    """One warning per path discovery passed over (a symbolic link, a path outside)."""
+    shown = sorted(notes.skipped.items())
+    for path, why in shown[:_SKIPPED_SHOWN]:
+        sys.stderr.write(f"llmfix: warning: skipped {path}: {why}\n")
+    if len(shown) > _SKIPPED_SHOWN:
+        sys.stderr.write(f"llmfix: warning: skipped {len(shown) - _SKIPPED_SHOWN} more paths\n")
+
+
+_SKIPPED_SHOWN = 20
+
+
+def _items(
+    files: list[str],
+    settings: Settings,
+    readers: dict[str, ReadOptions],
+    notes: WalkNotes | None = None,
+) -> Iterator[Item]:
     from llmfix.configfile import rule_for
-    from llmfix.inputs import items_from_file
+    from llmfix.inputs import Item, input_error, items_from_file
 
+    unlisted = {os.path.normpath(k): v for k, v in notes.unlisted.items()} if notes else {}
     for path in files:
         index = rule_for(settings, path)
         key = "" if index is None else f"rule{index}"
+        problem = unlisted.get(os.path.normpath(path)) if unlisted else None
+        if problem is not None:  # a folder that could not be listed: not a silent pass
+            error = input_error("input.unreadable", problem)
+            yield Item(id=path, source=path, line=1, text="", kind="file", error=error, profile=key)
+            continue
         yield from items_from_file(path, readers[key], key)
 
 
@@ -495,12 +591,13 @@ def _outcomes(
     readers: dict[str, ReadOptions],
     profiles: dict[str, Profile],
     limits: BatchLimits,
+    notes: WalkNotes | None = None,
 ) -> Iterator[Outcome]:
     """Every item's outcome, in input order: in the local pool, or on Ray or Spark."""
     from llmfix.batch import run_items
 
     if engine == "local":
-        return run_items(_items(files, settings, readers), profiles, limits)
+        return run_items(_items(files, settings, readers, notes), profiles, limits)
     from llmfix.configfile import rule_for
     from llmfix.engines import Job, plan_units, run_engine
 
@@ -574,5 +671,10 @@ def _fixer(settings: Settings, files: list[str]) -> FixWriter | None:
             raise ConfigError("--in-place needs files, not stdin")
         return FixWriter(None)
     if settings.write_fixed:
-        return FixWriter(Path(settings.write_fixed))
+        return FixWriter(Path(settings.write_fixed), inputs=files, refused=_warn_refused)
     return None
+
+
+def _warn_refused(refused: PathRefused) -> None:
+    """A repaired copy the mirror refused: named, and the rest are written."""
+    sys.stderr.write(f"llmfix: warning: {refused}\n")

@@ -88,13 +88,14 @@ def trust(
 ) -> None:
     """Trust a project config file as it is now: its llm: and allow-remote-refs settings are
     used until the file changes (its path and SHA-256 go in the user's trusted.json)."""
-    from llmfix.configfile import read_config
+    from llmfix.configfile import read_bytes, read_config
     from llmfix.trust import trust_file, trust_store_path
 
     file = _project_file(path)
     try:
-        read_config(file)  # a file that does not load is not worth trusting
-        digest = trust_file(file)
+        raw = read_bytes(file)  # the bytes checked are the bytes trusted
+        read_config(file, raw)  # a file that does not load is not worth trusting
+        digest = trust_file(file, raw)
     except LlmfixError as exc:
         raise fail(str(exc)) from None
     from llmfix.reporters.sinks import for_terminal

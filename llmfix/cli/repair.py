@@ -304,6 +304,7 @@ def repair(
         if jsonl:
             raise typer.Exit(int(_repair_jsonl(run, files, field)))
         _check_outputs(sources, output, in_place, backup, report)
+        _refuse_outputs(sources, {"-o": output, "--report": report, "--patch": patch})
         if (stream or final) and (not stream or len(sources) > 1 or in_place or output):
             raise ConfigError("--stream reads one input (stdin or a file) and prints to stdout")
         if stream and (report or patch or explain):
@@ -342,6 +343,31 @@ def _check_outputs(
         raise ConfigError("--backup only makes sense with --in-place")
     if output is not None and len(sources) > 1:
         raise ConfigError("--output takes one input; use --in-place for several files")
+
+
+def _refuse_outputs(sources: list[str], outputs: "dict[str, Path | None]") -> None:
+    """An output that is an input, another output, or in a version-control directory is a
+    usage error, before anything is read: it would be overwritten, or run as a hook."""
+    from llmfix.containment import refuse_vcs, same_files
+
+    inputs = same_files(s for s in sources if s != "-")
+    named: dict[tuple[int, int] | str, str] = {}
+    for flag, path in outputs.items():
+        if path is None:
+            continue
+        refuse_vcs(str(path))
+        where = f"{flag} {path}"
+        try:
+            found = path.stat()
+            key: tuple[int, int] | str = (found.st_dev, found.st_ino)
+        except OSError:
+            key = str(path.resolve())
+        if key in inputs:
+            fix = "use --in-place to rewrite it" if flag == "-o" else "name another file"
+            raise ConfigError(f"{where} is also an input of this run; {fix}")
+        if key in named:
+            raise ConfigError(f"{where} is also {named[key]}; give each output its own file")
+        named[key] = where
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -481,11 +507,13 @@ def _write_answers(
     if not all(writable(r, failures) for _, r, failures, _ in done):
         return
     output, in_place, backup = outputs.output, outputs.in_place, outputs.backup
+    if in_place:  # a symbolic link stays one: the file it leads to is rewritten
+        path = _real_file(path)
     first = done[0][0]
     if in_place and first is not None:
         text = fixed_response(done)
         if text is not None:
-            write_atomic(path, text, backup=backup)
+            write_atomic(path, text, backup=backup, keep_mode=True)
         return
     if len(done) == 1:
         text = output_text(done[0][1], run.indent)
@@ -495,11 +523,17 @@ def _write_answers(
         if run.verbosity > 0:
             say(f"{path}: already valid; left unchanged")
     elif in_place:
-        write_atomic(path, text, backup=backup)
+        write_atomic(path, text, backup=backup, keep_mode=True)
     elif output is not None:
         write_atomic(output, text)
     else:
         sys.stdout.write(text)
+
+
+def _real_file(path: str) -> str:
+    import os
+
+    return os.path.realpath(path) if os.path.islink(path) else path
 
 
 def _repair_stream(

@@ -5,7 +5,8 @@ The pieces, from the outside in:
 - :func:`read_source` / :func:`decode_bytes` read one file (or stdin) as text, with decoding
   problems reported as data.
 - :func:`discover_files` walks the paths given on the command line: files as named, directories
-  recursively (sorted, dot-directories skipped) filtered by ``--include``/``--exclude`` globs.
+  recursively (sorted, dot-directories skipped, symbolic links followed only with
+  ``--follow-symlinks``) filtered by ``--include``/``--exclude`` globs.
 - :func:`items_from_file` turns one file into :class:`Item` objects — the texts to check — by
   its extension and content:
 
@@ -74,6 +75,7 @@ from llmfix.inputs.sources import (
     STDIN,
     STDIN_NAME,
     TextSource,
+    WalkNotes,
     decode_bytes,
     discover_files,
     glob_match,
@@ -97,6 +99,7 @@ __all__ = [
     "Messages",
     "ReadOptions",
     "TextSource",
+    "WalkNotes",
     "closest_field",
     "count_records",
     "decode_bytes",

@@ -9,6 +9,7 @@ import re
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
@@ -126,11 +127,25 @@ def read_chunks(path: str, encoding: str | None = None, size: int = 65536) -> It
             os.close(fd)
 
 
+@dataclass
+class WalkNotes:
+    """What discovery passed over, for the command to tell: symbolic links not followed
+    and paths refused (path → why), folders that could not be listed (path → problem;
+    each is also yielded, to be reported as an unreadable input)."""
+
+    skipped: dict[str, str] = dataclass_field(default_factory=dict)
+    unlisted: dict[str, str] = dataclass_field(default_factory=dict)
+
+
 def discover_files(
     paths: Iterable[str],
     include: Iterable[str] = (),
     exclude: Iterable[str] = (),
     links: set[str] | None = None,
+    *,
+    follow_symlinks: bool = False,
+    confine: str | None = None,
+    notes: WalkNotes | None = None,
 ) -> Iterator[str]:
     """Files to check: each path as given (``-`` is stdin), directories walked recursively.
 
@@ -140,11 +155,18 @@ def discover_files(
     matches the path relative to the directory walked (``**`` crosses directories). Explicit
     files are always checked. Raises :class:`InputError` for a path that does not exist.
 
+    A walk follows no symbolic link (to a file or a folder) unless ``follow_symlinks``
+    (``--follow-symlinks``); with ``confine`` (the directory of an untrusted project file
+    whose paths these are) no path, named or walked, whose link leads out of it. What is
+    passed over is named in ``notes.skipped``; a folder that cannot be listed is yielded
+    itself (an unreadable input, not a silent pass) and named in ``notes.unlisted``.
+
     ``links``, when given, receives each path yielded that is a symbolic link, before it is
     yielded (a walk knows it from the directory listing, with no system call per file).
     """
     inc = tuple(include)
     exc = tuple(exclude)
+    walk = _Walk(inc, exc, links, follow_symlinks, confine, notes or WalkNotes())
     for path in paths:
         if path == STDIN:
             yield path
@@ -153,8 +175,10 @@ def discover_files(
             yield from _walk_url(path, inc, exc)
             continue
         target = Path(path)
+        if confine is not None and not walk.inside(path):
+            continue
         if target.is_dir():
-            yield from _walk(target, inc, exc, links)
+            yield from walk.files(target)
         elif target.exists() or target.is_symlink():
             if links is not None and target.is_symlink():
                 links.add(path)
@@ -163,65 +187,99 @@ def discover_files(
             raise InputError(path, "no such file or directory")
 
 
-def _walk(
-    root: Path, include: tuple[str, ...], exclude: tuple[str, ...], links: set[str] | None
-) -> Iterator[str]:
-    for directory, dirnames, filenames, linked in _tree(os.fspath(root)):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        base = Path(directory)
-        # What str(base / name) and (base / name).relative_to(root).as_posix() give, made
-        # once per directory: a Path per file cost more than the rest of the walk.
-        prefix = str(base / "_")[:-1]
-        folder = base.relative_to(root).as_posix()
-        relative = "" if folder == "." else folder + "/"
-        for name in sorted(filenames):
-            if include or exclude:
-                rel = relative + name
-                if include and not any(glob_match(g, rel) for g in include):
-                    continue
-                if any(glob_match(g, rel) for g in exclude):
-                    continue
-            if links is not None and name in linked:
-                links.add(prefix + name)
-            yield prefix + name
+@dataclass
+class _Walk:
+    """One discovery's walking rules (see :func:`discover_files`)."""
 
+    include: tuple[str, ...]
+    exclude: tuple[str, ...]
+    links: set[str] | None
+    follow: bool
+    confine: str | None
+    notes: WalkNotes
 
-def _tree(top: str) -> Iterator[tuple[str, list[str], list[str], set[str]]]:
-    """What ``os.walk(top)`` yields (top down: the caller may prune the directory names;
-    a directory that cannot be listed is passed over; a link to a directory is listed
-    but not walked into), each with the names of its files that are symbolic links, as
-    the listing says."""
-    dirs: list[str] = []
-    files: list[str] = []
-    linked: set[str] = set()  # files
-    dir_links: set[str] = set()
-    try:
-        listing = os.scandir(top)
-    except OSError:
-        return
-    with listing:
-        while True:
-            try:
-                entry = next(listing)
-            except StopIteration:
-                break
-            except OSError:
-                return
-            try:
-                is_dir = entry.is_dir()
-            except OSError:
-                is_dir = False
-            try:
-                link = entry.is_symlink()
-            except OSError:
-                link = False
-            (dirs if is_dir else files).append(entry.name)
-            if link:
-                (dir_links if is_dir else linked).add(entry.name)
-    yield top, dirs, files, linked
-    for name in dirs:
-        if name not in dir_links:
-            yield from _tree(os.path.join(top, name))
+    def inside(self, path: str) -> bool:
+        """Whether ``path`` stays in ``confine`` (links followed); else it is noted."""
+        from llmfix.containment import shown, within
+
+        if self.confine is None or within(path, self.confine):
+            return True
+        self.notes.skipped[path] = f"leads outside {shown(self.confine)}"
+        return False
+
+    def files(self, root: Path) -> Iterator[str]:
+        include, exclude, links = self.include, self.exclude, self.links
+        for directory, dirnames, filenames, linked, problem in self.tree(os.fspath(root)):
+            if problem is not None:
+                self.notes.unlisted[directory] = problem
+                yield directory
+                continue
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            base = Path(directory)
+            # What str(base / name) and (base / name).relative_to(root).as_posix() give, made
+            # once per directory: a Path per file cost more than the rest of the walk.
+            prefix = str(base / "_")[:-1]
+            folder = base.relative_to(root).as_posix()
+            relative = "" if folder == "." else folder + "/"
+            for name in sorted(filenames):
+                if include or exclude:
+                    rel = relative + name
+                    if include and not any(glob_match(g, rel) for g in include):
+                        continue
+                    if any(glob_match(g, rel) for g in exclude):
+                        continue
+                if name in linked:
+                    if not self.followed(prefix + name):
+                        continue
+                    if links is not None:
+                        links.add(prefix + name)
+                yield prefix + name
+
+    def followed(self, link: str) -> bool:
+        """Whether the walk goes on through the symbolic link ``link``; else it is noted."""
+        if not self.follow:
+            why = "a symbolic link, not followed (--follow-symlinks follows it)"
+            self.notes.skipped[link] = why
+            return False
+        return self.inside(link)
+
+    def tree(
+        self, top: str, seen: frozenset[str] = frozenset()
+    ) -> Iterator[tuple[str, list[str], list[str], set[str], str | None]]:
+        """What ``os.walk(top)`` yields (top down: the caller may prune the directory
+        names), each with the names of its files that are symbolic links, as the listing
+        says, and ``None``; a directory that cannot be listed comes with the problem
+        instead. A link to a directory is walked into only as :meth:`followed` says, and
+        never into a directory it is already in (a loop)."""
+        dirs: list[str] = []
+        files: list[str] = []
+        linked: set[str] = set()  # files
+        dir_links: set[str] = set()
+        try:
+            with os.scandir(top) as listing:
+                for entry in listing:
+                    try:
+                        is_dir = entry.is_dir()
+                    except OSError:
+                        is_dir = False
+                    try:
+                        link = entry.is_symlink()
+                    except OSError:
+                        link = False
+                    (dirs if is_dir else files).append(entry.name)
+                    if link:
+                        (dir_links if is_dir else linked).add(entry.name)
+        except OSError as exc:
+            yield top, [], [], set(), f"cannot list the folder: {exc.strerror or exc}"
+            return
+        yield top, dirs, files, linked, None
+        if self.follow:  # the real folders above, to walk no loop
+            seen = seen | {os.path.realpath(top)}
+        for name in dirs:
+            path = os.path.join(top, name)
+            walked = name not in dir_links
+            if walked or (self.followed(path) and os.path.realpath(path) not in seen):
+                yield from self.tree(path, seen)
 
 
 def is_url(path: str) -> bool:
