@@ -47,6 +47,7 @@ import itertools
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -86,6 +87,11 @@ __all__ = [
 
 _REMOTE_TIMEOUT = 10.0
 _REMOTE_MAX_BYTES = 10_000_000
+# Remote documents one schema may fetch, and HTTP requests (redirects included) it may make:
+# a server can hand out an endless chain of references (sub/ok.json → sub/sub/ok.json …).
+REMOTE_MAX_DOCUMENTS = 32
+REMOTE_MAX_REQUESTS = 64
+_REMOTE_MAX_REDIRECTS = 5
 # Errors listed per value: validating (and describing) each one costs about 60 µs, so a
 # 100,000-item array of wrong types would otherwise take seconds and flood the report.
 MAX_ERRORS = 1_000
@@ -105,6 +111,7 @@ class SchemaValidator:
         self.allow_remote = allow_remote
         # Remote documents as fetched (URL → parsed body), kept for pickling.
         self._fetched: dict[str, Any] = dict(_fetched or {})
+        self._requests = 0  # HTTP requests made for this schema (capped)
         self.draft, self.warnings = choose_draft(spec.schema, spec.source)
         self._retrieved: dict[str, Any] = {}
         self._document = without_false_subschemas(spec.schema, self.draft)
@@ -233,7 +240,7 @@ class SchemaValidator:
                     "off (--allow-remote-refs turns it on)"
                 )
             if uri not in self._fetched:
-                self._fetched[uri] = _fetch_remote(uri)
+                self._fetched[uri] = self._fetch_capped(uri)
             contents = self._fetched[uri]
         elif not scheme:
             raise RefRefused(
@@ -249,6 +256,24 @@ class SchemaValidator:
         resource = specification.create_resource(contents)
         self._retrieved[uri] = resource
         return resource
+
+    def _fetch_capped(self, uri: str) -> Any:
+        """Fetch ``uri`` unless this schema has used up its remote documents or requests."""
+        if len(self._fetched) >= REMOTE_MAX_DOCUMENTS:
+            raise RefRefused(
+                f"remote reference {uri} refused: the schema already fetched "
+                f"{REMOTE_MAX_DOCUMENTS} remote documents (the cap per schema)"
+            )
+
+        def count_request(request: Any) -> None:
+            if self._requests >= REMOTE_MAX_REQUESTS:
+                raise RefRefused(
+                    f"remote reference {uri} refused: the schema already made "
+                    f"{REMOTE_MAX_REQUESTS} HTTP requests (the cap per schema)"
+                )
+            self._requests += 1
+
+        return _fetch_remote(uri, count_request)
 
     def _read_file_ref(self, uri: str, path: Path) -> Any:
         base = self.spec.base_uri
@@ -300,9 +325,10 @@ def _url2pathname(path: str) -> str:
     return url2pathname(path)
 
 
-def _fetch_remote(uri: str) -> Any:
+def _fetch_remote(uri: str, on_request: Callable[[Any], None]) -> Any:
     """GET a remote schema document: at most ``_REMOTE_MAX_BYTES``; ``_REMOTE_TIMEOUT``
-    bounds each wait and the whole body (a server dripping bytes cannot hold the run)."""
+    bounds each wait and the whole body (a server dripping bytes cannot hold the run).
+    ``on_request`` is called before each request, redirects included (it may refuse)."""
     import httpx
 
     deadline = time.monotonic() + _REMOTE_TIMEOUT
@@ -310,7 +336,13 @@ def _fetch_remote(uri: str) -> Any:
     body = bytearray()
     try:
         with (
-            httpx.Client(timeout=_REMOTE_TIMEOUT, follow_redirects=True, headers=headers) as client,
+            httpx.Client(
+                timeout=_REMOTE_TIMEOUT,
+                follow_redirects=True,
+                max_redirects=_REMOTE_MAX_REDIRECTS,
+                headers=headers,
+                event_hooks={"request": [on_request]},
+            ) as client,
             client.stream("GET", uri) as response,
         ):
             if response.status_code != 200:

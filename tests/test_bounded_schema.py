@@ -6,14 +6,23 @@ made) or gives a deadline that expires after a set number of checks, and asserts
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from llmfix import schema_context
+from llmfix import schema_context, validate
 from llmfix import schema_walk as sw
 from llmfix.deadline import Deadline, OutOfTime
+from llmfix.schema_check import RefRefused
 from llmfix.schema_repair import coerce_to_schema
+from llmfix.schemas import schema_from_value
+from llmfix.validate import REMOTE_MAX_DOCUMENTS, SchemaValidator
+from tests.llm_server import LlmServer
+from tests.test_hardening import assert_no_traceback, error_lines, run_cli
+
+NO_PROXY = {"NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"}
 
 
 def nested(value: Any, depth: int) -> Any:
@@ -115,3 +124,46 @@ def test_unwrapped_steps_share_nothing_with_the_input_or_the_output() -> None:
     first = outcome.patch[0]
     assert first.before == nested({"n": "1"}, 3)
     assert first.value == first.after == nested({"n": "1"}, 2)
+
+
+# --- item 9: a remote $ref chain ends at a cap --------------------------------------------
+
+
+def test_an_endless_remote_ref_chain_stops_at_the_document_cap(
+    server: LlmServer, tmp_path: Path
+) -> None:
+    """Each document refers to the next, one folder deeper (the issue's sub/sub/… chain)."""
+    length = REMOTE_MAX_DOCUMENTS + 8
+    for step in range(length):
+        last = step == length - 1
+        body = {"type": "integer"} if last else {"$ref": "sub/ok.json"}
+        server.serve("/" + "sub/" * step + "ok.json", body)
+    (tmp_path / "s.json").write_text(json.dumps({"$ref": server.url + "/ok.json"}))
+    (tmp_path / "a.txt").write_text("1")
+    proc = run_cli(
+        "check", "a.txt", "-s", "s.json", "--allow-remote-refs", "--no-progress",
+        cwd=tmp_path, env=NO_PROXY,
+    )  # fmt: skip
+    assert_no_traceback(proc)
+    [error] = error_lines(proc.stderr)
+    assert proc.returncode == 2
+    assert f"{REMOTE_MAX_DOCUMENTS} remote documents (the cap per schema)" in error
+    assert len(server.paths) == REMOTE_MAX_DOCUMENTS
+
+
+def test_a_short_remote_ref_chain_is_followed_to_its_end(server: LlmServer) -> None:
+    for step in range(3):
+        body = {"type": "integer"} if step == 2 else {"$ref": "sub/ok.json"}
+        server.serve("/" + "sub/" * step + "ok.json", body)
+    spec = schema_from_value({"$ref": server.url + "/ok.json"})
+    validator = SchemaValidator(spec, allow_remote=True)
+    assert (validator.is_valid(1), validator.is_valid("x"), len(server.paths)) == (True, False, 3)
+
+
+def test_requests_are_capped_as_well_as_documents(server: LlmServer) -> None:
+    url = server.serve("/ok.json", {"type": "integer"})
+    validator = SchemaValidator(schema_from_value({"type": "integer"}), allow_remote=True)
+    validator._requests = validate.REMOTE_MAX_REQUESTS  # as if redirects had used them up
+    with pytest.raises(RefRefused, match=r"64 HTTP requests \(the cap per schema\)"):
+        validator._retrieve(url)
+    assert server.paths == []
