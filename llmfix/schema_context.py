@@ -18,8 +18,9 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from llmfix import schema_walk as sw
-from llmfix.deadline import Deadline
+from llmfix.deadline import Deadline, OutOfTime
 from llmfix.model import Diagnostic, PatchOp, Risk, Severity
+from llmfix.schema_budget import STEPS_BASE, TooCostly, bounded_class, search, steps
 
 STAGE = "schema_repair"
 
@@ -154,7 +155,7 @@ class RepairContext:
         import referencing.jsonschema
         from jsonschema import validators
 
-        cls = _validator_class(schema)
+        cls = bounded_class(_validator_class(schema))
         self.specification = referencing.jsonschema.specification_with(
             cls.ID_OF(cls.META_SCHEMA) or "urn:unknown-dialect",
             default=referencing.Specification.OPAQUE,
@@ -186,6 +187,9 @@ class RepairContext:
         # None when there is no limit: then the walk does not read the clock at all.
         self.deadline = deadline if deadline.limited else None
         self.visits = 0
+        # Set when a validation spent its step budget: the walk then stops (noted once).
+        self.too_costly = False
+        self.step_limit = STEPS_BASE  # per validation (coerce_to_schema sizes it to the value)
         self.active_refs: set[tuple[int, str]] = set()
         self.notes: dict[str, Diagnostic] = {}
         self._views: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
@@ -229,7 +233,7 @@ class RepairContext:
             self.deadline.check()
         if visit:
             self.visits += 1
-        if depth <= MAX_DEPTH and self.visits <= MAX_VISITS:
+        if depth <= MAX_DEPTH and self.visits <= MAX_VISITS and not self.too_costly:
             return False
         if "limit" not in self.notes:
             self.notes["limit"] = note(
@@ -269,8 +273,18 @@ class RepairContext:
         return not any(self.is_type(value, name) for name in names)
 
     def _check(self, value: Any, schema: dict[str, Any], resolver: Any) -> bool | None:
+        if self.too_costly:
+            return None
         try:
-            return bool(self.validator.evolve(schema=schema, _resolver=resolver).is_valid(value))
+            with steps(self.step_limit, self.deadline):
+                validator = self.validator.evolve(schema=schema, _resolver=resolver)
+                return bool(validator.is_valid(value))
+        except OutOfTime:
+            raise
+        except TooCostly as costly:
+            self.too_costly = True
+            self.schema_note(str(costly))
+            return None
         except RecursionError:
             self.schema_note("validation recursed too deeply: a $ref cycle or a very deep value")
             return None
@@ -336,8 +350,14 @@ class RepairContext:
         return self._patterns[pattern]
 
     def pattern_matches(self, pattern: str, key: str) -> bool:
-        compiled = self.pattern(pattern)
-        return compiled is not None and compiled.search(key) is not None
+        """Whether ``pattern`` matches ``key`` (a pattern too costly to run counts as a
+        match: the key is then taken as declared, never renamed or removed)."""
+        if self.pattern(pattern) is None:
+            return False
+        try:
+            return search(pattern, key)
+        except TooCostly:
+            return True
 
     def declared_names(self, schema: dict[str, Any], resolver: Any) -> frozenset[str]:
         """Every property name the schema at one place declares or requires, through its

@@ -46,6 +46,7 @@ from llmfix import schema_objects as objects
 from llmfix import schema_walk as sw
 from llmfix.deadline import Deadline
 from llmfix.model import Diagnostic, PatchOp, Risk
+from llmfix.schema_budget import step_budget
 from llmfix.schema_context import (
     STAGE,
     Fix,
@@ -202,6 +203,7 @@ def coerce_to_schema(
         unusable = note("repair.schema_unusable", f"the schema could not be loaded ({exc})", None)
         return SchemaRepairOutcome(sw.copy_json(value), diagnostics=(unusable,))
     root = ctx.root_resolver
+    ctx.step_limit = step_budget(value)
     if ctx.is_valid(value, schema, root) is True:
         return SchemaRepairOutcome(sw.copy_json(value))
     fix = repair(ctx, value, schema, root, "", 0)

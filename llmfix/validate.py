@@ -54,6 +54,7 @@ from urllib.parse import urljoin, urlsplit
 
 from llmfix.errors import SchemaError
 from llmfix.model import Diagnostic
+from llmfix.schema_budget import TooCostly, bounded_class, step_budget, steps
 from llmfix.schema_check import (
     DEFAULT_DRAFT,
     RefRefused,
@@ -71,6 +72,7 @@ from llmfix.validate_explain import (
     diagnose,
     one_line,
     recursion_diagnostic,
+    too_costly_diagnostic,
     too_many_errors_diagnostic,
     unresolvable_diagnostic,
 )
@@ -89,6 +91,9 @@ _REMOTE_TIMEOUT = 10.0
 _REMOTE_MAX_BYTES = 10_000_000
 # Remote documents one schema may fetch, and HTTP requests (redirects included) it may make:
 # a server can hand out an endless chain of references (sub/ok.json → sub/sub/ok.json …).
+# Subschemas one value may meet in place (through $ref, allOf, anyOf, oneOf, if/then/else)
+# before jsonschema-rs is left out: nine levels of nine $refs are 9**9 of them.
+MAX_IN_PLACE_PATHS = 10_000
 REMOTE_MAX_DOCUMENTS = 32
 REMOTE_MAX_REQUESTS = 64
 _REMOTE_MAX_REDIRECTS = 5
@@ -116,6 +121,10 @@ class SchemaValidator:
         self._retrieved: dict[str, Any] = {}
         self._document = without_false_subschemas(spec.schema, self.draft)
         self._compiled: Any = None
+        # Set by the compile: the schema's references apply so many subschemas to one value
+        # that jsonschema-rs (which cannot be stopped) is not used; jsonschema, under a step
+        # budget, is.
+        self._costly = False
         # A self-contained schema (no reference, no embedded dialect, patterns Python can
         # compile) that jsonschema-rs compiles and finds valid against the draft's own
         # meta-schema document needs nothing of jsonschema until a value fails: the import
@@ -126,9 +135,10 @@ class SchemaValidator:
             self._fast = fast_validator(self._document, self.draft, self._fetched)
         if self._fast is None:
             self._compile()
-            self._fast = fast_validator(
-                self._document, self.draft, self._retrieved or self._fetched
-            )
+            if not self._costly:
+                self._fast = fast_validator(
+                    self._document, self.draft, self._retrieved or self._fetched
+                )
 
     @property
     def _validator(self) -> Any:
@@ -155,6 +165,7 @@ class SchemaValidator:
             walk.check_embedded_dialects()
             registry = registry.crawl()
             walk.run(registry.resolver(base_uri=self._root_uri))
+            self._costly = walk.in_place_paths() > MAX_IN_PLACE_PATHS
             # Files the walk read are preloaded, so validation does not read them again.
             registry = registry.with_resources(self._retrieved.items()).crawl()
         except SchemaError:
@@ -164,7 +175,7 @@ class SchemaValidator:
         except Exception as error:  # a schema must never crash the caller
             problem = one_line(f"{type(error).__name__}: {error}")
             raise SchemaError(spec.source, f"cannot compile schema: {problem}") from None
-        make: Any = validator_class
+        make: Any = bounded_class(validator_class)
         self._compiled = make(self._document, _resolver=registry.resolver(base_uri=self._root_uri))
 
     @property
@@ -179,8 +190,9 @@ class SchemaValidator:
         from referencing.exceptions import Unresolvable
 
         try:
-            return bool(self._validator.is_valid(value))
-        except (RecursionError, Unresolvable):
+            with steps(step_budget(value)):
+                return bool(self._validator.is_valid(value))
+        except (RecursionError, Unresolvable, TooCostly):
             return False
         except Exception as error:  # a schema quirk jsonschema chokes on; never leak it
             raise self._failure(error) from None
@@ -192,9 +204,12 @@ class SchemaValidator:
         from referencing.exceptions import Unresolvable
 
         try:
-            if self._validator.is_valid(value):
-                return []
-            raw = list(itertools.islice(self._validator.iter_errors(value), MAX_ERRORS + 1))
+            with steps(step_budget(value)):
+                if self._validator.is_valid(value):
+                    return []
+                raw = list(itertools.islice(self._validator.iter_errors(value), MAX_ERRORS + 1))
+        except TooCostly as costly:
+            return [too_costly_diagnostic(str(costly))]
         except RecursionError:
             return [recursion_diagnostic()]
         except Unresolvable as unresolvable:
