@@ -26,7 +26,13 @@ What it decides, and why:
   Recursive schemas that descend (a tree whose children are trees) are fine. A value
   nested too deeply for Python's recursion limit gives ``schema.recursion_limit``.
 - **Patterns** are checked with Python's :mod:`re` (what the validator uses); a pattern it
-  cannot compile is a ``SchemaError``.
+  cannot compile is a ``SchemaError``. One :mod:`re` could backtrack on without end runs on
+  jsonschema-rs's linear-time engine instead, or, as a ``patternProperties`` key, is a
+  ``SchemaError`` (:mod:`llmfix.schema_budget`).
+- **A step budget**: jsonschema counts the keywords it applies (:mod:`llmfix.schema_budget`);
+  past the budget the value gets ``schema.too_costly``. A schema whose references put over
+  ``MAX_IN_PLACE_PATHS`` subschemas on one value is not given to jsonschema-rs, which
+  cannot be stopped.
 - **``format`` is an annotation only**: no format checker runs, so ``"format": "email"``
   never fails. (Model output checks are about shape; format checks vary by library.)
 - One diagnostic per error jsonschema reports, except that properties forbidden by
