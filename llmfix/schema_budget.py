@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import importlib
 import re
+import reprlib
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -32,10 +33,11 @@ __all__ = [
     "STEPS_BASE",
     "STEPS_PER_VALUE",
     "TooCostly",
+    "allowance",
     "bounded_class",
+    "no_more",
     "pattern_is_risky",
     "search",
-    "step_budget",
     "steps",
 ]
 
@@ -47,22 +49,35 @@ STEPS_PER_VALUE = 200
 _MASK = CHECK_EVERY - 1
 
 
+def no_more() -> int:
+    """No steps past :data:`STEPS_BASE`."""
+    return 0
+
+
 class TooCostly(Exception):
     """Evaluating the schema would take too long (a step budget spent, a risky pattern)."""
 
 
 class _Budget:
-    __slots__ = ("deadline", "left", "limit")
+    __slots__ = ("deadline", "extra", "left", "limit")
 
-    def __init__(self, limit: int, deadline: Deadline | None) -> None:
-        self.limit = limit
-        self.left = limit
+    def __init__(self, extra: Callable[[], int], deadline: Deadline | None) -> None:
+        # The allowance per JSON value is added only when the base is spent: counting the
+        # values of a large one costs its size, which most validations need not pay.
+        self.extra: Callable[[], int] | None = extra
+        self.limit = self.left = STEPS_BASE
         self.deadline = deadline if deadline is not None and deadline.limited else None
 
     def step(self) -> None:
         self.left -= 1
         if self.left < 0:
-            raise TooCostly(f"the schema applied more than {self.limit:,} keywords to the value")
+            if self.extra is None:
+                raise TooCostly(
+                    f"the schema applied more than {self.limit:,} keywords to the value"
+                )
+            more, self.extra = self.extra(), None
+            self.limit += more
+            self.left += more
         if self.deadline is not None and not self.left & _MASK:
             self.deadline.check()
 
@@ -70,8 +85,8 @@ class _Budget:
 _BUDGET: ContextVar[_Budget | None] = ContextVar("llmfix_schema_budget", default=None)
 
 
-def step_budget(value: Any) -> int:
-    """The steps one validation of ``value`` may take."""
+def allowance(value: Any) -> int:
+    """The steps a validation of ``value`` may take past :data:`STEPS_BASE`."""
     count, stack = 0, [value]
     while stack:
         node = stack.pop()
@@ -80,13 +95,14 @@ def step_budget(value: Any) -> int:
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
-    return STEPS_BASE + STEPS_PER_VALUE * count
+    return STEPS_PER_VALUE * count
 
 
 @contextmanager
-def steps(limit: int, deadline: Deadline | None = None) -> Iterator[None]:
-    """Count the keywords bounded validators apply in this block against ``limit``."""
-    token = _BUDGET.set(_Budget(limit, deadline))
+def steps(extra: Callable[[], int], deadline: Deadline | None = None) -> Iterator[None]:
+    """Count the keywords bounded validators apply in this block: :data:`STEPS_BASE`, then
+    ``extra()`` more (asked once, when the base is spent); past them, :class:`TooCostly`."""
+    token = _BUDGET.set(_Budget(extra, deadline))
     try:
         yield
     finally:
@@ -185,6 +201,21 @@ def _counted(keyword: Callable[..., Any]) -> Callable[..., Any]:
     return apply
 
 
+def _type(validator: Any, types: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """jsonschema's ``type``, whose message shows at most 80 characters of the value: a
+    full repr of a large value costs its size at every place it has the wrong type (the
+    diagnostics llmfix writes do not use that message)."""
+    from jsonschema.exceptions import ValidationError
+
+    names = [types] if isinstance(types, str) else types
+    if not any(validator.is_type(instance, name) for name in names):
+        shown = (
+            reprlib.repr(instance) if isinstance(instance, (dict, list, str)) else repr(instance)
+        )
+        expected = ", ".join(repr(name) for name in names)
+        yield ValidationError(f"{shown} is not of type {expected}")
+
+
 def _pattern(validator: Any, pattern: Any, instance: Any, schema: Any) -> Iterator[Any]:
     """jsonschema's ``pattern``, through :func:`search` (same error message)."""
     from jsonschema.exceptions import ValidationError
@@ -203,11 +234,13 @@ def bounded_class(cls: Any) -> Any:
         return cls
     found = _BOUNDED.get(cls)
     if found is None:
-        from jsonschema import validators
+        from jsonschema import _keywords, validators
 
         keywords = {name: _counted(function) for name, function in cls.VALIDATORS.items()}
         if "pattern" in keywords:
             keywords["pattern"] = _counted(_pattern)
+        if cls.VALIDATORS.get("type") is _keywords.type:  # not draft 3's, which differs
+            keywords["type"] = _counted(_type)
         extend: Any = validators.extend  # untyped in jsonschema's stubs
         found = extend(cls, keywords)
         found._llmfix_bounded = True

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from llmfix import schema_walk as sw
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.model import Diagnostic, PatchOp, Risk, Severity
-from llmfix.schema_budget import STEPS_BASE, TooCostly, bounded_class, search, steps
+from llmfix.schema_budget import TooCostly, bounded_class, no_more, search, steps
 
 STAGE = "schema_repair"
 
@@ -189,7 +189,8 @@ class RepairContext:
         self.visits = 0
         # Set when a validation spent its step budget: the walk then stops (noted once).
         self.too_costly = False
-        self.step_limit = STEPS_BASE  # per validation (coerce_to_schema sizes it to the value)
+        # Steps a validation may take past the base (coerce_to_schema sizes it to the value).
+        self.step_allowance: Callable[[], int] = no_more
         self.active_refs: set[tuple[int, str]] = set()
         self.notes: dict[str, Diagnostic] = {}
         self._views: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
@@ -276,7 +277,7 @@ class RepairContext:
         if self.too_costly:
             return None
         try:
-            with steps(self.step_limit, self.deadline):
+            with steps(self.step_allowance, self.deadline):
                 validator = self.validator.evolve(schema=schema, _resolver=resolver)
                 return bool(validator.is_valid(value))
         except OutOfTime:

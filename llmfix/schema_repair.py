@@ -37,6 +37,7 @@ renamed paths), then ``add`` of defaults.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -46,7 +47,7 @@ from llmfix import schema_objects as objects
 from llmfix import schema_walk as sw
 from llmfix.deadline import Deadline
 from llmfix.model import Diagnostic, PatchOp, Risk
-from llmfix.schema_budget import step_budget
+from llmfix.schema_budget import allowance
 from llmfix.schema_context import (
     STAGE,
     Fix,
@@ -203,7 +204,7 @@ def coerce_to_schema(
         unusable = note("repair.schema_unusable", f"the schema could not be loaded ({exc})", None)
         return SchemaRepairOutcome(sw.copy_json(value), diagnostics=(unusable,))
     root = ctx.root_resolver
-    ctx.step_limit = step_budget(value)
+    ctx.step_allowance = functools.cache(lambda: allowance(value))
     if ctx.is_valid(value, schema, root) is True:
         return SchemaRepairOutcome(sw.copy_json(value))
     fix = repair(ctx, value, schema, root, "", 0)

@@ -60,7 +60,7 @@ from urllib.parse import urljoin, urlsplit
 
 from llmfix.errors import SchemaError
 from llmfix.model import Diagnostic
-from llmfix.schema_budget import TooCostly, bounded_class, step_budget, steps
+from llmfix.schema_budget import TooCostly, allowance, bounded_class, steps
 from llmfix.schema_check import (
     DEFAULT_DRAFT,
     RefRefused,
@@ -196,7 +196,7 @@ class SchemaValidator:
         from referencing.exceptions import Unresolvable
 
         try:
-            with steps(step_budget(value)):
+            with steps(lambda: allowance(value)):
                 return bool(self._validator.is_valid(value))
         except (RecursionError, Unresolvable, TooCostly):
             return False
@@ -210,7 +210,7 @@ class SchemaValidator:
         from referencing.exceptions import Unresolvable
 
         try:
-            with steps(step_budget(value)):
+            with steps(lambda: allowance(value)):
                 if self._validator.is_valid(value):
                     return []
                 raw = list(itertools.islice(self._validator.iter_errors(value), MAX_ERRORS + 1))
