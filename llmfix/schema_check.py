@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from llmfix.errors import SchemaError
 from llmfix.model import Diagnostic, Severity
+from llmfix.schema_budget import pattern_is_risky
 from llmfix.validate_explain import (
     NEVER,
     STAGE,
@@ -328,7 +329,36 @@ class SchemaWalk:
                     f'{keyword} "{shorten(text, 80)}" at {where} is not a regular expression '
                     f"Python can use: {msg}",
                 ) from None
+            if keyword == "patternProperties" and pattern_is_risky(text):
+                # jsonschema matches property names with re itself: such a pattern could
+                # backtrack for ever on a key a model wrote.
+                where = self._locate(id(node))
+                raise SchemaError(
+                    self.source,
+                    f'patternProperties "{shorten(text, 80)}" at {where} could take '
+                    "exponential time on a property name (a repetition of something that "
+                    "repeats or branches, or a backreference); llmfix does not evaluate it",
+                )
             self.patterns.add(text)
+
+    def in_place_paths(self) -> int:
+        """The most subschemas one place in a value meets (itself, and each subschema it
+        reaches in place through $ref and the applicators, counted once per way there)."""
+        paths: dict[tuple[int, str, str], int] = {}
+        for start in self.graph:
+            stack = [start]
+            while stack:
+                node = stack[-1]
+                if node in paths:
+                    stack.pop()
+                    continue
+                pending = [n for n in self.graph.get(node, ()) if n not in paths]
+                if pending:
+                    stack.extend(pending)
+                    continue
+                stack.pop()
+                paths[node] = 1 + sum(paths[n] for n in self.graph.get(node, ()))
+        return max(paths.values(), default=0)
 
     def _check_cycles(self) -> None:
         white, grey, black = 0, 1, 2

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from llmfix import schema_walk as sw
-from llmfix.deadline import Deadline
+from llmfix.deadline import Deadline, OutOfTime
 from llmfix.model import Diagnostic, PatchOp, Risk, Severity
+from llmfix.schema_budget import TooCostly, bounded_class, no_more, search, steps
 
 STAGE = "schema_repair"
 
@@ -96,6 +97,24 @@ def change_diagnostic(op: PatchOp) -> Diagnostic:
     )
 
 
+def detach_ops(ops: tuple[PatchOp, ...]) -> tuple[PatchOp, ...]:
+    """``ops`` with their values copied, so that they share nothing with the input or the
+    output. One memo for all of them: a subtree several operations hold (each step of an
+    unwrapped ``[[[x]]]`` holds the next) is copied once."""
+    if not ops:
+        return ops
+    memo: dict[int, Any] = {}
+    return tuple(
+        replace(
+            op,
+            value=sw.copy_json(op.value, memo),
+            before=sw.copy_json(op.before, memo),
+            after=sw.copy_json(op.after, memo),
+        )
+        for op in ops
+    )
+
+
 def _validator_class(schema: dict[str, Any]) -> Any:
     from jsonschema import validators
 
@@ -136,7 +155,7 @@ class RepairContext:
         import referencing.jsonschema
         from jsonschema import validators
 
-        cls = _validator_class(schema)
+        cls = bounded_class(_validator_class(schema))
         self.specification = referencing.jsonschema.specification_with(
             cls.ID_OF(cls.META_SCHEMA) or "urn:unknown-dialect",
             default=referencing.Specification.OPAQUE,
@@ -168,6 +187,10 @@ class RepairContext:
         # None when there is no limit: then the walk does not read the clock at all.
         self.deadline = deadline if deadline.limited else None
         self.visits = 0
+        # Set when a validation spent its step budget: the walk then stops (noted once).
+        self.too_costly = False
+        # Steps a validation may take past the base (coerce_to_schema sizes it to the value).
+        self.step_allowance: Callable[[], int] = no_more
         self.active_refs: set[tuple[int, str]] = set()
         self.notes: dict[str, Diagnostic] = {}
         self._views: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
@@ -185,27 +208,33 @@ class RepairContext:
         return rule in self.enabled
 
     def replace(self, pointer: str, before: Any, after: Any, rule: str, message: str) -> PatchOp:
+        """A ``replace`` holding ``before`` and ``after`` themselves, not copies: a copy per
+        conversion tried would cost the value's size at every level of a deep value. The
+        operations that survive are copied once, at the end (:func:`detach_ops`)."""
         return PatchOp(
             op="replace",
             path=pointer,
-            value=sw.copy_json(after),
+            value=after,
             rule=rule,
             risk=self.risks[rule],
-            before=sw.copy_json(before),
-            after=sw.copy_json(after),
+            before=before,
+            after=after,
             message=message,
         )
 
-    def over_limit(self, depth: int, pointer: str) -> bool:
+    def over_limit(self, depth: int, pointer: str, *, visit: bool = True) -> bool:
         """Count one node walked; ``True`` past the depth or visit limit (noted once).
 
         Checks the deadline at every node (raising :class:`~llmfix.deadline.OutOfTime`):
-        each node costs a validation, next to which a clock read is nothing.
+        each node costs a validation, next to which a clock read is nothing. ``visit=False``
+        checks the deadline and the depth without counting a node (a step that goes deeper
+        at the same place, such as unwrapping a one-element array).
         """
         if self.deadline is not None:
             self.deadline.check()
-        self.visits += 1
-        if depth <= MAX_DEPTH and self.visits <= MAX_VISITS:
+        if visit:
+            self.visits += 1
+        if depth <= MAX_DEPTH and self.visits <= MAX_VISITS and not self.too_costly:
             return False
         if "limit" not in self.notes:
             self.notes["limit"] = note(
@@ -226,13 +255,37 @@ class RepairContext:
         hit = self._validity.get(key)
         if hit is not None and hit[0] is schema and hit[1] is value:
             return hit[2]
-        result = self._check(value, schema, resolver)
+        result = False if self._wrong_type(value, schema) else self._check(value, schema, resolver)
         self._validity[key] = (schema, value, result)
         return result
 
+    def _wrong_type(self, value: Any, schema: dict[str, Any]) -> bool:
+        """Whether ``schema``'s own ``type`` rules ``value`` out. Asked before jsonschema,
+        whose type error writes the value's repr: on a large value that costs its size, at
+        every level of a deep one."""
+        if self.ref_overrides and "$ref" in schema:  # drafts 3-7: "type" is not applied
+            return False
+        raw = schema.get("type")
+        names = [raw] if isinstance(raw, str) else raw
+        if not isinstance(names, list) or not all(
+            isinstance(name, str) and name in sw.JSON_TYPES for name in names
+        ):
+            return False  # draft 3 schemas or "any" in "type": left to jsonschema
+        return not any(self.is_type(value, name) for name in names)
+
     def _check(self, value: Any, schema: dict[str, Any], resolver: Any) -> bool | None:
+        if self.too_costly:
+            return None
         try:
-            return bool(self.validator.evolve(schema=schema, _resolver=resolver).is_valid(value))
+            with steps(self.step_allowance, self.deadline):
+                validator = self.validator.evolve(schema=schema, _resolver=resolver)
+                return bool(validator.is_valid(value))
+        except OutOfTime:
+            raise
+        except TooCostly as costly:
+            self.too_costly = True
+            self.schema_note(str(costly))
+            return None
         except RecursionError:
             self.schema_note("validation recursed too deeply: a $ref cycle or a very deep value")
             return None
@@ -298,8 +351,14 @@ class RepairContext:
         return self._patterns[pattern]
 
     def pattern_matches(self, pattern: str, key: str) -> bool:
-        compiled = self.pattern(pattern)
-        return compiled is not None and compiled.search(key) is not None
+        """Whether ``pattern`` matches ``key`` (a pattern too costly to run counts as a
+        match: the key is then taken as declared, never renamed or removed)."""
+        if self.pattern(pattern) is None:
+            return False
+        try:
+            return search(pattern, key)
+        except TooCostly:
+            return True
 
     def declared_names(self, schema: dict[str, Any], resolver: Any) -> frozenset[str]:
         """Every property name the schema at one place declares or requires, through its

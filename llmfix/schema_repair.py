@@ -37,6 +37,7 @@ renamed paths), then ``add`` of defaults.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -46,7 +47,15 @@ from llmfix import schema_objects as objects
 from llmfix import schema_walk as sw
 from llmfix.deadline import Deadline
 from llmfix.model import Diagnostic, PatchOp, Risk
-from llmfix.schema_context import STAGE, Fix, RepairContext, change_diagnostic, note
+from llmfix.schema_budget import allowance
+from llmfix.schema_context import (
+    STAGE,
+    Fix,
+    RepairContext,
+    change_diagnostic,
+    detach_ops,
+    note,
+)
 
 __all__ = ["RULES", "STAGE", "Rule", "SchemaRepairOutcome", "coerce_to_schema"]
 
@@ -197,13 +206,15 @@ def coerce_to_schema(
         unusable = note("repair.schema_unusable", f"the schema could not be loaded ({exc})", None)
         return SchemaRepairOutcome(sw.copy_json(value), diagnostics=(unusable,))
     root = ctx.root_resolver
+    ctx.step_allowance = functools.cache(lambda: allowance(value))
     if ctx.is_valid(value, schema, root) is True:
         return SchemaRepairOutcome(sw.copy_json(value))
     fix = repair(ctx, value, schema, root, "", 0)
-    diagnostics = [change_diagnostic(op) for op in fix.ops]
+    ops = detach_ops(fix.ops)
+    diagnostics = [change_diagnostic(op) for op in ops]
     diagnostics += fix.notes
     diagnostics += ctx.notes.values()
-    return SchemaRepairOutcome(sw.copy_json(fix.value), fix.ops, tuple(diagnostics))
+    return SchemaRepairOutcome(sw.copy_json(fix.value), ops, tuple(diagnostics))
 
 
 # --- the walk ----------------------------------------------------------------------------------
@@ -400,7 +411,13 @@ def _conversions(
                 continue
             out.append((target, fix))
     unwrapped = coercers.unwrap_array(value, types)
-    if unwrapped is not None and ctx.allowed(unwrapped.rule):
+    # The unwrapped element is repaired one level deeper at the same place, without passing
+    # through repair(): [[[...]]] keeps the depth limit and the deadline here.
+    if (
+        unwrapped is not None
+        and ctx.allowed(unwrapped.rule)
+        and not ctx.over_limit(depth + 1, pointer, visit=False)
+    ):
         inner = unwrapped.value
         op = ctx.replace(pointer, value, inner, unwrapped.rule, unwrapped.message)
         fix = Fix(inner, (op,)).then(

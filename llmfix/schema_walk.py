@@ -106,20 +106,31 @@ def _scalar_equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and not isinstance(a, (list, dict)) and bool(a == b)
 
 
-def copy_json(value: Any) -> Any:
+def copy_json(value: Any, memo: dict[int, Any] | None = None) -> Any:
     """A deep copy of a JSON value (dicts and lists copied, everything else shared).
-    Iterative, so nesting depth is no problem."""
+    Iterative, so nesting depth is no problem. With ``memo`` (id of a container → its
+    copy, shared between calls), a container met again is not copied again: the caller
+    keeps the originals alive, so their ids are not reused."""
     if not isinstance(value, (dict, list)):
         return value
+    if memo is not None and id(value) in memo:
+        return memo[id(value)]
     root: Any = {} if isinstance(value, dict) else []
+    if memo is not None:
+        memo[id(value)] = root
     stack: list[tuple[Any, Any]] = [(value, root)]
     while stack:
         source, target = stack.pop()
         items = source.items() if isinstance(source, dict) else enumerate(source)
         for key, item in items:
             if isinstance(item, (dict, list)):
-                child: Any = {} if isinstance(item, dict) else []
-                stack.append((item, child))
+                if memo is not None and id(item) in memo:
+                    child: Any = memo[id(item)]
+                else:
+                    child = {} if isinstance(item, dict) else []
+                    stack.append((item, child))
+                    if memo is not None:
+                        memo[id(item)] = child
             else:
                 child = item
             if isinstance(target, dict):

@@ -26,7 +26,13 @@ What it decides, and why:
   Recursive schemas that descend (a tree whose children are trees) are fine. A value
   nested too deeply for Python's recursion limit gives ``schema.recursion_limit``.
 - **Patterns** are checked with Python's :mod:`re` (what the validator uses); a pattern it
-  cannot compile is a ``SchemaError``.
+  cannot compile is a ``SchemaError``. One :mod:`re` could backtrack on without end runs on
+  jsonschema-rs's linear-time engine instead, or, as a ``patternProperties`` key, is a
+  ``SchemaError`` (:mod:`llmfix.schema_budget`).
+- **A step budget**: jsonschema counts the keywords it applies (:mod:`llmfix.schema_budget`);
+  past the budget the value gets ``schema.too_costly``. A schema whose references put over
+  ``MAX_IN_PLACE_PATHS`` subschemas on one value is not given to jsonschema-rs, which
+  cannot be stopped.
 - **``format`` is an annotation only**: no format checker runs, so ``"format": "email"``
   never fails. (Model output checks are about shape; format checks vary by library.)
 - One diagnostic per error jsonschema reports, except that properties forbidden by
@@ -47,12 +53,14 @@ import itertools
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from llmfix.errors import SchemaError
 from llmfix.model import Diagnostic
+from llmfix.schema_budget import TooCostly, allowance, bounded_class, steps
 from llmfix.schema_check import (
     DEFAULT_DRAFT,
     RefRefused,
@@ -70,6 +78,7 @@ from llmfix.validate_explain import (
     diagnose,
     one_line,
     recursion_diagnostic,
+    too_costly_diagnostic,
     too_many_errors_diagnostic,
     unresolvable_diagnostic,
 )
@@ -86,6 +95,14 @@ __all__ = [
 
 _REMOTE_TIMEOUT = 10.0
 _REMOTE_MAX_BYTES = 10_000_000
+# Remote documents one schema may fetch, and HTTP requests (redirects included) it may make:
+# a server can hand out an endless chain of references (sub/ok.json → sub/sub/ok.json …).
+# Subschemas one value may meet in place (through $ref, allOf, anyOf, oneOf, if/then/else)
+# before jsonschema-rs is left out: nine levels of nine $refs are 9**9 of them.
+MAX_IN_PLACE_PATHS = 10_000
+REMOTE_MAX_DOCUMENTS = 32
+REMOTE_MAX_REQUESTS = 64
+_REMOTE_MAX_REDIRECTS = 5
 # Errors listed per value: validating (and describing) each one costs about 60 µs, so a
 # 100,000-item array of wrong types would otherwise take seconds and flood the report.
 MAX_ERRORS = 1_000
@@ -105,10 +122,15 @@ class SchemaValidator:
         self.allow_remote = allow_remote
         # Remote documents as fetched (URL → parsed body), kept for pickling.
         self._fetched: dict[str, Any] = dict(_fetched or {})
+        self._requests = 0  # HTTP requests made for this schema (capped)
         self.draft, self.warnings = choose_draft(spec.schema, spec.source)
         self._retrieved: dict[str, Any] = {}
         self._document = without_false_subschemas(spec.schema, self.draft)
         self._compiled: Any = None
+        # Set by the compile: the schema's references apply so many subschemas to one value
+        # that jsonschema-rs (which cannot be stopped) is not used; jsonschema, under a step
+        # budget, is.
+        self._costly = False
         # A self-contained schema (no reference, no embedded dialect, patterns Python can
         # compile) that jsonschema-rs compiles and finds valid against the draft's own
         # meta-schema document needs nothing of jsonschema until a value fails: the import
@@ -119,9 +141,10 @@ class SchemaValidator:
             self._fast = fast_validator(self._document, self.draft, self._fetched)
         if self._fast is None:
             self._compile()
-            self._fast = fast_validator(
-                self._document, self.draft, self._retrieved or self._fetched
-            )
+            if not self._costly:
+                self._fast = fast_validator(
+                    self._document, self.draft, self._retrieved or self._fetched
+                )
 
     @property
     def _validator(self) -> Any:
@@ -148,6 +171,7 @@ class SchemaValidator:
             walk.check_embedded_dialects()
             registry = registry.crawl()
             walk.run(registry.resolver(base_uri=self._root_uri))
+            self._costly = walk.in_place_paths() > MAX_IN_PLACE_PATHS
             # Files the walk read are preloaded, so validation does not read them again.
             registry = registry.with_resources(self._retrieved.items()).crawl()
         except SchemaError:
@@ -157,7 +181,7 @@ class SchemaValidator:
         except Exception as error:  # a schema must never crash the caller
             problem = one_line(f"{type(error).__name__}: {error}")
             raise SchemaError(spec.source, f"cannot compile schema: {problem}") from None
-        make: Any = validator_class
+        make: Any = bounded_class(validator_class)
         self._compiled = make(self._document, _resolver=registry.resolver(base_uri=self._root_uri))
 
     @property
@@ -172,8 +196,9 @@ class SchemaValidator:
         from referencing.exceptions import Unresolvable
 
         try:
-            return bool(self._validator.is_valid(value))
-        except (RecursionError, Unresolvable):
+            with steps(lambda: allowance(value)):
+                return bool(self._validator.is_valid(value))
+        except (RecursionError, Unresolvable, TooCostly):
             return False
         except Exception as error:  # a schema quirk jsonschema chokes on; never leak it
             raise self._failure(error) from None
@@ -185,9 +210,12 @@ class SchemaValidator:
         from referencing.exceptions import Unresolvable
 
         try:
-            if self._validator.is_valid(value):
-                return []
-            raw = list(itertools.islice(self._validator.iter_errors(value), MAX_ERRORS + 1))
+            with steps(lambda: allowance(value)):
+                if self._validator.is_valid(value):
+                    return []
+                raw = list(itertools.islice(self._validator.iter_errors(value), MAX_ERRORS + 1))
+        except TooCostly as costly:
+            return [too_costly_diagnostic(str(costly))]
         except RecursionError:
             return [recursion_diagnostic()]
         except Unresolvable as unresolvable:
@@ -233,7 +261,7 @@ class SchemaValidator:
                     "off (--allow-remote-refs turns it on)"
                 )
             if uri not in self._fetched:
-                self._fetched[uri] = _fetch_remote(uri)
+                self._fetched[uri] = self._fetch_capped(uri)
             contents = self._fetched[uri]
         elif not scheme:
             raise RefRefused(
@@ -249,6 +277,24 @@ class SchemaValidator:
         resource = specification.create_resource(contents)
         self._retrieved[uri] = resource
         return resource
+
+    def _fetch_capped(self, uri: str) -> Any:
+        """Fetch ``uri`` unless this schema has used up its remote documents or requests."""
+        if len(self._fetched) >= REMOTE_MAX_DOCUMENTS:
+            raise RefRefused(
+                f"remote reference {uri} refused: the schema already fetched "
+                f"{REMOTE_MAX_DOCUMENTS} remote documents (the cap per schema)"
+            )
+
+        def count_request(request: Any) -> None:
+            if self._requests >= REMOTE_MAX_REQUESTS:
+                raise RefRefused(
+                    f"remote reference {uri} refused: the schema already made "
+                    f"{REMOTE_MAX_REQUESTS} HTTP requests (the cap per schema)"
+                )
+            self._requests += 1
+
+        return _fetch_remote(uri, count_request)
 
     def _read_file_ref(self, uri: str, path: Path) -> Any:
         base = self.spec.base_uri
@@ -300,9 +346,10 @@ def _url2pathname(path: str) -> str:
     return url2pathname(path)
 
 
-def _fetch_remote(uri: str) -> Any:
+def _fetch_remote(uri: str, on_request: Callable[[Any], None]) -> Any:
     """GET a remote schema document: at most ``_REMOTE_MAX_BYTES``; ``_REMOTE_TIMEOUT``
-    bounds each wait and the whole body (a server dripping bytes cannot hold the run)."""
+    bounds each wait and the whole body (a server dripping bytes cannot hold the run).
+    ``on_request`` is called before each request, redirects included (it may refuse)."""
     import httpx
 
     deadline = time.monotonic() + _REMOTE_TIMEOUT
@@ -310,7 +357,13 @@ def _fetch_remote(uri: str) -> Any:
     body = bytearray()
     try:
         with (
-            httpx.Client(timeout=_REMOTE_TIMEOUT, follow_redirects=True, headers=headers) as client,
+            httpx.Client(
+                timeout=_REMOTE_TIMEOUT,
+                follow_redirects=True,
+                max_redirects=_REMOTE_MAX_REDIRECTS,
+                headers=headers,
+                event_hooks={"request": [on_request]},
+            ) as client,
             client.stream("GET", uri) as response,
         ):
             if response.status_code != 200:

@@ -518,6 +518,16 @@ def too_many_errors_diagnostic(limit: int) -> Diagnostic:
     )
 
 
+def too_costly_diagnostic(reason: str) -> Diagnostic:
+    return Diagnostic(
+        code="schema.too_costly",
+        severity=Severity.ERROR,
+        stage=STAGE,
+        message=f"/: the value could not be validated in bounded time: {reason}",
+        pointer="",
+    )
+
+
 def recursion_diagnostic() -> Diagnostic:
     return Diagnostic(
         code="schema.recursion_limit",

@@ -15,6 +15,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from llmfix.schema_budget import pattern_is_risky
+
 # jsonschema-rs validates in compiled code, 10-100x faster than jsonschema. It answers only
 # "valid": a "no" (or anything it cannot do) goes to jsonschema, which writes every
 # diagnostic, so codes, messages and pointers come from one place. Draft 3 is not supported
@@ -71,7 +73,10 @@ def self_contained(document: Any, draft: str) -> bool:
         root = False
         patterns = [node.get("pattern")]
         if isinstance(node.get("patternProperties"), dict):
-            patterns.extend(node["patternProperties"])
+            names = list(node["patternProperties"])
+            if any(isinstance(name, str) and pattern_is_risky(name) for name in names):
+                return False  # the full check refuses it at load
+            patterns.extend(names)
         for pattern in patterns:
             if isinstance(pattern, str):
                 try:
