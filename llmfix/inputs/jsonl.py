@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import IO, Any
 
 from llmfix.errors import ConfigError, InputError
-from llmfix.filebytes import CHUNK, ReadRefused, open_regular
+from llmfix.filebytes import ReadRefused, open_regular
 from llmfix.inputs.fields import (
     field_tokens,
 )
@@ -84,7 +84,7 @@ class JsonLines:
     def _skip_rest(self) -> int:
         skipped = 0
         while True:
-            piece = self.handle.readline(CHUNK)
+            piece = self.handle.readline(1 << 16)  # (pieces of 64 KB: a small peak)
             skipped += len(piece)
             if not piece or piece.endswith(b"\n"):
                 return skipped
