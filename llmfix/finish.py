@@ -62,6 +62,7 @@ def _changes_value(diagnostic: Diagnostic) -> bool:
         diagnostic.stage == "normalize" and risk is not Risk.LOSSLESS
     )
 
+
 # The stages the pipeline gives a deadline of their own, as a message names them.
 STAGE_NAMES = {
     "extract": "extraction",

@@ -484,14 +484,14 @@ class _Cleaner:
         if self.removed_span:
             codes = sorted(self.removed_codes)
             plural = "s" if self.removed != 1 else ""
+            changed = " (a NUL inside a string: the string changed)" if self.nul_in_string else ""
             diagnostics.append(
                 Diagnostic(
                     code="normalize.invisible_chars",
                     severity=Severity.INFO,
                     stage=STAGE,
                     message=f"removed {self.removed} invisible character{plural} from the JSON "
-                    f"({', '.join(codes)})"
-                    + (" (a NUL inside a string: the string changed)" if self.nul_in_string else ""),
+                    f"({', '.join(codes)}){changed}",
                     span=Span(*self.removed_span),
                     risk=Risk.SAFE if self.nul_in_string else Risk.LOSSLESS,
                     rule="normalize.invisible_chars",

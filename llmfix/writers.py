@@ -320,7 +320,6 @@ def _fixed_value(checked: Checked) -> object:
     """The value to write back for an item, or ``_UNCHANGED``: only what the gate allowed
     (the rule `repair` follows for stdout, ``-o`` and ``--in-place``)."""
     from llmfix.gate import writable
-
     from llmfix.inputs.items import changed_only_by_reading
 
     result = checked.outcome.result

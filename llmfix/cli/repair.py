@@ -507,9 +507,7 @@ def _write_answers(
         text = output_text(done[0][1], run.indent)
     else:
         text = "".join(dump_json(r.value, None) + "\n" for _, r, _, _ in done)
-    unchanged = all(
-        r.status is Status.VALID or changed_only_by_reading(r) for _, r, _, _ in done
-    )
+    unchanged = all(r.status is Status.VALID or changed_only_by_reading(r) for _, r, _, _ in done)
     if in_place and (text == original or unchanged):
         if run.verbosity > 0:
             sys.stderr.write(f"llmfix: {path}: already valid; left unchanged\n")

@@ -19,9 +19,9 @@ from llmfix.inputs.items import Item, ReadOptions, input_error
 from llmfix.inputs.records import record_items
 from llmfix.inputs.sources import (
     invalid_utf8,
-    refused,
     is_url,
     open_url,
+    refused,
 )
 from llmfix.jsontext import loads
 from llmfix.model import Diagnostic, Severity

@@ -37,6 +37,9 @@ _BOMS = (
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
 _BOM_STARTS = tuple(bom for bom, _ in _BOMS)
+# More NUL bytes than this in the first _SNIFF bytes: a binary file, not text.
+_SNIFF = 8192
+_MAX_NULS = 8
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,7 @@ def decode_bytes(data: bytes, name: str, encoding: str | None = None) -> TextSou
                 return TextSource(name, data.decode(codec))
             except UnicodeDecodeError as exc:
                 raise InputError(name, f"cannot decode as {codec}: {exc.reason}") from None
-    if data.find(b"\x00", 0, 8192) >= 0 and data.count(b"\x00", 0, 8192) > 8:
+    if data.find(b"\x00", 0, _SNIFF) >= 0 and data.count(b"\x00", 0, _SNIFF) > _MAX_NULS:
         raise InputError(name, "looks like a binary file (NUL bytes); skipped")
     try:  # (one a file: without the frozen dataclass __init__)
         return build(TextSource, name=name, text=data.decode("utf-8"))
@@ -142,11 +145,16 @@ def read_chunks(
         raise refused(path, exc) from None
     fd = handle.fileno()
     total = 0
+    nuls = 0  # in the first 8 KB: binary data (/dev/zero) is refused as read_source does
     try:
         while True:
             data = os.read(fd, min(size, limit + 1 - total))
             if not data:
                 break
+            if encoding is None and total < _SNIFF:
+                nuls += data.count(b"\x00", 0, _SNIFF - total)
+                if nuls > _MAX_NULS:
+                    raise InputError(name, "looks like a binary file (NUL bytes); stopped reading")
             total += len(data)
             if total > limit:  # (what came before was yielded)
                 problem = too_large(limit).replace("not read", "stopped reading")
