@@ -409,3 +409,21 @@ def test_max_risk_lossless_stops_a_nul_deleted_inside_a_string(tmp_path: Path) -
     proc = run_cli("repair", "--max-risk", "lossless", cwd=tmp_path, stdin=stream)
     os.close(stream)
     assert (proc.returncode, proc.stdout) == (1, b"")
+
+
+def test_repair_jsonl_reads_each_stdin_line_with_the_bound(tmp_path: Path) -> None:
+    lines = b'{"output": "{}"}\n{"output": "' + b"x" * 60_000 + b'"}\n{"output": "caf\xe9"}\n'
+    with subprocess.Popen(
+        [sys.executable, "-m", "llmfix", "repair", "--jsonl", "--field", "output",
+         "--max-size", "1000"],
+        cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=_capped,
+    ) as child:  # fmt: skip
+        out, _ = child.communicate(lines, timeout=60)
+    found = [json.loads(line) for line in out.splitlines()]
+    summary = [(r["line"], r["status"], [d["code"] for d in r["diagnostics"]]) for r in found]
+    assert summary == [
+        (1, "valid", []),
+        (2, "error", ["input.too_large"]),
+        (3, "unparseable", ["input.invalid_utf8", "extract.none", "parse.failed"]),
+    ]

@@ -572,15 +572,20 @@ def _source_line(name: str, item: "Item | None", result: Result, failures: list[
 
 def _repair_jsonl(run: RunSettings, files: list[str] | None, field: str | None) -> ExitCode:
     """``--jsonl``: stdin, record by record, one result line each as it is read."""
+    from llmfix.filebytes import byte_limit
+    from llmfix.inputs.jsonl import JsonLines
     from llmfix.jsonl import repair_jsonl
 
     if files and files != ["-"]:
         raise ConfigError("--jsonl reads records from stdin; pipe the file in")
     if run.tools is not None:
         raise ConfigError("--jsonl does not take --tools yet; use `llmfix check --tools`")
+    # Each line read with a bound (a line over it is an error line, read no further).
+    lines = JsonLines(sys.stdin.buffer, None, byte_limit(run.options.limits.max_size))
     return repair_jsonl(
-        iter(sys.stdin.readline, ""),
+        (line for _, line in lines),
         sys.stdout,
+        notes=lines.notes,
         options=run.options,
         validator=run.validator_for("-"),
         field=field,

@@ -149,10 +149,14 @@ def parquet_items(path: str, options: ReadOptions, row_group: int | None = None)
 
 
 def items_from_lines(
-    lines: Iterable[tuple[int, str]], name: str, options: ReadOptions
+    lines: Iterable[tuple[int, str]],
+    name: str,
+    options: ReadOptions,
+    notes: dict[int, Diagnostic] | None = None,
 ) -> Iterator[Item]:
-    """Items from ``(line number, line)`` pairs of JSON Lines, read lazily (a stream)."""
-    return _jsonl_lines(lines, name, options)
+    """Items from ``(line number, line)`` pairs of JSON Lines, read lazily (a stream);
+    ``notes``: what reading found, by line (:attr:`JsonLines.notes`)."""
+    return _jsonl_lines(lines, name, options, notes)
 
 
 def _jsonl_lines(
