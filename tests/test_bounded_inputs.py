@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 import llmfix
+from llmfix import filebytes
 from llmfix.filebytes import byte_limit
 from llmfix.inputs import ReadOptions, items_from_file, read_source
 from llmfix.model import Risk, Status
@@ -427,3 +428,28 @@ def test_repair_jsonl_reads_each_stdin_line_with_the_bound(tmp_path: Path) -> No
         (2, "error", ["input.too_large"]),
         (3, "unparseable", ["input.invalid_utf8", "extract.none", "parse.failed"]),
     ]
+
+
+def test_a_file_of_exactly_the_limit_is_read_and_one_byte_more_is_not(tmp_path: Path) -> None:
+    path = tmp_path / "a.txt"
+    path.write_bytes(b"x" * 100)
+    with pytest.raises(filebytes.TooLarge):
+        filebytes.read_regular(str(path), 99)
+    assert filebytes.read_regular(str(path), 100) == b"x" * 100
+
+
+def test_a_file_that_grew_after_its_size_was_read_is_still_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "a.txt"
+    path.write_bytes(b"x" * 100)
+    fstat = os.fstat
+
+    class Smaller:  # what fstat said before the file grew to 100 bytes
+        def __init__(self, found: os.stat_result) -> None:
+            self.st_mode, self.st_size = found.st_mode, 10
+
+    monkeypatch.setattr(filebytes.os, "fstat", lambda fd: Smaller(fstat(fd)))
+    with pytest.raises(filebytes.TooLarge):
+        filebytes.read_regular(str(path), 50)
+    assert filebytes.read_regular(str(path), 1000) == b"x" * 100
