@@ -105,7 +105,7 @@ def _too_large(number: int, limit: int) -> Diagnostic:
     return input_error(
         "input.too_large",
         f"line {number} is over {limit:,} bytes; not read",
-        hint="raise --max-item-size (4 bytes are read per character)",
+        hint="raise --max-item-size (check) or --max-size (repair): 4 bytes a character",
     )
 
 
