@@ -453,3 +453,18 @@ def test_a_file_that_grew_after_its_size_was_read_is_still_bounded(
     with pytest.raises(filebytes.TooLarge):
         filebytes.read_regular(str(path), 50)
     assert filebytes.read_regular(str(path), 1000) == b"x" * 100
+
+
+def test_a_baseline_that_is_a_fifo_is_a_one_line_error(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "baseline.json")
+    (tmp_path / "a.json").write_text('{"a": 1}')
+    proc = run_cli(
+        "check", "a.json", "--baseline", "baseline.json", "--no-progress", cwd=tmp_path, timeout=30
+    )
+    assert (proc.returncode, errors(proc)) == (
+        2,
+        [
+            "llmfix: error: baseline baseline.json: cannot read: is a FIFO (named pipe), "
+            "not a regular file"
+        ],
+    )
