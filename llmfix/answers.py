@@ -165,11 +165,12 @@ def fixed_response(done: list[Done]) -> str | None:
     import copy
 
     from llmfix.inputs import fixed_record
+    from llmfix.inputs.items import changed_only_by_reading
 
     changed = [
         (item, r.value)
         for item, r, _, _ in done
-        if item is not None and r.status is not Status.VALID
+        if item is not None and r.status is not Status.VALID and not changed_only_by_reading(r)
     ]
     if not changed:
         return None

@@ -348,6 +348,15 @@ def _outcome(item: Item, done: Done, profiles: Mapping[str, Profile]) -> Outcome
 
         partial = profiles[item.profile].options.partial
         result = apply_finish(result, item.finish, partial=partial)
+    if result is not None and item.diagnostics:  # bytes the reader replaced are a change
+        from dataclasses import replace
+
+        from llmfix.inputs.items import reading_notes, with_reading_changes
+
+        notes = reading_notes(item.diagnostics)
+        if len(notes) != len(item.diagnostics):
+            result = with_reading_changes(result, item.diagnostics)
+            item = replace(item, diagnostics=notes)
     return build(Outcome, item=item, result=result, error=error, anchor=anchor, seconds=seconds)
 
 

@@ -39,6 +39,10 @@ class InputError(LlmfixError):
         return f"{self.source}: {self.problem}"
 
 
+class InputTooLarge(InputError):
+    """An input over the bytes a run reads at most (``input.too_large`` in `check`)."""
+
+
 class ProviderError(LlmfixError):
     """A model provider that cannot be reached or refuses the request."""
 

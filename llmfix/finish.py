@@ -16,7 +16,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from llmfix.config import RepairOptions
 from llmfix.deadline import Deadline, OutOfTime
-from llmfix.model import Candidate, Diagnostic, LineIndex, PatchOp, Severity, Span, Status
+from llmfix.model import (
+    Candidate,
+    Diagnostic,
+    LineIndex,
+    PatchOp,
+    Risk,
+    Severity,
+    Span,
+    Status,
+)
 from llmfix.partial import cut_off, drop_incomplete_tail, mark_missing, was_truncated
 from llmfix.select import ParsedCandidate
 
@@ -41,6 +50,18 @@ class Clock:
 
 
 READING_STAGES = ("parse", "guided")
+
+
+def _changes_value(diagnostic: Diagnostic) -> bool:
+    """A change to what the model wrote: a reading's repair, or a cleaning that is no
+    lossless one (a NUL deleted inside a string)."""
+    risk = diagnostic.risk
+    if risk is None:
+        return False
+    return diagnostic.stage in READING_STAGES or (
+        diagnostic.stage == "normalize" and risk is not Risk.LOSSLESS
+    )
+
 
 # The stages the pipeline gives a deadline of their own, as a message names them.
 STAGE_NAMES = {
@@ -158,7 +179,7 @@ def finish(
         status = Status.TRUNCATED
     elif errors:
         status = Status.INVALID
-    elif patch or any(d.stage in READING_STAGES and d.risk is not None for d in diagnostics):
+    elif patch or any(_changes_value(d) for d in diagnostics):
         status = Status.REPAIRED
     elif (
         chosen.candidate.origin == "whole"

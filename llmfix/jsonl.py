@@ -19,9 +19,11 @@ from llmfix.jsontext import dumps
 from llmfix.model import ExitCode
 
 if TYPE_CHECKING:
+    from llmfix.batch import Outcome, Profile
     from llmfix.config import RepairOptions
     from llmfix.gate import FailOn
-    from llmfix.model import Risk
+    from llmfix.inputs import Item
+    from llmfix.model import Diagnostic, Risk
     from llmfix.validate import SchemaValidator
 
 
@@ -35,13 +37,16 @@ def repair_jsonl(
     fail_on: FailOn = "invalid",
     max_risk: Risk | None = None,
     source: str = "<stdin>",
+    notes: dict[int, Diagnostic] | None = None,
 ) -> ExitCode:
     """Repair every record of ``lines`` and write its result lines to ``out``.
 
     ``ExitCode.FAILED`` when any answer fails the gates (``fail_on``, ``max_risk``), else
     ``ExitCode.OK``. ``source`` is the name item ids start with (it is left out of them).
+    ``notes``: what reading found on a line, by number (a line over the size read, bytes
+    replaced), filled as ``lines`` is read (:class:`llmfix.inputs.jsonl.JsonLines`).
     """
-    from llmfix.batch import Outcome, Profile, check_item, judge
+    from llmfix.batch import Outcome, Profile, judge
     from llmfix.inputs import ReadOptions, field_tokens, items_from_lines
 
     if field is not None:
@@ -49,12 +54,12 @@ def repair_jsonl(
     profile = Profile(validator=validator, options=options)
     failed = False
     numbered = ((n, line.rstrip("\r\n")) for n, line in enumerate(lines, start=1))
-    for item in items_from_lines(numbered, source, ReadOptions(field=field)):
+    for item in items_from_lines(numbered, source, ReadOptions(field=field), notes):
         if item.error is not None:
             outcome = Outcome(item, None, item.error)
         else:
             try:
-                outcome = Outcome(item, check_item(item, profile))
+                outcome = _checked(item, profile)
             except LlmfixError as exc:
                 from llmfix.batch import STAGE
                 from llmfix.model import Diagnostic, Severity
@@ -76,3 +81,18 @@ def repair_jsonl(
         out.write(dumps(record) + "\n")
         out.flush()
     return ExitCode.FAILED if failed else ExitCode.OK
+
+
+def _checked(item: Item, profile: Profile) -> Outcome:
+    """``item`` checked, with bytes its reader replaced counted as a change."""
+    from llmfix.batch import Outcome, check_item
+
+    result = check_item(item, profile)
+    if not item.diagnostics:
+        return Outcome(item, result)
+    from dataclasses import replace
+
+    from llmfix.inputs.items import reading_notes, with_reading_changes
+
+    result = with_reading_changes(result, item.diagnostics)
+    return Outcome(replace(item, diagnostics=reading_notes(item.diagnostics)), result)

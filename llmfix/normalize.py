@@ -284,6 +284,9 @@ class _Cleaner:
         self.removed = 0
         self.removed_span: tuple[int, int] | None = None
         self.removed_codes: set[str] = set()
+        # A NUL inside a string is a character of the value (JSON can hold it, as
+        # \u0000): deleting it changes the value, so it is no lossless removal.
+        self.nul_in_string = False
         self.changed = 0
         self.changed_span: tuple[int, int] | None = None
         # String literal contents found so far: (start, end, opened by a fullwidth quote).
@@ -403,6 +406,7 @@ class _Cleaner:
         for m in _INVISIBLE_IN_STRING_RUN.finditer(self.text, start, end):
             self._keep(pos, m.start())
             self._drop(m.start(), m.end())
+            self.nul_in_string = self.nul_in_string or "\x00" in m.group()
             pos = m.end()
         self._keep(pos, end)
 
@@ -480,15 +484,16 @@ class _Cleaner:
         if self.removed_span:
             codes = sorted(self.removed_codes)
             plural = "s" if self.removed != 1 else ""
+            changed = " (a NUL inside a string: the string changed)" if self.nul_in_string else ""
             diagnostics.append(
                 Diagnostic(
                     code="normalize.invisible_chars",
                     severity=Severity.INFO,
                     stage=STAGE,
                     message=f"removed {self.removed} invisible character{plural} from the JSON "
-                    f"({', '.join(codes)})",
+                    f"({', '.join(codes)}){changed}",
                     span=Span(*self.removed_span),
-                    risk=Risk.LOSSLESS,
+                    risk=Risk.SAFE if self.nul_in_string else Risk.LOSSLESS,
                     rule="normalize.invisible_chars",
                     data={"count": self.removed, "codepoints": codes},
                 )

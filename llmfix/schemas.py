@@ -122,17 +122,18 @@ def directory_uri(path: Path) -> str:
 
 def read_schema_document(path: Path, source: str | None = None) -> Any:
     """Read and parse one schema document (no unwrapping); used for ``$ref`` files too."""
+    from llmfix.filebytes import DEFAULT_READ_LIMIT, ReadRefused, read_regular
+
     source = str(path) if source is None else source
     if path.is_dir():
         raise SchemaError(source, "is a directory, not a schema file")
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise SchemaError(source, "file not found") from None
-    except PermissionError:
-        raise SchemaError(source, "permission denied") from None
-    except OSError as error:
-        raise SchemaError(source, f"cannot read file: {error.strerror or error}") from None
+        # A regular file of at most what an input may be: a FIFO or a device named by
+        # an untrusted config would otherwise hang the run or fill its memory.
+        data = read_regular(str(path), DEFAULT_READ_LIMIT)
+    except ReadRefused as error:
+        problem = "file not found" if error.problem == "no such file" else error.problem
+        raise SchemaError(source, problem) from None
     return parse_schema_document(data, source, path.suffix.lower())
 
 

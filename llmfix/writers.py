@@ -25,7 +25,7 @@ import os
 import stat
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, BinaryIO, TextIO
 
 from llmfix.errors import ConfigError, InputError, PathRefused
 
@@ -354,16 +354,19 @@ class FixWriter:
             raise PathRefused(str(target), why)
 
     def _render(self, source: str, fixes: list[tuple[Checked, object]], out: TextIO) -> None:
+        """The fixed copy of ``source``: what was not repaired stays byte for byte (its
+        encoding, its line endings, bytes that are not UTF-8), so an unrepaired file is
+        copied as it is and, in JSON Lines, so is every line without a repair."""
         from llmfix.inputs import fixed_record
-        from llmfix.jsontext import dumps
 
+        out.flush()
+        sink = out.buffer  # bytes from here on: the original's, and the repaired text's
         first = fixes[0][0].item
+        if all(value is _UNCHANGED for _, value in fixes):
+            _copy_file(source, sink)
+            return
         if first.whole_file:
-            value = fixes[0][1]
-            if value is _UNCHANGED:
-                out.write(Path(source).read_text(encoding="utf-8", errors="surrogateescape"))
-            else:
-                out.write(dumps(value, indent=2) + "\n")
+            sink.write(_document(source, fixes[0][1]))
             return
         by_line: dict[int, list[tuple[Item, object]]] = {}
         records: dict[int, object] = {}
@@ -373,17 +376,96 @@ class FixWriter:
             if value is not _UNCHANGED:
                 by_line.setdefault(item.line, []).append((item, value))
         if not source.lower().endswith((".jsonl", ".ndjson")):  # one .json document
-            record = fixed_record(records.get(1), by_line.get(1, []))
-            out.write(dumps(record, indent=2) + "\n")
+            sink.write(_document(source, fixed_record(records.get(1), by_line.get(1, []))))
             return
-        with open(source, encoding="utf-8", errors="replace", newline="") as original:
-            for number, line in enumerate(original, start=1):
-                if number in by_line:
-                    ending = "\r\n" if line.endswith("\r\n") else "\n"
-                    record = fixed_record(records[number], by_line[number])
-                    out.write(dumps(record) + ending)
-                else:
-                    out.write(line)
+        fixed = {n: fixed_record(records[n], found) for n, found in by_line.items()}
+        _copy_lines(source, fixed, sink)
+
+
+def _copy_file(source: str, sink: BinaryIO) -> None:
+    import shutil
+
+    with _original(source) as original:
+        shutil.copyfileobj(original, sink)
+
+
+def _document(source: str, value: object) -> bytes:
+    """A repaired document as JSON, in the original's ways: its line endings (CRLF when
+    it has them), and ASCII with ``\\u`` escapes when it is not UTF-8 (Latin-1, UTF-16:
+    the text is then the same in any encoding that reads ASCII)."""
+    from llmfix.jsontext import dumps
+
+    with _original(source) as original:
+        utf8, crlf = _layout(original)
+    text = dumps(value, indent=2, ensure_ascii=not utf8) + "\n"
+    if crlf:  # (a newline inside a JSON string is written as \n: only the layout's)
+        text = text.replace("\n", "\r\n")
+    return text.encode("utf-8", OUTPUT_ERRORS)
+
+
+def _layout(original: BinaryIO) -> tuple[bool, bool]:
+    """Whether a file is valid UTF-8, and whether it has CRLF line endings; read in
+    pieces (bounded memory)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    utf8, crlf, last = True, False, b""
+    while piece := original.read(1 << 20):
+        crlf = crlf or b"\r\n" in last[-1:] + piece
+        last = piece
+        if utf8:
+            try:
+                decoder.decode(piece)
+            except UnicodeDecodeError:
+                utf8 = False
+    if utf8:
+        try:
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            utf8 = False
+    return utf8, crlf
+
+
+def _copy_lines(source: str, fixed: dict[int, object], sink: BinaryIO) -> None:
+    """Copy a JSONL file line by line (split on ``\\n``, as the reader splits it), each
+    in pieces of at most 1 MB; the lines in ``fixed`` are written as their repaired
+    record instead, with the line's own ending."""
+    from llmfix.jsontext import dumps
+
+    with _original(source) as original:
+        number = 1
+        line: list[bytes] | None = [] if 1 in fixed else None
+        while piece := original.readline(1 << 20):
+            if line is None:
+                sink.write(piece)
+            else:
+                line.append(piece)
+            if not piece.endswith(b"\n"):
+                continue
+            if line is not None:
+                sink.write(_fixed_line(fixed[number], b"".join(line), dumps))
+            number += 1
+            line = [] if number in fixed else None
+        if line:
+            sink.write(_fixed_line(fixed[number], b"".join(line), dumps))
+
+
+def _fixed_line(record: object, raw: bytes, dumps: Callable[..., str]) -> bytes:
+    ending = b"\r\n" if raw.endswith(b"\r\n") else b"\n" if raw.endswith(b"\n") else b""
+    try:
+        raw.decode("utf-8")
+        utf8 = True
+    except UnicodeDecodeError:
+        utf8 = False
+    return dumps(record, ensure_ascii=not utf8).encode("utf-8", OUTPUT_ERRORS) + ending
+
+
+def _original(source: str) -> BinaryIO:
+    """The input file, opened again to copy what was not repaired."""
+    from llmfix.filebytes import ReadRefused, open_regular
+
+    try:
+        return open_regular(source)
+    except ReadRefused as exc:
+        raise InputError(source, exc.problem) from None
 
 
 _UNCHANGED = object()
@@ -404,10 +486,11 @@ def _fixed_value(checked: Checked) -> object:
     """The value to write back for an item, or ``_UNCHANGED``: only what the gate allowed
     (the rule `repair` follows for stdout, ``-o`` and ``--in-place``)."""
     from llmfix.gate import writable
+    from llmfix.inputs.items import changed_only_by_reading
 
     result = checked.outcome.result
-    if result is None or result.status.value == "valid":
-        return _UNCHANGED
+    if result is None or result.status.value == "valid" or changed_only_by_reading(result):
+        return _UNCHANGED  # (bytes the reader replaced are no repair to write back)
     # Only what passed the gate (a cut-off answer only under --partial, when it passed).
     return result.value if writable(result, checked.failures) else _UNCHANGED
 

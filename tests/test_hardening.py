@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 import llmfix
-from llmfix.inputs import ReadOptions, items_from_file, sources
+from llmfix import filebytes
+from llmfix.inputs import ReadOptions, items_from_file
 from llmfix.model import Status
 from llmfix.toolcalls import extract_tool_calls
 
@@ -88,9 +89,13 @@ def test_comment_like_runs_do_not_backtrack_exponentially(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("command", "code"), [("repair", "limits.size"), ("check", "batch.too_large")]
+    ("command", "code", "exit_code"),
+    [("repair", "over 40,000,004 bytes; not read", 2), ("check", "input.too_large", 1)],
 )
-def test_a_100_mb_single_line_is_refused_quickly(tmp_path: Path, command: str, code: str) -> None:
+def test_a_100_mb_single_line_is_refused_quickly(
+    tmp_path: Path, command: str, code: str, exit_code: int
+) -> None:
+    # Over what 10,000,000 characters can take (4 bytes each): not even read.
     with (tmp_path / "big.txt").open("w") as handle:
         handle.write('{"a": "' + "x" * 100_000_000)
     start = time.perf_counter()
@@ -98,7 +103,11 @@ def test_a_100_mb_single_line_is_refused_quickly(tmp_path: Path, command: str, c
         command, "big.txt", "--no-progress" if command == "check" else "-v", cwd=tmp_path
     )
     elapsed = time.perf_counter() - start
-    assert (proc.returncode, code in proc.stdout + proc.stderr, elapsed < 20) == (1, True, True)
+    assert (proc.returncode, code in proc.stdout + proc.stderr, elapsed < 20) == (
+        exit_code,
+        True,
+        True,
+    )
 
 
 @pytest.mark.parametrize(
@@ -196,7 +205,7 @@ def test_check_reports_every_bad_file_and_checks_the_rest(bad_files: Path) -> No
         1,
         {
             "a_ok.txt": "repaired",
-            "b_invalid_utf8.txt": "valid",
+            "b_invalid_utf8.txt": "repaired",  # a byte replaced: a change (issue 28.3)
             "c_utf16.json": "valid",
             "d_binary.bin": "error",
             "e_empty.txt": "unparseable",
@@ -213,7 +222,7 @@ def test_a_permission_error_is_an_item_error(
     def refuse(*args: object, **kwargs: object) -> Any:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(sources, "open", refuse, raising=False)  # the reader's open()
+    monkeypatch.setattr(filebytes.os, "open", refuse)  # the reader's open()
     [item] = items_from_file(str(bad_files / "a_ok.txt"), ReadOptions())
     assert (item.error.code, item.error.message) == ("input.unreadable", "permission denied")
 

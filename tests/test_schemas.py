@@ -9,6 +9,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from llmfix import filebytes
 from llmfix.errors import SchemaError
 from llmfix.schemas import builtin_schemas, load_schema, schema_from_value
 from llmfix.validate import SchemaValidator
@@ -217,10 +218,10 @@ def test_load_schema_directory(tmp_path: Path) -> None:
 def test_load_schema_permission_denied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = write(tmp_path / "s.json", "{}")
 
-    def refuse(self: Path) -> bytes:
+    def refuse(*args: object) -> int:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(Path, "read_bytes", refuse)
+    monkeypatch.setattr(filebytes.os, "open", refuse)  # the reader's open()
     with pytest.raises(SchemaError, match="permission denied"):
         load_schema(path)
 

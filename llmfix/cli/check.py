@@ -402,6 +402,7 @@ def _profiles(run: RunSettings) -> tuple[dict[str, Profile], dict[str, ReadOptio
     """One profile (schema, tools, options) and one way of reading per ``checks`` rule."""
     from llmfix import make_options
     from llmfix.batch import Profile
+    from llmfix.filebytes import byte_limit
     from llmfix.inputs import KINDS, MESSAGES, ReadOptions, field_tokens
 
     settings, gate, tool_calls = run.config, run.gate, run.tool_calls
@@ -432,7 +433,13 @@ def _profiles(run: RunSettings) -> tuple[dict[str, Profile], dict[str, ReadOptio
             if found is not None:
                 outputs[name] = found
         readers[key] = ReadOptions(
-            field, messages, kind, group_by, settings.encoding, tool_results=bool(outputs)
+            field,
+            messages,
+            kind,
+            group_by,
+            settings.encoding,
+            tool_results=bool(outputs),
+            max_bytes=byte_limit(settings.max_item_size),
         )
         profiles[key] = Profile(
             validator=run.validators.get(schema, options.allow_remote_refs) if schema else None,

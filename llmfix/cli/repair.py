@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from llmfix.answers import Done
     from llmfix.inputs import Item
     from llmfix.llm.run import LlmRun
+    from llmfix.model import Diagnostic
     from llmfix.reporters.console import PlainConsole
 
 
@@ -391,6 +392,7 @@ def _repair_all(
     encoding: str | None,
 ) -> ExitCode:
     from llmfix.answers import repair_response
+    from llmfix.filebytes import byte_limit
     from llmfix.inputs import read_source
 
     output, in_place, report, patch = (
@@ -413,7 +415,7 @@ def _repair_all(
     lines = len(sources) > 1 and not in_place and output is None
     for path in sources:
         try:
-            source = read_source(path, encoding)
+            source = read_source(path, encoding, byte_limit(run.options.limits.max_size))
         except InputError as exc:
             say(f"error: {exc}")
             items.append({"source": path, "status": "error", "error": str(exc)})
@@ -427,11 +429,9 @@ def _repair_all(
             continue
         validator = run.validator_for(path)
         done = repair_response(run, llm, source.name, source.text, validator)
+        if source.diagnostics:
+            done = [_with_reading(run, source.diagnostics, answer) for answer in done]
         for item, result, failures, llm_record in done:
-            if source.diagnostics:
-                from dataclasses import replace
-
-                result = replace(result, diagnostics=source.diagnostics + result.diagnostics)
             label = source.name if item is None else item.id
             show(label, result, failures, item)
             entry = {"source": source.name, **result.to_dict()}
@@ -468,6 +468,24 @@ def _repair_all(
     return code
 
 
+def _with_reading(run: RunSettings, notes: "tuple[Diagnostic, ...]", done: "Done") -> "Done":
+    """An answer with what reading its file found: replaced bytes are a change (the
+    answer is at least ``repaired``, at risk safe) and the gate judges it again."""
+    from dataclasses import replace
+
+    from llmfix.gate import gate_failures
+    from llmfix.inputs.items import reading_notes, with_reading_changes
+
+    item, result, failures, record = done
+    result = with_reading_changes(result, notes)
+    others = reading_notes(notes)
+    if others:
+        result = replace(result, diagnostics=others + result.diagnostics)
+    if len(others) != len(notes):
+        failures = gate_failures(result, run.fail_on, run.max_risk, partial=run.options.partial)
+    return item, result, failures, record
+
+
 class _Shower:
     """Prints each result's diagnostics (and gate failures) on stderr, as -q/-v say."""
 
@@ -502,6 +520,7 @@ def _write_answers(
     byte, no backup)."""
     from llmfix.answers import fixed_response, output_text
     from llmfix.gate import writable
+    from llmfix.inputs.items import changed_only_by_reading
     from llmfix.writers import write_atomic
 
     if not all(writable(r, failures) for _, r, failures, _ in done):
@@ -519,7 +538,8 @@ def _write_answers(
         text = output_text(done[0][1], run.indent)
     else:
         text = "".join(dump_json(r.value, None) + "\n" for _, r, _, _ in done)
-    if in_place and (text == original or all(r.status is Status.VALID for _, r, _, _ in done)):
+    unchanged = all(r.status is Status.VALID or changed_only_by_reading(r) for _, r, _, _ in done)
+    if in_place and (text == original or unchanged):
         if run.verbosity > 0:
             say(f"{path}: already valid; left unchanged")
     elif in_place:
@@ -541,12 +561,13 @@ def _repair_stream(
 ) -> ExitCode:
     """``--stream``: snapshots as JSON lines while the answer arrives, then the result."""
     from llmfix.answers import stream_answer
+    from llmfix.filebytes import byte_limit
     from llmfix.inputs import STDIN, STDIN_NAME, read_chunks
 
     name = STDIN_NAME if path == STDIN else path
     validator = run.validator_for(path)
     try:
-        chunks = read_chunks(path, encoding)
+        chunks = read_chunks(path, encoding, limit=byte_limit(run.options.limits.max_size))
         result, failures, problems = stream_answer(
             run, llm, chunks, name, validator, sys.stdout, final=final
         )
@@ -588,15 +609,20 @@ def _source_line(name: str, item: "Item | None", result: Result, failures: list[
 
 def _repair_jsonl(run: RunSettings, files: list[str] | None, field: str | None) -> ExitCode:
     """``--jsonl``: stdin, record by record, one result line each as it is read."""
+    from llmfix.filebytes import byte_limit
+    from llmfix.inputs.jsonl import JsonLines
     from llmfix.jsonl import repair_jsonl
 
     if files and files != ["-"]:
         raise ConfigError("--jsonl reads records from stdin; pipe the file in")
     if run.tools is not None:
         raise ConfigError("--jsonl does not take --tools yet; use `llmfix check --tools`")
+    # Each line read with a bound (a line over it is an error line, read no further).
+    lines = JsonLines(sys.stdin.buffer, None, byte_limit(run.options.limits.max_size))
     return repair_jsonl(
-        iter(sys.stdin.readline, ""),
+        (line for _, line in lines),
         sys.stdout,
+        notes=lines.notes,
         options=run.options,
         validator=run.validator_for("-"),
         field=field,

@@ -59,8 +59,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
+from typing import IO
 
-from llmfix.errors import InputError
+from llmfix.errors import InputError, InputTooLarge
+from llmfix.filebytes import ReadRefused, open_regular
 from llmfix.inputs.fields import (
     closest_field,
     field_tokens,
@@ -145,10 +147,25 @@ def count_records(path: str, kind: Kind = "auto") -> int:
     if file_kind(path, kind) != "jsonl" or path == STDIN:
         return 1
     try:
-        with open(path, "rb") as handle:
-            return max(1, sum(1 for line in handle if line.strip()))
-    except OSError:
+        with open_regular(path) as handle:  # never waits on a FIFO
+            return max(1, _count_lines(handle))
+    except (OSError, ReadRefused):
         return 1
+
+
+def _count_lines(handle: IO[bytes]) -> int:
+    """The non-blank lines of ``handle``, read in pieces of at most 1 MB (a line of a
+    gigabyte costs no more memory than a short one)."""
+    count = 0
+    blank = True
+    while True:
+        piece = handle.readline(1 << 20)
+        if not piece:
+            return count if blank else count + 1
+        blank = blank and not piece.strip()
+        if piece.endswith(b"\n"):
+            count += 0 if blank else 1
+            blank = True
 
 
 def items_from_file(path: str, options: ReadOptions, profile: str = "") -> Iterator[Item]:
@@ -162,9 +179,10 @@ def items_from_file(path: str, options: ReadOptions, profile: str = "") -> Itera
         yield from _with_profile(parquet_items(path, options), profile)
         return
     try:
-        source = read_source(path, options.encoding)
+        source = read_source(path, options.encoding, options.max_bytes)
     except InputError as exc:
-        error = input_error("input.unreadable", exc.problem)
+        code = "input.too_large" if isinstance(exc, InputTooLarge) else "input.unreadable"
+        error = input_error(code, exc.problem)
         yield Item(id=name, source=name, line=1, text="", kind="file", error=error, profile=profile)
         return
     items = items_from_text(source.text, name, options, kind, source)
@@ -238,9 +256,9 @@ def _saved_stream_file(path: str, options: ReadOptions) -> bool:
     from llmfix.stream.sniff import looks_like_stream
 
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:  # (not a FIFO: the read reports it)
             head = handle.read(8192)
-    except OSError:
+    except (OSError, ReadRefused):
         return False
     return looks_like_stream(head.decode("utf-8", "replace"))
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from llmfix.model import Diagnostic, Position, Severity
+from llmfix.filebytes import DEFAULT_READ_LIMIT
+from llmfix.model import Diagnostic, Position, Result, Severity, Status
 from llmfix.responses import (
     Finish,
 )
@@ -27,6 +28,9 @@ class ReadOptions:
     group_by: str | None = None
     encoding: str | None = None
     tool_results: bool = False  # also read what tools returned (MCP results, tool messages)
+    # Bytes read at most from a file read whole, from stdin and from one JSONL line: what
+    # ``--max-item-size`` characters can take (``llmfix.filebytes.byte_limit``).
+    max_bytes: int = DEFAULT_READ_LIMIT
 
 
 @dataclass(frozen=True)
@@ -86,3 +90,34 @@ class Item:
 
 def input_error(code: str, message: str, hint: str | None = None) -> Diagnostic:
     return Diagnostic(code=code, severity=Severity.ERROR, stage="input", message=message, hint=hint)
+
+
+def with_reading_changes(result: Result, notes: tuple[Diagnostic, ...]) -> Result:
+    """``result`` with what reading changed in its text folded in: a note with a risk
+    (undecodable bytes replaced, ``input.invalid_utf8``) is a change, so it joins the
+    result's diagnostics (the result's risk counts it) and a ``valid`` or ``extracted``
+    answer is ``repaired``. Other notes stay the item's."""
+    changes = tuple(d for d in notes if d.risk is not None)
+    if not changes:
+        return result
+    from dataclasses import replace
+
+    status = Status.REPAIRED if result.status in _UNCHANGED_STATUSES else result.status
+    return replace(result, status=status, diagnostics=changes + result.diagnostics)
+
+
+def reading_notes(notes: tuple[Diagnostic, ...]) -> tuple[Diagnostic, ...]:
+    """The notes :func:`with_reading_changes` leaves on the item."""
+    return tuple(d for d in notes if d.risk is None)
+
+
+def changed_only_by_reading(result: Result) -> bool:
+    """Whether the only change in ``result`` is what reading did (bytes replaced): then
+    there is nothing repaired to write back, and the file is left as it is."""
+    if result.patch or result.status is not Status.REPAIRED:
+        return False
+    changes = [d for d in result.diagnostics if d.risk is not None]
+    return bool(changes) and all(d.stage == "input" for d in changes)
+
+
+_UNCHANGED_STATUSES = (Status.VALID, Status.EXTRACTED)

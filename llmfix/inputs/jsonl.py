@@ -4,53 +4,109 @@ Parquet (each row read as a JSONL line is)."""
 from __future__ import annotations
 
 import codecs
+import itertools
 import json
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from typing import IO, Any
 
 from llmfix.errors import ConfigError, InputError
+from llmfix.filebytes import ReadRefused, open_regular
 from llmfix.inputs.fields import (
     field_tokens,
 )
 from llmfix.inputs.items import Item, ReadOptions, input_error
 from llmfix.inputs.records import record_items
 from llmfix.inputs.sources import (
+    invalid_utf8,
     is_url,
     open_url,
+    refused,
 )
 from llmfix.jsontext import loads
+from llmfix.model import Diagnostic, Severity
 
 
 def jsonl_file(path: str, options: ReadOptions) -> Iterator[Item]:
     try:
-        handle: IO[bytes] = open_url(path) if is_url(path) else open(path, "rb")  # noqa: SIM115
+        handle: IO[bytes] = open_url(path) if is_url(path) else open_regular(path)
     except InputError as exc:
         error = input_error("input.unreadable", exc.problem)
         yield Item(id=path, source=path, line=1, text="", kind="file", error=error)
         return
-    except OSError as exc:
-        problem = "no such file" if isinstance(exc, FileNotFoundError) else str(exc.strerror)
-        error = input_error("input.unreadable", problem)
+    except ReadRefused as exc:
+        error = input_error("input.unreadable", refused(path, exc).problem)
         yield Item(id=path, source=path, line=1, text="", kind="file", error=error)
         return
     try:
-        yield from _jsonl_lines(_decoded_lines(handle, options.encoding), path, options)
+        lines = JsonLines(handle, options.encoding, options.max_bytes)
+        yield from _jsonl_lines(lines, path, options, lines.notes)
     finally:
         handle.close()
 
 
-def _decoded_lines(handle: IO[bytes], encoding: str | None) -> Iterator[tuple[int, str]]:
-    codec = encoding or "utf-8"
-    for number, raw in enumerate(handle, start=1):
-        if number == 1 and raw.startswith(codecs.BOM_UTF8):
-            raw = raw[3:]
+class JsonLines:
+    """The lines of a JSON Lines file as ``(number, text)``, each read with a bound.
+
+    A line is split on ``\\n`` (as :class:`~llmfix.writers.FixWriter` splits it to copy
+    the lines back), its line ending dropped. At most ``limit`` bytes of a line are kept:
+    the rest of a longer one is read and dropped in pieces, and the line is an
+    ``input.too_large`` error (its text is its first 4 KB, for the item's key). A line
+    that is not valid UTF-8 is decoded with U+FFFD and noted (``input.invalid_utf8``).
+    ``notes`` holds these, by line number, as each line is yielded.
+    """
+
+    def __init__(self, handle: IO[bytes], encoding: str | None, limit: int) -> None:
+        self.handle = handle
+        self.codec = encoding or "utf-8"
+        self.limit = limit
+        self.notes: dict[int, Diagnostic] = {}
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        offset = 0
+        readline = self.handle.readline
+        for number in itertools.count(1):
+            raw = readline(self.limit + 1)
+            if not raw:
+                return
+            start = offset
+            offset += len(raw)
+            if len(raw) > self.limit and not raw.endswith(b"\n"):
+                offset += self._skip_rest()
+                self.notes[number] = _too_large(number, self.limit)
+                yield number, self._decode(raw[:4096], number, start, note=False)
+                continue
+            if number == 1 and raw.startswith(codecs.BOM_UTF8):
+                raw = raw[3:]
+                start += 3
+            yield number, self._decode(raw, number, start).rstrip("\r\n")
+
+    def _skip_rest(self) -> int:
+        skipped = 0
+        while True:
+            piece = self.handle.readline(1 << 16)  # (pieces of 64 KB: a small peak)
+            skipped += len(piece)
+            if not piece or piece.endswith(b"\n"):
+                return skipped
+
+    def _decode(self, raw: bytes, number: int, start: int, *, note: bool = True) -> str:
         try:
-            yield number, raw.decode(codec).rstrip("\r\n")
+            return raw.decode(self.codec)
         except LookupError:
-            raise ConfigError(f"unknown encoding {codec!r}") from None
-        except UnicodeDecodeError:
-            # U+FFFD marks the bytes; the parse of the record (or the check) reports it.
-            yield number, raw.decode(codec, "replace").rstrip("\r\n")
+            raise ConfigError(f"unknown encoding {self.codec!r}") from None
+        except UnicodeDecodeError as exc:
+            if note and self.codec == "utf-8":  # (with --encoding: what the user asked for)
+                bad = raw[exc.start : exc.end]
+                self.notes[number] = invalid_utf8(start + exc.start, bad, f" (line {number})")
+            return raw.decode(self.codec, "replace")
+
+
+def _too_large(number: int, limit: int) -> Diagnostic:
+    return input_error(
+        "input.too_large",
+        f"line {number} is over {limit:,} bytes; not read",
+        hint="raise --max-item-size (check) or --max-size (repair): 4 bytes a character",
+    )
 
 
 def parquet_items(path: str, options: ReadOptions, row_group: int | None = None) -> Iterator[Item]:
@@ -93,17 +149,30 @@ def parquet_items(path: str, options: ReadOptions, row_group: int | None = None)
 
 
 def items_from_lines(
-    lines: Iterable[tuple[int, str]], name: str, options: ReadOptions
+    lines: Iterable[tuple[int, str]],
+    name: str,
+    options: ReadOptions,
+    notes: dict[int, Diagnostic] | None = None,
 ) -> Iterator[Item]:
-    """Items from ``(line number, line)`` pairs of JSON Lines, read lazily (a stream)."""
-    return _jsonl_lines(lines, name, options)
+    """Items from ``(line number, line)`` pairs of JSON Lines, read lazily (a stream);
+    ``notes``: what reading found, by line (:attr:`JsonLines.notes`)."""
+    return _jsonl_lines(lines, name, options, notes)
 
 
 def _jsonl_lines(
-    lines: Iterable[tuple[int, str]], name: str, options: ReadOptions
+    lines: Iterable[tuple[int, str]],
+    name: str,
+    options: ReadOptions,
+    notes: dict[int, Diagnostic] | None = None,
 ) -> Iterator[Item]:
+    """Items of JSON Lines; ``notes`` (filled as ``lines`` is read) says what reading
+    found on a line: an error stands for the line, a warning goes on its items."""
     calls: dict[Any, str] = {}  # JSON-RPC request id → tool name, for MCP results
     for number, line in lines:
+        note = notes.pop(number, None) if notes else None
+        if note is not None and note.severity is Severity.ERROR:
+            yield _failed_line(name, number, line, note)
+            continue
         if not line.strip():
             continue
         try:
@@ -116,20 +185,28 @@ def _jsonl_lines(
                 f"line {number} is not a JSON record: {detail}{column}",
                 hint="each line of a .jsonl file must be one JSON value",
             )
-            import hashlib  # about 3 ms to import: only for a line that is not JSON
-
-            digest = hashlib.sha256(line.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-            yield Item(
-                id=f"{name}:{number}",
-                source=name,
-                line=number,
-                text="",
-                kind="record",
-                error=error,
-                anchor=f"@{digest}",
-            )
+            yield _failed_line(name, number, line, error)
             continue
-        yield from record_items(record, line, name, number, options, single_file=False, calls=calls)
+        found = record_items(record, line, name, number, options, single_file=False, calls=calls)
+        if note is None:
+            yield from found
+        else:  # bytes replaced on this line: a change to each of its answers
+            yield from (replace(item, diagnostics=(note, *item.diagnostics)) for item in found)
+
+
+def _failed_line(name: str, number: int, line: str, error: Diagnostic) -> Item:
+    import hashlib  # about 3 ms to import: only for a line that is not read
+
+    digest = hashlib.sha256(line.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return Item(
+        id=f"{name}:{number}",
+        source=name,
+        line=number,
+        text="",
+        kind="record",
+        error=error,
+        anchor=f"@{digest}",
+    )
 
 
 # --------------------------------------------------------------------------- records

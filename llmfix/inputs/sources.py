@@ -14,8 +14,18 @@ from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
-from llmfix.errors import InputError
-from llmfix.model import Diagnostic, Severity, build
+from llmfix.errors import InputError, InputTooLarge
+from llmfix.filebytes import (
+    DEFAULT_READ_LIMIT,
+    NotRegular,
+    ReadRefused,
+    TooLarge,
+    open_regular,
+    read_at_most,
+    read_regular,
+    too_large,
+)
+from llmfix.model import Diagnostic, Risk, Severity, build
 
 STDIN = "-"
 STDIN_NAME = "<stdin>"
@@ -28,6 +38,9 @@ _BOMS = (
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
 _BOM_STARTS = tuple(bom for bom, _ in _BOMS)
+# More NUL bytes than this in the first _SNIFF bytes: a binary file, not text.
+_SNIFF = 8192
+_MAX_NULS = 8
 
 
 @dataclass(frozen=True)
@@ -52,50 +65,75 @@ def decode_bytes(data: bytes, name: str, encoding: str | None = None) -> TextSou
                 return TextSource(name, data.decode(codec))
             except UnicodeDecodeError as exc:
                 raise InputError(name, f"cannot decode as {codec}: {exc.reason}") from None
-    if data.find(b"\x00", 0, 8192) >= 0 and data.count(b"\x00", 0, 8192) > 8:
+    if data.find(b"\x00", 0, _SNIFF) >= 0 and data.count(b"\x00", 0, _SNIFF) > _MAX_NULS:
         raise InputError(name, "looks like a binary file (NUL bytes); skipped")
     try:  # (one a file: without the frozen dataclass __init__)
         return build(TextSource, name=name, text=data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         text = data.decode("utf-8", errors="replace")
-        diag = Diagnostic(
-            code="input.invalid_utf8",
-            severity=Severity.WARNING,
-            stage="input",
-            message=f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced with U+FFFD",
-            hint="pass --encoding if the file is in another encoding",
-        )
-        return TextSource(name, text, (diag,))
+        return TextSource(name, text, (invalid_utf8(exc.start, data[exc.start : exc.end]),))
 
 
-def read_source(path: str, encoding: str | None = None) -> TextSource:
-    """Read one file (or stdin for ``-``) as text. Raises :class:`InputError`."""
+def invalid_utf8(offset: int, bad: bytes, where: str = "") -> Diagnostic:
+    """What replacing undecodable bytes with U+FFFD is: a change to the text (risk safe,
+    so the answer is never ``valid`` and ``--max-risk lossless`` stops it), first at byte
+    ``offset`` of the file (the first 0-based; ``bad`` are the bytes there; ``where``
+    names the line)."""
+    return Diagnostic(
+        code="input.invalid_utf8",
+        severity=Severity.WARNING,
+        stage="input",
+        message=f"invalid UTF-8 at byte {offset}{where} (0x{bad.hex()}): undecodable bytes "
+        "replaced with U+FFFD",
+        risk=Risk.SAFE,
+        hint="pass --encoding if the file is in another encoding",
+        data={"offset": offset},
+    )
+
+
+def read_source(
+    path: str, encoding: str | None = None, limit: int = DEFAULT_READ_LIMIT
+) -> TextSource:
+    """Read one file (or stdin for ``-``) as text: at most ``limit`` bytes, and only a
+    regular file (stdin may be a pipe). Raises :class:`InputError`."""
     if path == STDIN:
-        return decode_bytes(sys.stdin.buffer.read(), STDIN_NAME, encoding)
+        data = read_at_most(sys.stdin.buffer, limit)
+        if data is None:
+            raise InputTooLarge(STDIN_NAME, too_large(limit))
+        return decode_bytes(data, STDIN_NAME, encoding)
     if is_url(path):
         with open_url(path) as handle:
-            return decode_bytes(handle.read(), path, encoding)
+            data = read_at_most(handle, limit)
+        if data is None:
+            raise InputTooLarge(path, too_large(limit))
+        return decode_bytes(data, path, encoding)
     try:
         # Unbuffered: one read of the whole file, a third of what Path.read_bytes costs.
-        with open(path, "rb", buffering=0) as handle:
-            data = handle.read()
-    except FileNotFoundError:
-        problem = "broken symbolic link" if os.path.islink(path) else "no such file"
-        raise InputError(path, problem) from None
-    except IsADirectoryError:
-        raise InputError(path, "is a directory") from None
-    except PermissionError:
-        raise InputError(path, "permission denied") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+        data = read_regular(path, limit)
+    except ReadRefused as exc:
+        raise refused(path, exc) from None
     return decode_bytes(data, path, encoding)
 
 
-def read_chunks(path: str, encoding: str | None = None, size: int = 65536) -> Iterator[str]:
+def refused(path: str, exc: ReadRefused) -> InputError:
+    """The input error for a file :mod:`llmfix.filebytes` would not read."""
+    if isinstance(exc, TooLarge):
+        return InputTooLarge(path, exc.problem)
+    if isinstance(exc, NotRegular):
+        pipe = "; pipe it to stdin to read it" if "FIFO" in exc.problem else ""
+        return InputError(path, f"{exc.problem}; skipped{pipe}")
+    return InputError(path, exc.problem)
+
+
+def read_chunks(
+    path: str, encoding: str | None = None, size: int = 65536, limit: int = DEFAULT_READ_LIMIT
+) -> Iterator[str]:
     """One file (or stdin for ``-``) as text chunks, each as soon as it arrives (a pipe).
 
     Undecodable bytes become U+FFFD (a chunk boundary may split a character; the
-    incremental decoder keeps it whole). Raises :class:`InputError`.
+    incremental decoder keeps it whole). A named file must be a regular one. Raises
+    :class:`InputError`, also once more than ``limit`` bytes have arrived (what came
+    before was yielded).
     """
     name = STDIN_NAME if path == STDIN else path
     try:
@@ -103,19 +141,25 @@ def read_chunks(path: str, encoding: str | None = None, size: int = 65536) -> It
     except LookupError:
         raise InputError(name, f"unknown encoding {encoding}") from None
     try:
-        fd = sys.stdin.fileno() if path == STDIN else os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+        handle = sys.stdin.buffer if path == STDIN else open_regular(path, buffering=0)
+    except ReadRefused as exc:
+        raise refused(path, exc) from None
+    fd = handle.fileno()
+    total = 0
+    nuls = 0  # in the first 8 KB: binary data (/dev/zero) is refused as read_source does
     try:
         while True:
-            try:
-                data = os.read(fd, size)
-            except IsADirectoryError:
-                raise InputError(name, "is a directory") from None
+            data = os.read(fd, min(size, limit + 1 - total))
             if not data:
                 break
+            if encoding is None and total < _SNIFF:
+                nuls += data.count(b"\x00", 0, _SNIFF - total)
+                if nuls > _MAX_NULS:
+                    raise InputError(name, "looks like a binary file (NUL bytes); stopped reading")
+            total += len(data)
+            if total > limit:  # (what came before was yielded)
+                problem = too_large(limit).replace("not read", "stopped reading")
+                raise InputTooLarge(name, problem)
             text = decoder.decode(data)
             if text:
                 yield text
@@ -124,7 +168,7 @@ def read_chunks(path: str, encoding: str | None = None, size: int = 65536) -> It
             yield tail
     finally:
         if path != STDIN:
-            os.close(fd)
+            handle.close()
 
 
 @dataclass

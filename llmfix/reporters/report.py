@@ -63,14 +63,22 @@ def write_report(path: Path, items: list[dict[str, Any]]) -> None:
     write_atomic(path, render_report(build_report(items), report_format(path)))
 
 
+BASELINE_MAX_BYTES = 2_000_000_000
+
+
 def read_report(path: Path) -> dict[str, Any]:
     """Read a report written by ``-o``/``--report`` (JSON, or YAML by suffix): for --baseline."""
     from llmfix.errors import ConfigError
+    from llmfix.filebytes import ReadRefused, read_regular
 
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"baseline {path}: cannot read: {exc.strerror or exc}") from None
+        # A regular file only (a FIFO named by a project config would hang the run); a
+        # report of a large batch is large, so the bound is only against /dev/zero.
+        text = read_regular(str(path), BASELINE_MAX_BYTES).decode("utf-8")
+    except ReadRefused as exc:
+        raise ConfigError(f"baseline {path}: cannot read: {exc.problem}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"baseline {path}: not UTF-8 (byte {exc.start})") from None
     try:
         if path.suffix.lower() in (".yaml", ".yml"):
             import yaml
