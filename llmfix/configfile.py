@@ -260,8 +260,8 @@ def _read_toml(path: Path, text: str) -> dict[str, Any]:
 
 def _pyproject_table(path: Path, data: bytes | None = None) -> Any:
     try:
-        text = (path.read_bytes() if data is None else data).decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = (read_bytes(path) if data is None else data).decode("utf-8")
+    except (ConfigError, UnicodeDecodeError):
         return None
     if "tool.llmfix" not in text:  # cheap test before parsing every pyproject upward
         return None
@@ -287,12 +287,19 @@ def read_config(path: Path, raw: bytes | None = None) -> dict[str, Any]:
     return _validated(data, path)
 
 
+# A config file is a few KB; a repository's FIFO, device or gigabyte file is no config.
+CONFIG_MAX_BYTES = 1_000_000
+
+
 def read_bytes(path: Path) -> bytes:
-    """A config file's bytes, read once: what is parsed is what trust is decided on."""
+    """A config file's bytes, read once: what is parsed is what trust is decided on. Only a
+    regular file of at most :data:`CONFIG_MAX_BYTES` is read (a FIFO would hang the run)."""
+    from llmfix.filebytes import ReadRefused, read_regular
+
     try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        return read_regular(str(path), CONFIG_MAX_BYTES)
+    except ReadRefused as exc:
+        raise ConfigError(f"{path}: {exc}") from None
 
 
 def _read_yaml(path: Path, raw: bytes) -> Any:
@@ -440,7 +447,7 @@ def load_settings(
     if use_config:
         if config is not None:
             found = Path(config)
-            if not found.is_file():
+            if not found.exists():
                 raise ConfigError(f"--config {config}: no such file")
         else:
             env = os.environ.get("LLMFIX_CONFIG")

@@ -145,6 +145,18 @@ def test_a_schema_in_a_project_config_that_is_a_device_is_refused(tmp_path: Path
     )
 
 
+def test_a_config_file_that_is_a_fifo_is_a_one_line_error(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "llmfix.yaml")
+    (tmp_path / "a.json").write_text('{"a": 1}')
+    proc = run_cli("check", "a.json", "--config", "llmfix.yaml", cwd=tmp_path, timeout=30)
+    assert (proc.returncode, errors(proc)) == (
+        2,
+        ["llmfix: error: llmfix.yaml: is a FIFO (named pipe), not a regular file"],
+    )
+    found = run_cli("check", "a.json", cwd=tmp_path, timeout=30)  # found upward: not a config
+    assert found.returncode == 0, found.stderr
+
+
 def test_stdin_that_is_a_pipe_is_still_read(tmp_path: Path) -> None:
     stream = _pipe(b'{"a": 1,}')
     proc = run_cli("repair", "--compact", cwd=tmp_path, stdin=stream)

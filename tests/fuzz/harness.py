@@ -7,20 +7,31 @@ with replacement:
 - ``llmfix.repair(text, schema=...)`` with a schema that makes schema repair coerce,
   rename, default and drop;
 - ``check_tool_calls(text, registry)`` with the golden tool list (``tests/cases_tools``),
-  format auto-detected, ``--salvage`` on.
+  format auto-detected, ``--salvage`` on;
+- the printing fields (issue 27): the text as a file name, JSON key and model text, through
+  every sink of :mod:`llmfix.reporters.sinks` and the console lines ``repair`` prints;
+- the path handling (issue 27): the text as a source path written into a ``--write-fixed``
+  mirror that holds a link out, a link in and a ``.git`` folder, and as an untrusted
+  config's ``output``/``write-fixed``/``paths``.
 
-A crash is any exception other than an ``LlmfixError``, or a result that claims success
-(``result.ok``) with a value that is not strict JSON. Run it through ``scripts/fuzz.sh``.
+A crash is any exception other than an ``LlmfixError``, a result that claims success
+(``result.ok``) with a value that is not strict JSON, a printed line holding a character
+that acts on a terminal (or, for GitHub and XML, on their readers), and a file written
+outside the mirror (or into its ``.git``), or an untrusted path kept that leads out. Run it
+through ``scripts/fuzz.sh``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib
+import io
 import json
 import os
 import pkgutil
+import re
 import sys
+import tempfile
 from pathlib import Path
 
 import atheris
@@ -37,8 +48,13 @@ with atheris.instrument_imports(include=["llmfix"]):
         if not _module.name.startswith(_SKIP):
             with contextlib.suppress(ImportError):
                 importlib.import_module(_module.name)
+    from llmfix.configfile import untrusted_view
+    from llmfix.containment import within
     from llmfix.errors import LlmfixError
+    from llmfix.reporters import sinks
+    from llmfix.reporters.console import PlainConsole, print_explanation, print_result
     from llmfix.tools import ToolRegistry
+    from llmfix.writers import FixWriter
 
 SCHEMA = {
     "type": "object",
@@ -59,15 +75,95 @@ SCHEMA = {
 TOOLS = ToolRegistry.load(str(Path(__file__).resolve().parents[1] / "cases_tools" / "tools.json"))
 
 
+# What a terminal (or a GitHub log, or an XML reader) must never be handed from the input.
+_UNSAFE = re.compile(f"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029{sinks.BIDI}]")
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _printing(text: str) -> None:
+    """``text`` as a file name, a key and model text, in every sink and console line."""
+    for line in (sinks.for_terminal(text), sinks.for_html(text), sinks.for_xml(text)):
+        assert not _UNSAFE.search(line), line
+    assert not _NOT_XML.search(sinks.for_xml(text))
+    assert "<" not in sinks.for_html(text)
+    for escaped in (sinks.github_message(text), sinks.github_property(text)):
+        assert not _UNSAFE.search(escaped), escaped
+    assert ":" not in sinks.github_property(text)
+    assert "," not in sinks.github_property(text)
+    result = llmfix.repair(json.dumps({text: text}) + text[:64], schema=SCHEMA)
+    out = io.StringIO()
+    console = PlainConsole(out)
+    print_result(console, text, result, verbosity=1)
+    print_explanation(console, text, result)
+    lines = out.getvalue().split("\n")
+    assert lines[-1] == "", lines[-1]
+    for line in lines[:-1]:
+        assert not _UNSAFE.search(line), line
+
+
+def _tree(top: str) -> tuple[str, str]:
+    """A mirror folder holding a link out, a link in and a ``.git``, and the folder outside."""
+    mirror, outside = os.path.join(top, "fixed"), os.path.join(top, "outside")
+    os.makedirs(os.path.join(mirror, "sub"))
+    os.makedirs(os.path.join(mirror, ".git"))
+    os.mkdir(outside)
+    os.symlink(outside, os.path.join(mirror, "out"))
+    os.symlink("sub", os.path.join(mirror, "in"))
+    os.symlink("..", os.path.join(mirror, "up"))
+    return mirror, outside
+
+
+def _written(top: str) -> list[str]:
+    """Every file under ``top`` (links not followed), as real paths."""
+    return [
+        os.path.realpath(os.path.join(folder, name))
+        for folder, _dirs, names in os.walk(top)
+        for name in names
+    ]
+
+
+def _paths(text: str) -> None:
+    """``text`` as a source path written into the mirror, and as an untrusted config's paths."""
+    source = text.replace("\0", "")[:300] or "x"
+    with tempfile.TemporaryDirectory() as top:
+        mirror, outside = _tree(top)
+        writer = FixWriter(Path(mirror))
+        try:
+            sink = writer._sink(writer._target(source))
+        except (LlmfixError, OSError):  # refused, or a name the system will not take
+            sink = None
+        if sink is not None:
+            sink.handle.write("x")
+            sink.commit()
+        for path in _written(top):
+            assert within(path, mirror), path
+            assert not within(path, os.path.join(mirror, ".git")), path
+        assert not os.listdir(outside)
+        named = os.path.join(mirror, source)  # as the config's paths reach untrusted_view
+        values = {"output": named, "write_fixed": named, "paths": [named]}
+        kept, _ = untrusted_view(values, Path(mirror))
+        for path in [kept.get("output"), kept.get("write_fixed"), *kept.get("paths", ())]:
+            if path is not None:
+                assert within(path, mirror), path
+                assert ".git" not in os.path.relpath(os.path.realpath(path), mirror).split(os.sep)
+
+
 def test_one_input(data: bytes) -> None:
     if not data:
         return
     text = data[1:].decode("utf-8", errors="replace")
+    mode = data[0] % 6  # the seeds' "0", "2", "3" choose as they did modulo 4
     try:
-        if data[0] % 4 == 2:
+        if mode == 2:
             result = llmfix.toolcalls.check_tool_calls(text, TOOLS, salvage=True)
-        elif data[0] % 4 == 3:
+        elif mode == 3:
             result = llmfix.repair(text, schema=SCHEMA)
+        elif mode == 4:
+            _printing(text)
+            return
+        elif mode == 5:
+            _paths(text)
+            return
         else:
             result = llmfix.repair(text)
     except LlmfixError:
