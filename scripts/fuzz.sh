@@ -12,7 +12,7 @@ runs="${1:-100000}"
 python="${PYTHON:-.venv/bin/python}"
 mkdir -p .fuzz/corpus .fuzz/artifacts .fuzz/seeds
 # Seeds: the golden cases' raw inputs (copied, so libFuzzer never writes into tests/), each
-# once per entry point (the harness takes the first byte modulo 4: the characters 0, 2
+# once per entry point (the harness takes the first byte modulo 6: the characters 0, 2
 # and 3 choose repair, tool calls and repair with a schema).
 for f in tests/cases/*/input.txt tests/cases_tools/*/input.txt; do
     name="$(basename "$(dirname "$(dirname "$f")")")-$(basename "$(dirname "$f")")"

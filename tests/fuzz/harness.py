@@ -37,8 +37,9 @@ from pathlib import Path
 import atheris
 
 # llmfix imports its stages lazily: import them here so that they are instrumented too.
-# Every library module is imported (the CLI, reporters, engines and the LLM client are not
-# reached by the entry points); one that needs an optional dependency is left out.
+# Every library module is imported (the CLI, engines, the LLM client and the reporters but
+# the sinks and console lines are not reached by the entry points); one that needs an
+# optional dependency is left out.
 _SKIP = ("llmfix.cli", "llmfix.reporters", "llmfix.engines", "llmfix.llm", "llmfix.__main__")
 with atheris.instrument_imports(include=["llmfix"]):
     import llmfix
