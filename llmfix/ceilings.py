@@ -73,21 +73,24 @@ def _number(value: Any) -> bool:
 
 
 def untrusted_limits(
-    values: Mapping[str, Any], user_llm: Mapping[str, Any] | None
+    values: Mapping[str, Any],
+    user_llm: Mapping[str, Any] | None,
+    check_defaults: Mapping[str, Any],
 ) -> tuple[dict[str, Any], list[str]]:
     """An untrusted project file's ``values`` without the limits it loosens, and those left
-    out (as ``key: value (looser than default)``)."""
+    out (as ``key: value (looser than default)``); ``check_defaults``: the run's default of
+    each key of :data:`CHECK_CEILINGS` (the caller's settings class holds them)."""
     from dataclasses import replace
 
     from llmfix.config import Limits
-    from llmfix.configfile import Settings
 
     out = dict(values)
     ignored: list[str] = []
     option_defaults = {name: getattr(Limits, name) for name in OPTION_CEILINGS}
     for key in CHECK_CEILINGS:
-        if _number(out.get(key)) and out[key] > getattr(Settings, key):
-            ignored.append(f"{_spelled(key)}: {out.pop(key)} (more than {getattr(Settings, key)})")
+        default = check_defaults[key]
+        if _number(out.get(key)) and out[key] > default:
+            ignored.append(f"{_spelled(key)}: {out.pop(key)} (more than {default})")
     jobs = out.get("jobs")
     if isinstance(jobs, int) and jobs > usable_cpus():
         ignored.append(f"jobs: {out.pop('jobs')} (more than the {usable_cpus()} CPUs)")

@@ -458,10 +458,11 @@ def load_settings(
     trusted = found is None or trust or env_trusts_config() or is_trusted(found, raw)
     ignored: list[str] = []
     if found is not None and not trusted:
-        from llmfix.ceilings import untrusted_limits
+        from llmfix.ceilings import CHECK_CEILINGS, untrusted_limits
 
         file_values, ignored = untrusted_view(file_values, found.parent)
-        file_values, looser = untrusted_limits(file_values, user.get("llm"))
+        defaults = {key: getattr(Settings, key) for key in CHECK_CEILINGS}
+        file_values, looser = untrusted_limits(file_values, user.get("llm"), defaults)
         ignored += looser
     merged: dict[str, Any] = dict(file_values)
     merged["llm"], merged["llm_enabled"] = _merged_llm(user.get("llm"), file_values.get("llm"))
