@@ -103,6 +103,7 @@ def _rules(run: RunSettings, text: str, validator: SchemaValidator | None) -> Re
         schema_repair=run.options.schema_repair,
         disabled_rules=run.options.disabled_rules,
         time_budget=run.options.limits.time_budget,
+        partial=run.options.partial,
     )
 
 
