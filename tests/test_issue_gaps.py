@@ -134,3 +134,65 @@ def test_the_library_reads_the_stop_reason_of_a_tool_call_response() -> None:
     refused = check_tool_calls(json.dumps(gemini("SAFETY")))
     assert refused.status.value == "refused"
     assert refused.value == []
+
+
+# ------------------------------------- 27 item 15: `--in-place` keeps the bytes it did not repair
+
+
+def crlf_response(model: bytes) -> bytes:
+    """A chat completion written with CRLF line endings whose answer needs repair, and
+    ``model`` (bytes, maybe not UTF-8) in a field that is no answer."""
+    message = {"role": "assistant", "content": "Here: {'a': 1, 'b': [1,2,]}"}
+    body = {
+        "id": "x",
+        "model": "MODEL",
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+    }
+    text = json.dumps(body, indent=2).replace("\n", "\r\n") + "\r\n"
+    return text.encode().replace(b"MODEL", model)
+
+
+def assert_only_the_answer_changed(before: bytes, after: bytes) -> None:
+    old, new = before.split(b"\r\n"), after.split(b"\r\n")
+    assert b"\n" not in b"".join(new)  # every line ending is still CRLF
+    assert len(old) == len(new)
+    changed = [(a, b) for a, b in zip(old, new, strict=True) if a != b]
+    assert len(changed) == 1
+    line = changed[0][1]
+    assert line.startswith(b'        "content": ')
+    assert json.loads(json.loads(line.split(b": ", 1)[1])) == {"a": 1, "b": [1, 2]}
+
+
+@pytest.mark.parametrize("model", [b"gpt-caf\xc3\xa9", b"gpt-caf\xe9"], ids=["utf-8", "latin-1"])
+@pytest.mark.parametrize("command", ["repair", "check"])
+def test_in_place_rewrites_only_the_repaired_answer(cli: Any, command: str, model: bytes) -> None:
+    before = crlf_response(model)
+    Path("response.json").write_bytes(before)
+    extra = ("--no-config",) if command == "check" else ()
+    done = cli(command, "response.json", "--in-place", "-q", *extra)
+    assert done.exit_code == 0, done.output
+    after = Path("response.json").read_bytes()
+    assert model in after  # the byte that is not UTF-8 is still there, as it was
+    assert_only_the_answer_changed(before, after)
+
+
+def test_repair_and_check_in_place_write_the_same_bytes(cli: Any) -> None:
+    Path("a.json").write_bytes(crlf_response(b"gpt-caf\xe9"))
+    Path("b.json").write_bytes(crlf_response(b"gpt-caf\xe9"))
+    assert cli("repair", "a.json", "--in-place", "-q").exit_code == 0
+    assert cli("check", "b.json", "--in-place", "--no-config", "-q").exit_code == 0
+    assert Path("a.json").read_bytes() == Path("b.json").read_bytes()
+
+
+def test_a_repaired_jsonl_line_keeps_its_other_bytes(cli: Any) -> None:
+    lines = [
+        b'{"id": 1, "note": "caf\xe9", "output": "{\'a\': 1,}"}\r\n',
+        b'{"id": 2, "note": "ok", "output": "{\\"a\\": 2}"}\r\n',
+    ]
+    Path("runs.jsonl").write_bytes(b"".join(lines))
+    done = cli("check", "runs.jsonl", "--field", "output", "--in-place", "--no-config", "-q")
+    assert done.exit_code == 0, done.output
+    first, second = Path("runs.jsonl").read_bytes().split(b"\r\n")[:2]
+    assert first.startswith(b'{"id": 1, "note": "caf\xe9", "output": ')
+    assert json.loads(json.loads(first.decode("latin-1"))["output"]) == {"a": 1}
+    assert second + b"\r\n" == lines[1]
