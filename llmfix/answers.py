@@ -103,6 +103,7 @@ def _rules(run: RunSettings, text: str, validator: SchemaValidator | None) -> Re
         schema_repair=run.options.schema_repair,
         disabled_rules=run.options.disabled_rules,
         time_budget=run.options.limits.time_budget,
+        partial=run.options.partial,
     )
 
 
@@ -161,21 +162,30 @@ def _is_the_answer(text: str, found: list[Item], validator: SchemaValidator | No
 
 
 def fixed_response(done: list[Done]) -> str | None:
-    """The response with each repaired answer put back where it was; ``None``: unchanged."""
+    """The response with each repaired answer put back where it was; ``None``: unchanged.
+    (``repair --in-place`` writes the file's own bytes back instead, the repaired values
+    spliced in: :func:`llmfix.writers.fixed_document`.)"""
     import copy
 
     from llmfix.inputs import fixed_record
-    from llmfix.inputs.items import changed_only_by_reading
 
-    changed = [
-        (item, r.value)
-        for item, r, _, _ in done
-        if item is not None and r.status is not Status.VALID and not changed_only_by_reading(r)
-    ]
+    changed = changed_answers(done)
     if not changed:
         return None
     record = copy.deepcopy(changed[0][0].record)
     return dumps(fixed_record(record, changed), indent=2) + "\n"
+
+
+def changed_answers(done: list[Done]) -> list[tuple[Item, object]]:
+    """Each answer read out of an API response that was repaired, with its repaired value:
+    what is put back into the response (not what only reading the file changed)."""
+    from llmfix.inputs.items import changed_only_by_reading
+
+    return [
+        (item, r.value)
+        for item, r, _, _ in done
+        if item is not None and r.status is not Status.VALID and not changed_only_by_reading(r)
+    ]
 
 
 def output_text(result: Result, indent: int | None) -> str:

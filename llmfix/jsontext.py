@@ -379,6 +379,17 @@ class ValueLocator:
             here = members[token]
         return here
 
+    def exact(self, tokens: tuple[str, ...]) -> tuple[int, int] | None:
+        """``(start, end)`` of the value at the path ``tokens`` (member names and array
+        indexes as text), or ``None`` when the path cannot be followed to its end."""
+        here = self._root_span()
+        for token in tokens:
+            if here is None:
+                return None
+            members = self._members_of(here[0])
+            here = None if members is None else members.get(token)
+        return here
+
     def _gap(self, pos: int) -> int:
         return _GAP.match(self.text, pos).end()  # type: ignore[union-attr]
 

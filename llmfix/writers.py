@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import itertools
 import os
 import stat
 from collections.abc import Callable, Iterator, Sequence
@@ -221,13 +222,18 @@ def atomic_output(path: str | Path) -> Iterator[TextIO]:
 
 
 def write_atomic(
-    path: str | Path, text: str, *, backup: bool = False, keep_mode: bool = False
+    path: str | Path, text: str | bytes, *, backup: bool = False, keep_mode: bool = False
 ) -> None:
-    """Replace ``path`` with ``text`` atomically; with ``backup`` keep ``path.bak`` first;
-    ``keep_mode``: an input rewritten in place keeps all its permission bits."""
+    """Replace ``path`` with ``text`` (or bytes, written as they are) atomically; with
+    ``backup`` keep ``path.bak`` first; ``keep_mode``: an input rewritten in place keeps all
+    its permission bits."""
     sink = AtomicFile(path, backup=backup, keep_mode=keep_mode)
     try:
-        sink.handle.write(text)
+        if isinstance(text, bytes):
+            sink.handle.flush()
+            sink.handle.buffer.write(text)
+        else:
+            sink.handle.write(text)
     except OSError as exc:
         sink.discard()
         raise sink._error(exc) from None
@@ -357,8 +363,6 @@ class FixWriter:
         """The fixed copy of ``source``: what was not repaired stays byte for byte (its
         encoding, its line endings, bytes that are not UTF-8), so an unrepaired file is
         copied as it is and, in JSON Lines, so is every line without a repair."""
-        from llmfix.inputs import fixed_record
-
         out.flush()
         sink = out.buffer  # bytes from here on: the original's, and the repaired text's
         first = fixes[0][0].item
@@ -376,10 +380,93 @@ class FixWriter:
             if value is not _UNCHANGED:
                 by_line.setdefault(item.line, []).append((item, value))
         if not source.lower().endswith((".jsonl", ".ndjson")):  # one .json document
-            sink.write(_document(source, fixed_record(records.get(1), by_line.get(1, []))))
+            sink.write(fixed_document(source, records.get(1), by_line.get(1, [])))
             return
-        fixed = {n: fixed_record(records[n], found) for n, found in by_line.items()}
+        fixed = {n: (records[n], found) for n, found in by_line.items()}
         _copy_lines(source, fixed, sink)
+
+
+def fixed_document(source: str, record: object, fixes: Sequence[tuple[Item, object]]) -> bytes:
+    """The ``.json`` response ``source`` (read as ``record``, which this changes) with each
+    repaired answer put back where it was found (``check --in-place``/``--write-fixed``,
+    ``repair --in-place``).
+
+    Each repaired value's JSON is written over the bytes of the value it replaces, and
+    every other byte stays as it was: the layout, the line endings, bytes that are not
+    UTF-8 in fields that were not repaired (:func:`_spliced`). When a value cannot be
+    found in the bytes as the record has it, the whole record is written, in the
+    original's ways (:func:`_document`)."""
+    with _original(source) as original:
+        raw = original.read()
+    spliced, fixed = _spliced(raw, record, fixes)
+    return spliced if spliced is not None else _document(source, fixed)
+
+
+def _spliced(
+    raw: bytes, record: object, fixes: Sequence[tuple[Item, object]]
+) -> tuple[bytes | None, object]:
+    """``raw`` (the JSON text ``record`` was read from) with the value at each fix's
+    target replaced by its repaired JSON (ASCII with ``\\u`` escapes when ``raw`` is not
+    UTF-8), and the fixed record (``record``, changed). The bytes are ``None`` when a
+    target is not found in ``raw`` holding what ``record`` holds there."""
+    from llmfix.inputs import fixed_record, resolve_field
+    from llmfix.jsontext import ValueLocator, dumps
+
+    targets = {item.target for item, _ in fixes if item.target is not None}
+    try:  # (the values fixed_record replaces, not changes: read before it runs)
+        was = {target: resolve_field(record, target) for target in targets}
+    except (KeyError, IndexError, TypeError):
+        return None, fixed_record(record, fixes)
+    fixed = fixed_record(record, fixes)
+    utf8 = _is_utf8(raw)
+    locator = ValueLocator(raw.decode("latin-1"))  # a character per byte: offsets are bytes'
+    edits: list[tuple[int, int, bytes]] = []
+    for target in targets:
+        span = locator.exact(tuple(_raw_token(token) for token in target))
+        if span is None or not _holds(raw[span[0] : span[1]], was[target]):
+            return None, fixed
+        repaired = dumps(resolve_field(fixed, target), ensure_ascii=not utf8)
+        edits.append((span[0], span[1], repaired.encode("utf-8", OUTPUT_ERRORS)))
+    edits.sort()
+    if any(a[1] > b[0] for a, b in itertools.pairwise(edits)):  # one target inside another
+        return None, fixed
+    out: list[bytes] = []
+    at = 0
+    for start, end, value in edits:
+        out += [raw[at:start], value]
+        at = end
+    out.append(raw[at:])
+    return b"".join(out), fixed
+
+
+def _raw_token(token: str | int) -> str:
+    """A path token as :func:`_spliced`'s locator reads a member name: the name's UTF-8
+    bytes, a character each."""
+    if isinstance(token, int):
+        return str(token)
+    return token.encode("utf-8", "surrogatepass").decode("latin-1")
+
+
+def _holds(raw: bytes, value: object) -> bool:
+    """Whether the JSON text ``raw`` is ``value`` (read as UTF-8 or as Latin-1, invalid
+    bytes replaced, as the reader reads a file)."""
+    import json
+
+    for encoding in ("utf-8", "latin-1"):
+        try:
+            if json.loads(raw.decode(encoding, "replace")) == value:
+                return True
+        except (ValueError, RecursionError):
+            continue
+    return False
+
+
+def _is_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _copy_file(source: str, sink: BinaryIO) -> None:
@@ -424,12 +511,12 @@ def _layout(original: BinaryIO) -> tuple[bool, bool]:
     return utf8, crlf
 
 
-def _copy_lines(source: str, fixed: dict[int, object], sink: BinaryIO) -> None:
+def _copy_lines(
+    source: str, fixed: dict[int, tuple[object, list[tuple[Item, object]]]], sink: BinaryIO
+) -> None:
     """Copy a JSONL file line by line (split on ``\\n``, as the reader splits it), each
-    in pieces of at most 1 MB; the lines in ``fixed`` are written as their repaired
-    record instead, with the line's own ending."""
-    from llmfix.jsontext import dumps
-
+    in pieces of at most 1 MB; the lines in ``fixed`` (a record and its fixes) are written
+    repaired instead (:func:`_fixed_line`), with the line's own ending."""
     with _original(source) as original:
         number = 1
         line: list[bytes] | None = [] if 1 in fixed else None
@@ -441,21 +528,24 @@ def _copy_lines(source: str, fixed: dict[int, object], sink: BinaryIO) -> None:
             if not piece.endswith(b"\n"):
                 continue
             if line is not None:
-                sink.write(_fixed_line(fixed[number], b"".join(line), dumps))
+                sink.write(_fixed_line(*fixed[number], b"".join(line)))
             number += 1
             line = [] if number in fixed else None
         if line:
-            sink.write(_fixed_line(fixed[number], b"".join(line), dumps))
+            sink.write(_fixed_line(*fixed[number], b"".join(line)))
 
 
-def _fixed_line(record: object, raw: bytes, dumps: Callable[..., str]) -> bytes:
+def _fixed_line(record: object, fixes: list[tuple[Item, object]], raw: bytes) -> bytes:
+    """A JSONL line with its repairs put back as :func:`fixed_document` puts them back
+    (the rest of its bytes kept), else its repaired record on one line."""
+    from llmfix.jsontext import dumps
+
     ending = b"\r\n" if raw.endswith(b"\r\n") else b"\n" if raw.endswith(b"\n") else b""
-    try:
-        raw.decode("utf-8")
-        utf8 = True
-    except UnicodeDecodeError:
-        utf8 = False
-    return dumps(record, ensure_ascii=not utf8).encode("utf-8", OUTPUT_ERRORS) + ending
+    body = raw[: len(raw) - len(ending)]
+    spliced, fixed = _spliced(body, record, fixes)
+    if spliced is not None:
+        return spliced + ending
+    return dumps(fixed, ensure_ascii=not _is_utf8(body)).encode("utf-8", OUTPUT_ERRORS) + ending
 
 
 def _original(source: str) -> BinaryIO:

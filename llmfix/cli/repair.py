@@ -518,7 +518,7 @@ def _write_answers(
     repaired answers back into the response they came from. Nothing when any one fails;
     with ``--in-place``, nothing either when the file is valid as it is (left byte for
     byte, no backup)."""
-    from llmfix.answers import fixed_response, output_text
+    from llmfix.answers import changed_answers, output_text
     from llmfix.gate import writable
     from llmfix.inputs.items import changed_only_by_reading
     from llmfix.writers import write_atomic
@@ -529,10 +529,15 @@ def _write_answers(
     if in_place:  # a symbolic link stays one: the file it leads to is rewritten
         path = _real_file(path)
     first = done[0][0]
-    if in_place and first is not None:
-        text = fixed_response(done)
-        if text is not None:
-            write_atomic(path, text, backup=backup, keep_mode=True)
+    if in_place and first is not None:  # the response's own bytes, the repairs put back
+        changed = changed_answers(done)
+        if changed:
+            import copy
+
+            from llmfix.writers import fixed_document
+
+            record = copy.deepcopy(changed[0][0].record)
+            write_atomic(path, fixed_document(path, record, changed), backup=backup, keep_mode=True)
         return
     if len(done) == 1:
         text = output_text(done[0][1], run.indent)

@@ -22,6 +22,7 @@ from llmfix.jsontext import read_float
 from llmfix.model import Diagnostic, LineIndex, Risk, Severity, Span
 
 if TYPE_CHECKING:
+    from llmfix.responses import Finish
     from llmfix.tools import ToolRegistry
 
 STAGE = "tools"
@@ -67,6 +68,8 @@ class ToolCallExtraction:
     when no call was found), ``structured`` whether the calls came from an API response
     object given whole (OpenAI/Anthropic JSON), and ``markers`` whether any tool-call
     syntax was seen at all (so that "nothing recovered" can be told from "no call").
+    ``finish`` is what an API response given whole says about how the answer ended (cut
+    off, refused: see :mod:`llmfix.responses`).
     """
 
     calls: tuple[ToolCall, ...]
@@ -76,6 +79,7 @@ class ToolCallExtraction:
     format: str | None
     structured: bool = False
     markers: bool = False
+    finish: Finish | None = None
 
 
 @dataclass

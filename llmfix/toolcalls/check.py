@@ -27,7 +27,11 @@ Checks, each reported with a JSON Pointer into the value (``/<index>/arguments/.
 Status: ``unparseable`` when tool-call syntax was found but no call could be used;
 ``invalid`` when an error remains (with ``strict``, also when a ``tools.*`` warning does);
 ``repaired`` when anything was repaired or guessed; ``valid`` for an API response object
-that needed nothing; ``extracted`` otherwise (including an answer with no calls).
+that needed nothing; ``extracted`` otherwise (including an answer with no calls). Then what
+an API response given whole says applies, as ``llmfix check`` applies it
+(:func:`llmfix.responses.apply_finish`): calls the API says were cut off
+(``finish_reason "length"``, ``stop_reason "max_tokens"``, ``finishReason "MAX_TOKENS"``)
+are ``truncated``, a refused or filtered answer is ``refused`` (with no calls).
 """
 
 from __future__ import annotations
@@ -92,8 +96,10 @@ def check_tool_calls(
     schema_repair: bool = True,
     disabled_rules: frozenset[str] = frozenset(),
     time_budget: float = Limits.time_budget,
+    partial: bool = False,
 ) -> Result:
     """Extract the tool calls of ``text`` and check them (see the module docstring).
+    ``partial``: a cut-off response's ``response.cut_off`` is a warning (``--partial``).
 
     The work is bounded by ``time_budget`` seconds: the readers and the checks share one
     :class:`~llmfix.deadline.Deadline` (stage ``tool_calls``) and check it as they go;
@@ -119,7 +125,7 @@ def check_tool_calls(
             disabled_rules=disabled_rules,
             deadline=deadline,
         )
-        result = checker.run(extraction, expect_sequence)
+        result = _finished_as_said(checker.run(extraction, expect_sequence), extraction, partial)
     except OutOfTime as spent:
         out_of_time = Diagnostic(
             code="limits.time",
@@ -132,6 +138,15 @@ def check_tool_calls(
         result = Result(status=Status.UNPARSEABLE, value=[], diagnostics=(out_of_time,))
     timings = Timings({"extract": extracted - started, "check": time.perf_counter() - extracted})
     return replace(result, value=emit_calls(result.value, emit), timings=timings)
+
+
+def _finished_as_said(result: Result, extraction: ToolCallExtraction, partial: bool) -> Result:
+    """``result`` with the response's stop reason applied (one rule with ``check``'s):
+    cut-off calls are ``truncated``; a refusal is ``refused`` and has no calls."""
+    from llmfix.responses import apply_finish
+
+    finished = apply_finish(result, extraction.finish, partial=partial)
+    return finished if finished.value is not None else replace(finished, value=[])
 
 
 def emit_calls(calls: list[dict[str, Any]], emit: str) -> list[dict[str, Any]]:

@@ -273,7 +273,8 @@ def _whole_document(scan: Scan, document: Document, fmt: str | None) -> ToolCall
         return None
     doc = read_document(scan, value, start, end, bare=True)
     if doc is None or (fmt is not None and doc.format != fmt):
-        return ToolCallExtraction((), "", "", (), None, structured=True)
+        finish = None if doc is None else doc.finish
+        return ToolCallExtraction((), "", "", (), None, structured=True, finish=finish)
     if not doc.calls and doc.content and doc.format != "json" and fmt is None:
         nested = _calls_in_content(scan, doc, start, end)
         if nested is not None:
@@ -287,6 +288,7 @@ def _whole_document(scan: Scan, document: Document, fmt: str | None) -> ToolCall
         doc.format if calls else None,
         structured=doc.format != "json",
         markers=bool(calls),
+        finish=doc.finish,
     )
 
 
@@ -325,7 +327,13 @@ def _calls_in_content(
     ]
     reasoning = "\n".join([*doc.reasoning, inner.reasoning]).strip()
     return ToolCallExtraction(
-        calls, inner.content, reasoning, tuple(notes), inner.format, markers=True
+        calls,
+        inner.content,
+        reasoning,
+        tuple(notes),
+        inner.format,
+        markers=True,
+        finish=doc.finish,
     )
 
 

@@ -24,7 +24,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llmfix.model import Diagnostic, Severity
-from llmfix.responses import gemini_parts
+from llmfix.responses import (
+    Finish,
+    anthropic_finish,
+    chat_choice_finish,
+    gemini_finish,
+    gemini_parts,
+    responses_finish,
+    responses_refusal,
+)
 from llmfix.toolcalls.base import (
     Call,
     Scan,
@@ -37,13 +45,16 @@ from llmfix.toolcalls.base import (
 
 @dataclass
 class Document:
-    """What a JSON document says: its calls, text and reasoning."""
+    """What a JSON document says: its calls, text and reasoning, and ``finish``: what the
+    API response says about how the answer ended (cut off, refused; see
+    :mod:`llmfix.responses`), read as ``check`` reads it."""
 
     format: str
     calls: list[Call] = field(default_factory=list)
     content: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     notes: list[Diagnostic] = field(default_factory=list)
+    finish: Finish | None = None
 
 
 def read_document(scan: Scan, value: Any, start: int, end: int, *, bare: bool) -> Document | None:
@@ -97,6 +108,7 @@ class _Reader:
             message = choices[0].get("message") or choices[0].get("delta")
             if isinstance(message, dict):
                 doc = self.openai_message(message)
+                doc.finish = chat_choice_finish(choices[0])
                 if len(choices) > 1:
                     doc.notes.append(
                         self.scan.note(
@@ -126,13 +138,14 @@ class _Reader:
         if isinstance(value.get("output"), list) and value.get("object") in ("response", None):
             found = self.responses(value["output"])
             if found is not None:
+                found.finish = found.finish or responses_finish(value)
                 return found
         if value.get("type") == "message" and isinstance(value.get("content"), list):
-            return self.anthropic(value["content"])
+            return self.anthropic(value["content"], anthropic_finish(value))
         if isinstance(value.get("content"), list) and any(
             isinstance(b, dict) and b.get("type") == "tool_use" for b in value["content"]
         ):
-            return self.anthropic(value["content"])
+            return self.anthropic(value["content"], anthropic_finish(value))
         if "tool_calls" in value or "function_call" in value:
             if value.get("role") == "assistant" or _openai_items(value.get("tool_calls")):
                 return self.openai_message(value)
@@ -175,6 +188,7 @@ class _Reader:
             if kind == "function_call":
                 self.add(doc, {**item, "id": item.get("call_id", item.get("id"))}, "openai")
             elif kind == "message":
+                doc.finish = doc.finish or responses_refusal(item)
                 for part in item.get("content") or []:
                     if isinstance(part, dict):
                         _text(doc.content, part.get("text"))
@@ -190,7 +204,7 @@ class _Reader:
         parts = gemini_parts(candidate)
         if parts is None:
             return None
-        doc = Document("gemini")
+        doc = Document("gemini", finish=gemini_finish(candidate))
         for _, text in parts.texts:
             _text(doc.content, text)
         for _, thought in parts.thoughts:
@@ -199,8 +213,8 @@ class _Reader:
             self.add(doc, dict(call), "gemini")
         return doc
 
-    def anthropic(self, blocks: list[Any]) -> Document:
-        doc = Document("anthropic")
+    def anthropic(self, blocks: list[Any], finish: Finish | None = None) -> Document:
+        doc = Document("anthropic", finish=finish)
         for block in blocks:
             if not isinstance(block, dict):
                 continue
