@@ -535,6 +535,26 @@ class NotStrict(NamedTuple):
         return self.at, self.message
 
 
+def nests_deeper(text: str, value: Any, limit: int) -> bool:
+    """Whether ``value`` (the strict decode of ``text``) nests more than ``limit`` containers
+    deep. The stdlib decoder has no depth limit of its own (only Python's recursion limit,
+    which the command line raises), so a strict answer could carry a value deeper than the
+    lenient reader's limit and than what the writers can write. Counting the text's opening
+    brackets (C speed) rules out nearly every text before the value is walked."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    level: list[Any] = [value]
+    for _ in range(limit):
+        inner: list[Any] = []
+        for container in level:
+            items = container.values() if isinstance(container, dict) else container
+            inner.extend(item for item in items if isinstance(item, (dict, list)))
+        if not inner:
+            return False
+        level = inner
+    return True
+
+
 def strict_or_not(text: str) -> tuple[bool, Any]:
     """``(True, value)`` when ``text`` is strict RFC 8259 JSON, else ``(False, NotStrict)``."""
     try:

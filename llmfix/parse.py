@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from llmfix.config import ENGINES, Limits
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.errors import ConfigError
-from llmfix.jsontext import DuplicateKey, NotStrict, OutOfRange, strict_or_not
+from llmfix.jsontext import DuplicateKey, NotStrict, OutOfRange, nests_deeper, strict_or_not
 from llmfix.model import Diagnostic, LineIndex, Risk, Severity, Span
 
 if TYPE_CHECKING:
@@ -87,6 +87,8 @@ def parse_json(
         raise ConfigError(f"unknown parse engine {engine!r} (expected one of: {known})")
     if not_strict is None or not not_strict.covers(text):
         strict, found = strict_or_not(text)
+        if strict and nests_deeper(text, found, limits.max_depth):
+            return _depth_failure(limits)
         if strict:
             # Built without the frozen dataclass __init__ (four object.__setattr__ calls),
             # whose cost shows against json.loads on 1 KB inputs; an ordinary instance.

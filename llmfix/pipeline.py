@@ -26,7 +26,7 @@ from llmfix.deadline import Deadline, OutOfTime
 from llmfix.extract import broken_whole, extract_candidates, found_alone
 from llmfix.finish import Clock, finish, out_of_time
 from llmfix.gcpause import paused_gc
-from llmfix.jsontext import NotStrict, strict_or_not
+from llmfix.jsontext import NotStrict, nests_deeper, strict_or_not
 from llmfix.model import (
     Candidate,
     Diagnostic,
@@ -133,11 +133,16 @@ def _parse_candidate(
             )
             for d in outcome.diagnostics
         ]
-    elif candidate.decoded is not None:
+    elif candidate.decoded is not None and not nests_deeper(
+        candidate.text, candidate.decoded[0], options.limits.max_depth
+    ):
         outcome = ParseOutcome(True, candidate.decoded[0], True, ())
-    elif (not_strict is None or not not_strict.covers(candidate.text)) and (
-        strict := clock.run("parse", lambda: strict_or_not(candidate.text))
-    )[0]:
+    elif (
+        (not_strict is None or not not_strict.covers(candidate.text))
+        and (strict := clock.run("parse", lambda: strict_or_not(candidate.text)))[0]
+        # (a value nested past the limit goes on to the parse, which says so)
+        and not nests_deeper(candidate.text, strict[1], options.limits.max_depth)
+    ):
         # Strict JSON inside a fence or an envelope takes the whole-text fast path: no
         # cleaning (strict JSON has nothing to normalize outside its strings, and its
         # strings are kept as written, as they are for a whole text that is JSON).
@@ -230,6 +235,8 @@ def strict_document(
     stages["parse"] = parsed - begin
     if not ok:
         return cast(NotStrict, value)
+    if nests_deeper(stripped, value, options.limits.max_depth):  # the parse stage says so
+        return NotStrict(stripped, RecursionError)
     found: tuple[Diagnostic, ...] = ()
     if validator is not None:
         found = () if validator.is_valid(value) else tuple(validator.errors(value))

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 import llmfix
+from llmfix.config import Limits
 from llmfix.stream import reader
 
 # ------------------------------------------------------------------ 10: linear stream reading
@@ -359,3 +360,36 @@ def test_an_answer_as_deep_as_the_ceiling_is_written_by_every_writer(
     assert (tmp_path / report).stat().st_size > depth
     fixed = json.loads((tmp_path / "fixed" / "deep.json").read_text())
     assert fixed == json.loads(_nested(depth).replace("1,", "1"))
+
+
+@pytest.mark.parametrize(
+    "wrap",
+    [lambda t: t, lambda t: "Here: " + t, lambda t: "```json\n" + t + "\n```", lambda t: t + " ok"],
+    ids=["whole", "after-prose", "fenced", "before-prose"],
+)
+def test_strict_json_nested_past_the_limit_is_limits_depth(wrap: Any) -> None:
+    """The stdlib decoder has no depth limit of its own: strict JSON deeper than max_depth
+    is refused as the lenient reader refuses it, whichever path reads it (a 3,000-deep
+    strict answer passed as valid, then crashed -j's pickles and -f yaml)."""
+    limit = Limits().max_depth
+    for depth, status in ((limit, {"valid", "extracted"}), (limit + 1, {"unparseable"})):
+        result = llmfix.repair(wrap("[" * depth + "1" + "]" * depth))
+        assert result.status.value in status
+        if depth > limit:
+            assert "limits.depth" in {d.code for d in result.diagnostics}
+
+
+def test_a_deep_strict_answer_in_a_pool_run_is_a_diagnostic_not_a_crash(tmp_path: Path) -> None:
+    for index in range(40):
+        (tmp_path / f"a{index:02}.json").write_text("[" * 3000 + "1" + "]" * 3000)
+    done = subprocess.run(
+        [sys.executable, "-m", "llmfix", "check", ".", "-j", "2", "-f", "yaml", "-o", "r.yaml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert "Traceback" not in done.stderr
+    assert done.returncode == 1
+    assert (tmp_path / "r.yaml").read_text().count("limits.depth") >= 40

@@ -402,3 +402,88 @@ def test_a_folder_that_cannot_be_listed_is_an_error_item_not_a_pass(locked_folde
     locked = [i for i in report["items"] if i["source"] == os.path.join("d", "locked")]
     assert (done.exit_code, len(locked), locked[0]["status"]) == (1, 1, "error")
     assert "cannot list the folder" in json.dumps(locked[0])
+
+
+# ---------------------------------------------------------------------- all of issue 27 at once
+
+
+def _capped() -> None:
+    """The CI step's own limits: 2 GB of address space (a runaway repair fails, not the box)."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+
+def _allof_fan(levels: int, fan: int) -> dict[str, Any]:
+    defs: dict[str, Any] = {"l0": {"type": "string", "pattern": "^(a+)+$"}}
+    for level in range(1, levels):
+        defs[f"l{level}"] = {"allOf": [{"$ref": f"#/$defs/l{level - 1}"}] * fan}
+    return {"$defs": defs, "allOf": [{"$ref": f"#/$defs/l{levels - 1}"}] * fan}
+
+
+def test_a_repository_holding_every_trap_at_once_is_checked_sealed_and_bounded(
+    tmp_path: Path, home: Path, server: Any
+) -> None:
+    """A CI step (`llmfix check` with the repository's own config) on a repository that holds
+    each trap of issue 27 together: links out of the tree to read and to write through, a
+    hostile schema (catastrophic pattern, allOf x $ref blow-up), limits loosened without
+    bound, an LLM section naming a secret and a local server, a 3,000-deep answer, control
+    sequences in names and keys, a FIFO. It ends within its timeout and memory cap, with no
+    traceback, no request to the server, the home and .git unchanged, no secret printed or
+    written, and no raw control character on stdout or stderr."""
+    config = {
+        "paths": ["answers"],
+        "schema": "answer.schema.json",
+        "write-fixed": "fixed",
+        "output": "report.json",
+        "format": "json",
+        "jobs": 48,
+        "timeout": 1e9,
+        "options": {"max-depth": 100000},
+        "allow-remote-refs": True,
+        "llm": {
+            "provider": "openai",
+            "model": "x",
+            "base-url": server.openai_base,
+            "api-key-env": "MY_SECRET",
+            "max-calls": 100,
+            "max-attempts": 50,
+        },
+    }
+    evil = "evil\x1b]0;owned\x07\u202e::error file=x,line=1::INJECTED"
+    files = {
+        "llmfix.yaml": json.dumps(config),  # YAML reads JSON
+        "answer.schema.json": json.dumps(_allof_fan(9, 9)),
+        "answers/deep.txt": "[" * 3000 + "1" + "]" * 3000,
+        "answers/pattern.json": json.dumps("a" * 40 + "!"),
+        "answers/cut.json": '{"a": "aaa',
+        f"answers/{evil}.json": json.dumps({evil: "a"}) + ",",
+        "answers/h/.bashrc": "pwned\n",
+    }
+    links = {"answers/secrets": home / "secrets", "fixed/answers/h": home}
+    clone = clone_of(tmp_path, home, files, links)
+    os.mkfifo(clone.root / "answers" / "pipe.txt")
+    env = {**os.environ, "MY_SECRET": SECRET, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "llmfix", "check", "--no-progress"],
+        cwd=clone.root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
+        preexec_fn=_capped,
+    )
+    clone.printed += [done.stdout, done.stderr]
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert done.returncode == 1, done.stderr
+    assert server.paths == []
+    clone.assert_sealed()
+    for text in (done.stdout, done.stderr):
+        assert not [c for c in text if (ord(c) < 32 and c not in "\t\n") or c == "\u202e"]
+    report = json.loads((clone.root / "report.json").read_text())
+    statuses = {Path(item["source"]).name: item["status"] for item in report["items"]}
+    assert statuses["pipe.txt"] == "error"
+    assert statuses["cut.json"] == "truncated"
+    assert "secrets" not in json.dumps(report["items"])
+    assert "ignored" in done.stderr  # the untrusted file's keys named, once
