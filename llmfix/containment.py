@@ -52,8 +52,11 @@ def shown(path: str) -> str:
 
 def within(path: str, root: str) -> bool:
     """Whether ``path`` (symbolic links followed) is ``root`` (followed too) or under it."""
-    real = os.path.realpath(path)
-    top = os.path.realpath(root)
+    return real_below(os.path.realpath(path), os.path.realpath(root))
+
+
+def real_below(real: str, top: str) -> bool:
+    """Whether the real path ``real`` is the real path ``top`` or under it."""
     return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
 
 

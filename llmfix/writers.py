@@ -23,7 +23,7 @@ import codecs
 import contextlib
 import os
 import stat
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, TextIO
 
@@ -31,6 +31,7 @@ from llmfix.errors import ConfigError, InputError, PathRefused
 
 if TYPE_CHECKING:
     from llmfix.batch import Checked, Outcome
+    from llmfix.filebytes import Within
     from llmfix.inputs import Item
 
 OUTPUT_ERRORS = "llmfix.json-escape"
@@ -255,6 +256,10 @@ class FixWriter:
     version-control directory is refused, and so is a target that is one of ``inputs``
     (the files of the run). A refused file is passed to ``refused`` (the command warns)
     and the rest are written.
+
+    Each input is read again (what was not repaired is copied byte for byte) only where
+    discovery listed it: ``within`` maps a path to its :class:`~llmfix.filebytes.Within`,
+    as the check read it. An input swapped for a link since is refused, not copied.
     """
 
     def __init__(
@@ -263,8 +268,10 @@ class FixWriter:
         *,
         inputs: Sequence[str] = (),
         refused: Callable[[PathRefused], None] | None = None,
+        within: Mapping[str, Within] | None = None,
     ) -> None:
         self.root = root
+        self.within = within or {}
         self.source: str | None = None
         self.fixes: list[tuple[Checked, object]] = []
         self.changed = False
@@ -302,20 +309,31 @@ class FixWriter:
         unreadable = fixes[0][0].item.kind == "file"
         if unreadable or (self.root is None and not changed):
             return
-        target = self._target(source)
-        try:
-            sink = self._sink(target)
-        except PathRefused as exc:
-            if self.refused is None:
-                raise
-            self.refused(exc)
+        try:  # first: nothing is written for an input that is no longer where it was listed
+            original = _original(source, self.within.get(source))
+        except InputError as exc:
+            doing = "rewriting" if self.root is None else "copying"
+            self._refuse(PathRefused(source, exc.problem, doing))
             return
-        try:
-            self._render(source, fixes, sink.handle)
-        except BaseException:
-            sink.discard()
-            raise
-        sink.commit()
+        with original:
+            target = self._target(source)
+            try:
+                sink = self._sink(target)
+            except PathRefused as exc:
+                self._refuse(exc)
+                return
+            try:
+                self._render(source, original, fixes, sink.handle)
+            except BaseException:
+                sink.discard()
+                raise
+        sink.commit()  # (the original closed first: Windows replaces no open file)
+
+    def _refuse(self, refused: PathRefused) -> None:
+        """A file not written: told through ``refused``, else raised."""
+        if self.refused is None:
+            raise refused
+        self.refused(refused)
 
     def _sink(self, target: Path) -> AtomicFile:
         """Where ``target`` is written: in place, or in the mirror as the class says."""
@@ -353,20 +371,25 @@ class FixWriter:
             why = f"it is an input of this run ({self._input_files[found]})"
             raise PathRefused(str(target), why)
 
-    def _render(self, source: str, fixes: list[tuple[Checked, object]], out: TextIO) -> None:
-        """The fixed copy of ``source``: what was not repaired stays byte for byte (its
-        encoding, its line endings, bytes that are not UTF-8), so an unrepaired file is
-        copied as it is and, in JSON Lines, so is every line without a repair."""
+    def _render(
+        self, source: str, original: BinaryIO, fixes: list[tuple[Checked, object]], out: TextIO
+    ) -> None:
+        """The fixed copy of ``source`` (open as ``original``): what was not repaired
+        stays byte for byte (its encoding, its line endings, bytes that are not UTF-8), so
+        an unrepaired file is copied as it is and, in JSON Lines, so is every line without
+        a repair."""
+        import shutil
+
         from llmfix.inputs import fixed_record
 
         out.flush()
         sink = out.buffer  # bytes from here on: the original's, and the repaired text's
         first = fixes[0][0].item
         if all(value is _UNCHANGED for _, value in fixes):
-            _copy_file(source, sink)
+            shutil.copyfileobj(original, sink)
             return
         if first.whole_file:
-            sink.write(_document(source, fixes[0][1]))
+            sink.write(_document(original, fixes[0][1]))
             return
         by_line: dict[int, list[tuple[Item, object]]] = {}
         records: dict[int, object] = {}
@@ -376,27 +399,19 @@ class FixWriter:
             if value is not _UNCHANGED:
                 by_line.setdefault(item.line, []).append((item, value))
         if not source.lower().endswith((".jsonl", ".ndjson")):  # one .json document
-            sink.write(_document(source, fixed_record(records.get(1), by_line.get(1, []))))
+            sink.write(_document(original, fixed_record(records.get(1), by_line.get(1, []))))
             return
         fixed = {n: fixed_record(records[n], found) for n, found in by_line.items()}
-        _copy_lines(source, fixed, sink)
+        _copy_lines(original, fixed, sink)
 
 
-def _copy_file(source: str, sink: BinaryIO) -> None:
-    import shutil
-
-    with _original(source) as original:
-        shutil.copyfileobj(original, sink)
-
-
-def _document(source: str, value: object) -> bytes:
+def _document(original: BinaryIO, value: object) -> bytes:
     """A repaired document as JSON, in the original's ways: its line endings (CRLF when
     it has them), and ASCII with ``\\u`` escapes when it is not UTF-8 (Latin-1, UTF-16:
     the text is then the same in any encoding that reads ASCII)."""
     from llmfix.jsontext import dumps
 
-    with _original(source) as original:
-        utf8, crlf = _layout(original)
+    utf8, crlf = _layout(original)
     text = dumps(value, indent=2, ensure_ascii=not utf8) + "\n"
     if crlf:  # (a newline inside a JSON string is written as \n: only the layout's)
         text = text.replace("\n", "\r\n")
@@ -424,28 +439,27 @@ def _layout(original: BinaryIO) -> tuple[bool, bool]:
     return utf8, crlf
 
 
-def _copy_lines(source: str, fixed: dict[int, object], sink: BinaryIO) -> None:
+def _copy_lines(original: BinaryIO, fixed: dict[int, object], sink: BinaryIO) -> None:
     """Copy a JSONL file line by line (split on ``\\n``, as the reader splits it), each
     in pieces of at most 1 MB; the lines in ``fixed`` are written as their repaired
     record instead, with the line's own ending."""
     from llmfix.jsontext import dumps
 
-    with _original(source) as original:
-        number = 1
-        line: list[bytes] | None = [] if 1 in fixed else None
-        while piece := original.readline(1 << 20):
-            if line is None:
-                sink.write(piece)
-            else:
-                line.append(piece)
-            if not piece.endswith(b"\n"):
-                continue
-            if line is not None:
-                sink.write(_fixed_line(fixed[number], b"".join(line), dumps))
-            number += 1
-            line = [] if number in fixed else None
-        if line:
+    number = 1
+    line: list[bytes] | None = [] if 1 in fixed else None
+    while piece := original.readline(1 << 20):
+        if line is None:
+            sink.write(piece)
+        else:
+            line.append(piece)
+        if not piece.endswith(b"\n"):
+            continue
+        if line is not None:
             sink.write(_fixed_line(fixed[number], b"".join(line), dumps))
+        number += 1
+        line = [] if number in fixed else None
+    if line:
+        sink.write(_fixed_line(fixed[number], b"".join(line), dumps))
 
 
 def _fixed_line(record: object, raw: bytes, dumps: Callable[..., str]) -> bytes:
@@ -458,12 +472,13 @@ def _fixed_line(record: object, raw: bytes, dumps: Callable[..., str]) -> bytes:
     return dumps(record, ensure_ascii=not utf8).encode("utf-8", OUTPUT_ERRORS) + ending
 
 
-def _original(source: str) -> BinaryIO:
-    """The input file, opened again to copy what was not repaired."""
+def _original(source: str, within: Within | None = None) -> BinaryIO:
+    """The input file, opened again to copy what was not repaired (only where ``within``
+    says, as the check read it)."""
     from llmfix.filebytes import ReadRefused, open_regular
 
     try:
-        return open_regular(source)
+        return open_regular(source, within=within)
     except ReadRefused as exc:
         raise InputError(source, exc.problem) from None
 
