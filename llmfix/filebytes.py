@@ -158,9 +158,10 @@ def _refuse_outside(fd: int, path: str, within: Within) -> None:
     if real is None:  # the system does not say (Windows): the path, looked up again
         real = os.path.realpath(path)
     if not real_below(real, within.root):
+        where = shown(within.root)
         raise ReadRefused(
-            f"leads outside {shown(within.root)} since it was listed (a folder on its path "
-            "became a symbolic link?); not read"
+            f"leads outside {'the current folder' if where == '.' else where} since it was "
+            "listed (a folder on its path became a symbolic link?); not read"
         )
 
 
