@@ -324,6 +324,26 @@ def test_a_walked_file_swapped_for_a_link_after_the_listing_is_not_read(
     assert done.exit_code == 1
 
 
+def test_a_walked_parquet_file_swapped_for_a_link_is_not_read(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    clone = clone_of(tmp_path, home, {"answers/ok.txt": "{}"}, {})
+    pq.write_table(pa.table({"text": ['{"a": 1}']}), clone.root / "answers" / "p.parquet")
+    pq.write_table(pa.table({"text": [json.dumps({"token": SECRET})]}), home / "s.parquet")
+    clone.home_before = snapshot(home)
+    swapped_after_listing(monkeypatch, {clone.root / "answers" / "p.parquet": home / "s.parquet"})
+    args = ("answers", "--field", "text", "-f", "json", "-o", "r.json", "--no-progress")
+    done = clone.invoke(monkeypatch, "check", *args)
+    clone.assert_sealed()
+    report = json.loads((clone.root / "r.json").read_text())
+    status = {item["source"]: item["status"] for item in report["items"]}
+    assert (done.exit_code, status["answers/p.parquet"]) == (1, "error")
+    assert "became a symbolic link after it was listed" in json.dumps(report)
+
+
 def test_an_untrusted_configs_file_swapped_for_a_link_out_of_its_folder_is_not_read(
     tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

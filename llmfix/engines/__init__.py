@@ -71,7 +71,11 @@ def _row_groups(path: str, within: Within | None = None) -> int:
     try:
         from llmfix.inputs.jsonl import open_parquet
 
-        return int(open_parquet(path, within).num_row_groups)
+        file = open_parquet(path, within)
+        try:
+            return int(file.num_row_groups)
+        finally:
+            file.close(force=True)
     except Exception:  # unreadable or no pyarrow: one unit, whose read reports the problem
         return 0
 

@@ -135,6 +135,13 @@ def parquet_items(
         return
     try:
         file = open_parquet(path, within)
+    except ReadRefused as exc:
+        yield failed(refused(path, exc).problem)
+        return
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        yield failed(f"not a readable Parquet file: {' '.join(str(exc).split())}")
+        return
+    try:
         sizes = [file.metadata.row_group(i).num_rows for i in range(file.num_row_groups)]
         groups = range(len(sizes)) if row_group is None else range(row_group, row_group + 1)
         wanted = {str(field_tokens(s)[0]) for s in (options.field, options.group_by) if s}
@@ -149,10 +156,10 @@ def parquet_items(
                         "" if options.field else json.dumps(record, ensure_ascii=False, default=str)
                     )
                     yield from record_items(record, raw, path, number, options, single_file=False)
-    except ReadRefused as exc:
-        yield failed(refused(path, exc).problem)
     except (OSError, ValueError, pa.ArrowException) as exc:
         yield failed(f"not a readable Parquet file: {' '.join(str(exc).split())}")
+    finally:
+        file.close(force=True)  # (the file opened here, or by pyarrow)
 
 
 def items_from_lines(
@@ -226,4 +233,11 @@ def open_parquet(path: str, within: Within | None = None) -> Any:
 
     if is_url(path):
         return pq.ParquetFile(open_url(path, random_access=True))
-    return pq.ParquetFile(path if within is None else open_regular(path, within=within))
+    if within is None:
+        return pq.ParquetFile(path)
+    handle = open_regular(path, within=within)
+    try:
+        return pq.ParquetFile(handle)  # (closed with the ParquetFile: close(force=True))
+    except BaseException:
+        handle.close()
+        raise
