@@ -164,7 +164,7 @@ def _is_the_answer(text: str, found: list[Item], validator: SchemaValidator | No
 def fixed_response(done: list[Done]) -> str | None:
     """The response with each repaired answer put back where it was; ``None``: unchanged.
     (``repair --in-place`` writes the file's own bytes back instead, the repaired values
-    spliced in: :func:`llmfix.writers.fixed_document`.)"""
+    spliced in: :func:`llmfix.writers.fixed_file`.)"""
     import copy
 
     from llmfix.inputs import fixed_record

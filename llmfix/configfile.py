@@ -647,6 +647,8 @@ def rule_files(
                 rel = Path(file).relative_to(base).as_posix()
                 if file in notes.unlisted or glob_match(pattern, rel):
                     name = os.path.relpath(file)
+                    if file in notes.within:  # read where it was listed, by its new name
+                        notes.within[name] = notes.within[file]
                     if name not in seen:
                         seen.add(name)
                         yield name

@@ -9,6 +9,12 @@ allows; a path the user names on the command line is taken as named.
   directory (:func:`llmfix.configfile.untrusted_view`). Walked folders follow no symbolic
   link unless ``check --follow-symlinks``, and then none that leads out of an untrusted
   project file's directory (:func:`llmfix.inputs.discover_files`).
+- A file a walk listed is read only where it was listed (:class:`llmfix.filebytes.Within`,
+  carried from discovery to the readers in ``WalkNotes.within``): opened without following
+  a final link (unless ``--follow-symlinks``), and refused unless the open file's real path
+  (:func:`descriptor_path`) is still below the folder walked, or the untrusted project
+  file's folder for its paths. The check is made on what was opened, so a file or folder
+  swapped for a link after the listing is caught.
 - Nothing is written into a version-control directory (``.git``, ``.hg``, ``.svn``),
   whoever named the path (:func:`refuse_vcs`): a hook or ``.git/config`` written there
   would run.
@@ -52,8 +58,11 @@ def shown(path: str) -> str:
 
 def within(path: str, root: str) -> bool:
     """Whether ``path`` (symbolic links followed) is ``root`` (followed too) or under it."""
-    real = os.path.realpath(path)
-    top = os.path.realpath(root)
+    return real_below(os.path.realpath(path), os.path.realpath(root))
+
+
+def real_below(real: str, top: str) -> bool:
+    """Whether the real path ``real`` is the real path ``top`` or under it."""
     return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
 
 

@@ -24,7 +24,7 @@ import contextlib
 import itertools
 import os
 import stat
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, TextIO
 
@@ -32,6 +32,7 @@ from llmfix.errors import ConfigError, InputError, PathRefused
 
 if TYPE_CHECKING:
     from llmfix.batch import Checked, Outcome
+    from llmfix.filebytes import Within
     from llmfix.inputs import Item
 
 OUTPUT_ERRORS = "llmfix.json-escape"
@@ -261,6 +262,10 @@ class FixWriter:
     version-control directory is refused, and so is a target that is one of ``inputs``
     (the files of the run). A refused file is passed to ``refused`` (the command warns)
     and the rest are written.
+
+    Each input is read again (what was not repaired is copied byte for byte) only where
+    discovery listed it: ``within`` maps a path to its :class:`~llmfix.filebytes.Within`,
+    as the check read it. An input swapped for a link since is refused, not copied.
     """
 
     def __init__(
@@ -269,8 +274,10 @@ class FixWriter:
         *,
         inputs: Sequence[str] = (),
         refused: Callable[[PathRefused], None] | None = None,
+        within: Mapping[str, Within] | None = None,
     ) -> None:
         self.root = root
+        self.within = within or {}
         self.source: str | None = None
         self.fixes: list[tuple[Checked, object]] = []
         self.changed = False
@@ -308,20 +315,31 @@ class FixWriter:
         unreadable = fixes[0][0].item.kind == "file"
         if unreadable or (self.root is None and not changed):
             return
-        target = self._target(source)
-        try:
-            sink = self._sink(target)
-        except PathRefused as exc:
-            if self.refused is None:
-                raise
-            self.refused(exc)
+        try:  # first: nothing is written for an input that is no longer where it was listed
+            original = _original(source, self.within.get(source))
+        except InputError as exc:
+            doing = "rewriting" if self.root is None else "copying"
+            self._refuse(PathRefused(source, exc.problem, doing))
             return
-        try:
-            self._render(source, fixes, sink.handle)
-        except BaseException:
-            sink.discard()
-            raise
-        sink.commit()
+        with original:
+            target = self._target(source)
+            try:
+                sink = self._sink(target)
+            except PathRefused as exc:
+                self._refuse(exc)
+                return
+            try:
+                self._render(source, original, fixes, sink.handle)
+            except BaseException:
+                sink.discard()
+                raise
+        sink.commit()  # (the original closed first: Windows replaces no open file)
+
+    def _refuse(self, refused: PathRefused) -> None:
+        """A file not written: told through ``refused``, else raised."""
+        if self.refused is None:
+            raise refused
+        self.refused(refused)
 
     def _sink(self, target: Path) -> AtomicFile:
         """Where ``target`` is written: in place, or in the mirror as the class says."""
@@ -359,18 +377,23 @@ class FixWriter:
             why = f"it is an input of this run ({self._input_files[found]})"
             raise PathRefused(str(target), why)
 
-    def _render(self, source: str, fixes: list[tuple[Checked, object]], out: TextIO) -> None:
-        """The fixed copy of ``source``: what was not repaired stays byte for byte (its
-        encoding, its line endings, bytes that are not UTF-8), so an unrepaired file is
-        copied as it is and, in JSON Lines, so is every line without a repair."""
+    def _render(
+        self, source: str, original: BinaryIO, fixes: list[tuple[Checked, object]], out: TextIO
+    ) -> None:
+        """The fixed copy of ``source`` (open as ``original``): what was not repaired
+        stays byte for byte (its encoding, its line endings, bytes that are not UTF-8), so
+        an unrepaired file is copied as it is and, in JSON Lines, so is every line without
+        a repair."""
+        import shutil
+
         out.flush()
         sink = out.buffer  # bytes from here on: the original's, and the repaired text's
         first = fixes[0][0].item
         if all(value is _UNCHANGED for _, value in fixes):
-            _copy_file(source, sink)
+            shutil.copyfileobj(original, sink)
             return
         if first.whole_file:
-            sink.write(_document(source, fixes[0][1]))
+            sink.write(_document(original, fixes[0][1]))
             return
         by_line: dict[int, list[tuple[Item, object]]] = {}
         records: dict[int, object] = {}
@@ -380,14 +403,17 @@ class FixWriter:
             if value is not _UNCHANGED:
                 by_line.setdefault(item.line, []).append((item, value))
         if not source.lower().endswith((".jsonl", ".ndjson")):  # one .json document
-            sink.write(fixed_document(source, records.get(1), by_line.get(1, [])))
+            sink.write(fixed_document(original, records.get(1), by_line.get(1, [])))
             return
         fixed = {n: (records[n], found) for n, found in by_line.items()}
-        _copy_lines(source, fixed, sink)
+        _copy_lines(original, fixed, sink)
 
 
-def fixed_document(source: str, record: object, fixes: Sequence[tuple[Item, object]]) -> bytes:
-    """The ``.json`` response ``source`` (read as ``record``, which this changes) with each
+def fixed_document(
+    original: BinaryIO, record: object, fixes: Sequence[tuple[Item, object]]
+) -> bytes:
+    """The ``.json`` response open as ``original`` (read as ``record``, which this changes)
+    with each
     repaired answer put back where it was found (``check --in-place``/``--write-fixed``,
     ``repair --in-place``).
 
@@ -396,10 +422,18 @@ def fixed_document(source: str, record: object, fixes: Sequence[tuple[Item, obje
     UTF-8 in fields that were not repaired (:func:`_spliced`). When a value cannot be
     found in the bytes as the record has it, the whole record is written, in the
     original's ways (:func:`_document`)."""
-    with _original(source) as original:
-        raw = original.read()
+    raw = original.read()
     spliced, fixed = _spliced(raw, record, fixes)
-    return spliced if spliced is not None else _document(source, fixed)
+    if spliced is not None:
+        return spliced
+    original.seek(0)
+    return _document(original, fixed)
+
+
+def fixed_file(source: str, record: object, fixes: Sequence[tuple[Item, object]]) -> bytes:
+    """:func:`fixed_document` of the file ``source`` (named by the user: read as named)."""
+    with _original(source) as original:
+        return fixed_document(original, record, fixes)
 
 
 def _spliced(
@@ -469,21 +503,13 @@ def _is_utf8(raw: bytes) -> bool:
     return True
 
 
-def _copy_file(source: str, sink: BinaryIO) -> None:
-    import shutil
-
-    with _original(source) as original:
-        shutil.copyfileobj(original, sink)
-
-
-def _document(source: str, value: object) -> bytes:
+def _document(original: BinaryIO, value: object) -> bytes:
     """A repaired document as JSON, in the original's ways: its line endings (CRLF when
     it has them), and ASCII with ``\\u`` escapes when it is not UTF-8 (Latin-1, UTF-16:
     the text is then the same in any encoding that reads ASCII)."""
     from llmfix.jsontext import dumps
 
-    with _original(source) as original:
-        utf8, crlf = _layout(original)
+    utf8, crlf = _layout(original)
     text = dumps(value, indent=2, ensure_ascii=not utf8) + "\n"
     if crlf:  # (a newline inside a JSON string is written as \n: only the layout's)
         text = text.replace("\n", "\r\n")
@@ -512,27 +538,28 @@ def _layout(original: BinaryIO) -> tuple[bool, bool]:
 
 
 def _copy_lines(
-    source: str, fixed: dict[int, tuple[object, list[tuple[Item, object]]]], sink: BinaryIO
+    original: BinaryIO,
+    fixed: dict[int, tuple[object, list[tuple[Item, object]]]],
+    sink: BinaryIO,
 ) -> None:
     """Copy a JSONL file line by line (split on ``\\n``, as the reader splits it), each
     in pieces of at most 1 MB; the lines in ``fixed`` (a record and its fixes) are written
     repaired instead (:func:`_fixed_line`), with the line's own ending."""
-    with _original(source) as original:
-        number = 1
-        line: list[bytes] | None = [] if 1 in fixed else None
-        while piece := original.readline(1 << 20):
-            if line is None:
-                sink.write(piece)
-            else:
-                line.append(piece)
-            if not piece.endswith(b"\n"):
-                continue
-            if line is not None:
-                sink.write(_fixed_line(*fixed[number], b"".join(line)))
-            number += 1
-            line = [] if number in fixed else None
-        if line:
+    number = 1
+    line: list[bytes] | None = [] if 1 in fixed else None
+    while piece := original.readline(1 << 20):
+        if line is None:
+            sink.write(piece)
+        else:
+            line.append(piece)
+        if not piece.endswith(b"\n"):
+            continue
+        if line is not None:
             sink.write(_fixed_line(*fixed[number], b"".join(line)))
+        number += 1
+        line = [] if number in fixed else None
+    if line:
+        sink.write(_fixed_line(*fixed[number], b"".join(line)))
 
 
 def _fixed_line(record: object, fixes: list[tuple[Item, object]], raw: bytes) -> bytes:
@@ -548,12 +575,13 @@ def _fixed_line(record: object, fixes: list[tuple[Item, object]], raw: bytes) ->
     return dumps(fixed, ensure_ascii=not _is_utf8(body)).encode("utf-8", OUTPUT_ERRORS) + ending
 
 
-def _original(source: str) -> BinaryIO:
-    """The input file, opened again to copy what was not repaired."""
+def _original(source: str, within: Within | None = None) -> BinaryIO:
+    """The input file, opened again to copy what was not repaired (only where ``within``
+    says, as the check read it)."""
     from llmfix.filebytes import ReadRefused, open_regular
 
     try:
-        return open_regular(source)
+        return open_regular(source, within=within)
     except ReadRefused as exc:
         raise InputError(source, exc.problem) from None
 

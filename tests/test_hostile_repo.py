@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -242,6 +243,153 @@ def test_follow_symlinks_checks_a_link_in_the_tree_and_rewrites_what_it_leads_to
     clone.assert_sealed()
     assert (done.returncode, (clone.root / "answers" / "x.txt").is_symlink()) == (0, True)
     assert (clone.root / "data" / "x.txt").read_text() == '{\n  "a": 1\n}\n'
+
+
+# ------------------------------------------------- 2: a file swapped for a link once listed
+
+
+def swap_for_link(path: Path, target: Path) -> None:
+    """``path`` (a file, or a folder and what it holds) replaced by a link to ``target``."""
+    if path.is_dir():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
+    os.symlink(target, path)
+
+
+def swapped_after_listing(monkeypatch: pytest.MonkeyPatch, swaps: dict[Path, Path]) -> None:
+    """Discovery lists the files as they are, then ``swaps`` (path -> target) happen: the
+    race between the walk and the read, won by the attacker every time."""
+    import llmfix.inputs
+
+    listing = llmfix.inputs.discover_files
+
+    def racing(*args: Any, **kwargs: Any) -> Any:
+        found = list(listing(*args, **kwargs))
+        for path, target in swaps.items():
+            if not path.is_symlink():
+                swap_for_link(path, target)
+        return iter(found)
+
+    monkeypatch.setattr(llmfix.inputs, "discover_files", racing)
+
+
+RACED = {  # in the clone -> what it becomes a link to, in the home
+    "answers/b.txt": "secrets/key.txt",
+    "answers/c.json": "secrets/token.json",
+    "answers/d.jsonl": "secrets/lines.jsonl",
+    "answers/sub": "secrets",  # a folder on the path of sub/key.txt and sub/token.json
+}
+
+
+@pytest.mark.parametrize(
+    ("config", "args"),
+    [
+        ("", ("answers",)),
+        ("", ("answers", "--write-fixed", "fixed")),
+        ("", ("answers", "--in-place")),
+        ("paths: [answers]\n", ()),
+        ("checks:\n  - files: 'answers/**'\n", ()),
+    ],
+    ids=["walk", "write-fixed", "in-place", "config-paths", "config-checks"],
+)
+def test_a_walked_file_swapped_for_a_link_after_the_listing_is_not_read(
+    tmp_path: Path,
+    home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    config: str,
+    args: tuple[str, ...],
+) -> None:
+    (home / "secrets" / "lines.jsonl").write_text(json.dumps({"token": SECRET}) + "\n")
+    files = {
+        "answers/ok.txt": "{'a': 1,}",
+        "answers/b.txt": "{'b': 1,}",
+        "answers/c.json": '{"c": 1}',
+        "answers/d.jsonl": '{"d": 1}\n',
+        "answers/sub/key.txt": "{'k': 1,}",
+        "answers/sub/token.json": '{"t": 1}',
+        **({"llmfix.yaml": config} if config else {}),
+    }
+    clone = clone_of(tmp_path, home, files, {})
+    swapped_after_listing(monkeypatch, {clone.root / k: home / v for k, v in RACED.items()})
+    done = clone.invoke(monkeypatch, "check", *args, "-f", "json", "-o", "r.json", "--no-progress")
+    clone.assert_sealed()
+    report = json.loads((clone.root / "r.json").read_text())
+    status = {item["source"]: item["status"] for item in report["items"]}
+    raced = ["b.txt", "c.json", "d.jsonl", "sub/key.txt", "sub/token.json"]
+    assert status == {"answers/ok.txt": "repaired", **{f"answers/{n}": "error" for n in raced}}
+    text = json.dumps(report)
+    assert "became a symbolic link after it was listed" in text  # b.txt, c.json, d.jsonl
+    assert "since it was listed" in text  # sub/: a folder on the path became a link
+    assert done.exit_code == 1
+
+
+def test_a_walked_parquet_file_swapped_for_a_link_is_not_read(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    clone = clone_of(tmp_path, home, {"answers/ok.txt": "{}"}, {})
+    pq.write_table(pa.table({"text": ['{"a": 1}']}), clone.root / "answers" / "p.parquet")
+    pq.write_table(pa.table({"text": [json.dumps({"token": SECRET})]}), home / "s.parquet")
+    clone.home_before = snapshot(home)
+    swapped_after_listing(monkeypatch, {clone.root / "answers" / "p.parquet": home / "s.parquet"})
+    args = ("answers", "--field", "text", "-f", "json", "-o", "r.json", "--no-progress")
+    done = clone.invoke(monkeypatch, "check", *args)
+    clone.assert_sealed()
+    report = json.loads((clone.root / "r.json").read_text())
+    status = {item["source"]: item["status"] for item in report["items"]}
+    assert (done.exit_code, status["answers/p.parquet"]) == (1, "error")
+    assert "became a symbolic link after it was listed" in json.dumps(report)
+
+
+def test_an_untrusted_configs_file_swapped_for_a_link_out_of_its_folder_is_not_read(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = {"llmfix.yaml": "paths: [a.json, ok.txt]\n", "a.json": '{"a": 1}', "ok.txt": "{}"}
+    clone = clone_of(tmp_path, home, files, {})
+    swapped_after_listing(monkeypatch, {clone.root / "a.json": home / "secrets" / "token.json"})
+    done = clone.invoke(monkeypatch, "check", "-f", "json", "-o", "r.json", "--no-progress")
+    clone.assert_sealed()
+    report = json.loads((clone.root / "r.json").read_text())
+    status = {item["source"]: item["status"] for item in report["items"]}
+    assert (done.exit_code, status) == (1, {"a.json": "error", "ok.txt": "valid"})
+    assert "leads outside the current folder since it was listed" in json.dumps(report)
+
+
+@pytest.mark.parametrize("mode", ["--write-fixed", "--in-place"])
+def test_an_input_swapped_for_a_link_before_it_is_written_back_is_neither_copied_nor_followed(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    from llmfix.writers import FixWriter
+
+    (home / "secrets" / "lines.jsonl").write_text(json.dumps({"token": SECRET}) + "\n")
+    files = {
+        "answers/a.json": '{"a": 1}',  # copied as it is into the mirror
+        "answers/b.txt": "{'b': 1,}",  # repaired: rewritten in place
+        "answers/d.jsonl": '{"d": 1}\n{"e": 1,}\n',  # one line copied, one repaired
+        "answers/z.txt": "{'z': 1,}",
+    }
+    clone = clone_of(tmp_path, home, files, {})
+    swaps = {"a.json": "token.json", "b.txt": "key.txt", "d.jsonl": "lines.jsonl"}
+    write = FixWriter._write
+
+    def racing(self: FixWriter, source: str, fixes: Any) -> None:
+        # The check read the file; it becomes a link before the writer reads it again.
+        name = os.path.basename(source)
+        if name in swaps:
+            swap_for_link(clone.root / source, home / "secrets" / swaps[name])
+        write(self, source, fixes)
+
+    monkeypatch.setattr(FixWriter, "_write", racing)
+    args = ("--write-fixed", "fixed") if mode == "--write-fixed" else ("--in-place",)
+    done = clone.invoke(monkeypatch, "check", "answers", *args, "--no-progress")
+    clone.assert_sealed()
+    assert "became a symbolic link after it was listed" in done.stderr
+    fixed = clone.root / "fixed" if mode == "--write-fixed" else clone.root
+    assert (fixed / "answers" / "z.txt").read_text() == '{\n  "z": 1\n}\n'
+    assert not (clone.root / "fixed" / "answers" / "a.json").exists()
 
 
 # ---------------------------------------------------------------------- 3: .git

@@ -336,7 +336,7 @@ def run_check(
     limits = BatchLimits(
         jobs=settings.jobs, item_timeout=settings.timeout, max_item_size=settings.max_item_size
     )
-    fixer = _fixer(settings, files)
+    fixer = _fixer(settings, files, notes)
     rows = _results_writer(run)
     if run.engine != "local" and fixer is not None:
         raise ConfigError("--write-fixed and --in-place need --engine local")
@@ -351,7 +351,7 @@ def run_check(
         for fmt, path in also:
             extra = files_open.enter_context(output_stream(path, stdout))
             reporters.append(reporter_class(fmt)(extra, replace(options, color=False)))
-        with _progress(settings, verbosity, files) as update:
+        with _progress(settings, verbosity, files, notes) as update:
             records = 0
             last: tuple[str, int] | None = None
             found = _outcomes(run.engine, files, settings, readers, profiles, limits, notes)
@@ -580,6 +580,7 @@ def _items(
     from llmfix.inputs import Item, input_error, items_from_file
 
     unlisted = {os.path.normpath(k): v for k, v in notes.unlisted.items()} if notes else {}
+    within = notes.within if notes else {}  # where each file was listed: read it there
     for path in files:
         index = rule_for(settings, path)
         key = "" if index is None else f"rule{index}"
@@ -588,7 +589,7 @@ def _items(
             error = input_error("input.unreadable", problem)
             yield Item(id=path, source=path, line=1, text="", kind="file", error=error, profile=key)
             continue
-        yield from items_from_file(path, readers[key], key)
+        yield from items_from_file(path, readers[key], key, within.get(path))
 
 
 def _outcomes(
@@ -609,7 +610,8 @@ def _outcomes(
     from llmfix.engines import Job, plan_units, run_engine
 
     keys = [(f, "" if (i := rule_for(settings, f)) is None else f"rule{i}") for f in files]
-    job = Job(tuple(plan_units(keys)), readers, profiles, limits)
+    within = notes.within if notes else {}
+    job = Job(tuple(plan_units(keys, within)), readers, profiles, limits)
     return run_engine(engine, job, limits.jobs)
 
 
@@ -654,7 +656,7 @@ def _reporters(fmt: str, out: TextIO, options: ReportOptions) -> list[Reporter]:
     return [cls(out, options), TextReporter(sys.stderr, summary_only)]
 
 
-def _progress(settings: Settings, verbosity: int, files: list[str]) -> Any:
+def _progress(settings: Settings, verbosity: int, files: list[str], notes: WalkNotes) -> Any:
     """A progress bar over the records of every file (each JSONL line is one)."""
     from llmfix.reporters.console import progress_bar
 
@@ -665,20 +667,27 @@ def _progress(settings: Settings, verbosity: int, files: list[str]) -> Any:
         from llmfix.inputs import count_records
 
         kind = cast("InputKind", settings.kind)  # checked by _profiles
-        total = sum(count_records(f, kind) for f in files)
+        total = sum(count_records(f, kind, notes.within.get(f)) for f in files)
         console = stderr_console() if total > 1 else None
     return progress_bar(console, total)
 
 
-def _fixer(settings: Settings, files: list[str]) -> FixWriter | None:
+def _fixer(settings: Settings, files: list[str], notes: WalkNotes) -> FixWriter | None:
+    """What writes the repaired files; it reads each input again only where discovery
+    listed it (``notes.within``), as the check did."""
     from llmfix.writers import FixWriter
 
     if settings.in_place:
         if "-" in files:
             raise ConfigError("--in-place needs files, not stdin")
-        return FixWriter(None)
+        return FixWriter(None, within=notes.within, refused=_warn_refused)
     if settings.write_fixed:
-        return FixWriter(Path(settings.write_fixed), inputs=files, refused=_warn_refused)
+        return FixWriter(
+            Path(settings.write_fixed),
+            inputs=files,
+            refused=_warn_refused,
+            within=notes.within,
+        )
     return None
 
 

@@ -534,10 +534,10 @@ def _write_answers(
         if changed:
             import copy
 
-            from llmfix.writers import fixed_document
+            from llmfix.writers import fixed_file
 
             record = copy.deepcopy(changed[0][0].record)
-            write_atomic(path, fixed_document(path, record, changed), backup=backup, keep_mode=True)
+            write_atomic(path, fixed_file(path, record, changed), backup=backup, keep_mode=True)
         return
     if len(done) == 1:
         text = output_text(done[0][1], run.indent)

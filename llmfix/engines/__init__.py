@@ -20,6 +20,7 @@ from llmfix.errors import ConfigError
 
 if TYPE_CHECKING:
     from llmfix.batch import BatchLimits, Outcome, Profile
+    from llmfix.filebytes import Within
     from llmfix.inputs import ReadOptions
 
 ENGINES: tuple[str, ...] = ("local", "ray", "spark")
@@ -32,6 +33,7 @@ class Unit:
     path: str
     profile: str = ""  # the ``checks`` rule whose schema applies ("" for the run's own)
     row_group: int | None = None
+    within: Within | None = None  # where discovery listed the file (see Within)
 
 
 @dataclass(frozen=True)
@@ -44,27 +46,36 @@ class Job:
     limits: BatchLimits
 
 
-def plan_units(files: Iterable[tuple[str, str]]) -> list[Unit]:
-    """Units for ``(path, profile)`` pairs: Parquet files split by row group."""
+def plan_units(
+    files: Iterable[tuple[str, str]], within: Mapping[str, Within] | None = None
+) -> list[Unit]:
+    """Units for ``(path, profile)`` pairs: Parquet files split by row group; each file
+    read where discovery listed it (``within``, by path)."""
     from llmfix.inputs import PARQUET_SUFFIXES
 
+    within = within or {}
     units: list[Unit] = []
     for path, profile in files:
         if path == "-":
             raise ConfigError("--engine ray|spark reads files, not stdin")
-        groups = _row_groups(path) if path.lower().endswith(PARQUET_SUFFIXES) else 0
+        rule = within.get(path)
+        groups = _row_groups(path, rule) if path.lower().endswith(PARQUET_SUFFIXES) else 0
         if groups > 1:
-            units.extend(Unit(path, profile, g) for g in range(groups))
+            units.extend(Unit(path, profile, g, rule) for g in range(groups))
         else:
-            units.append(Unit(path, profile))
+            units.append(Unit(path, profile, within=rule))
     return units
 
 
-def _row_groups(path: str) -> int:
+def _row_groups(path: str, within: Within | None = None) -> int:
     try:
         from llmfix.inputs.jsonl import open_parquet
 
-        return int(open_parquet(path).num_row_groups)
+        file = open_parquet(path, within)
+        try:
+            return int(file.num_row_groups)
+        finally:
+            file.close(force=True)
     except Exception:  # unreadable or no pyarrow: one unit, whose read reports the problem
         return 0
 
@@ -77,9 +88,9 @@ def check_unit(job: Job, index: int) -> list[bytes]:
     unit = job.units[index]
     reader = job.readers[unit.profile]
     if unit.row_group is None:
-        items = items_from_file(unit.path, reader, unit.profile)
+        items = items_from_file(unit.path, reader, unit.profile, unit.within)
     else:
-        found = parquet_items(unit.path, reader, unit.row_group)
+        found = parquet_items(unit.path, reader, unit.row_group, unit.within)
         items = (replace(i, profile=unit.profile) for i in found) if unit.profile else found
     return [
         pickle.dumps(_shipped(o), protocol=pickle.HIGHEST_PROTOCOL)

@@ -62,7 +62,7 @@ from dataclasses import replace
 from typing import IO
 
 from llmfix.errors import InputError, InputTooLarge
-from llmfix.filebytes import ReadRefused, open_regular
+from llmfix.filebytes import ReadRefused, Within, open_regular
 from llmfix.inputs.fields import (
     closest_field,
     field_tokens,
@@ -141,13 +141,13 @@ def file_kind(path: str, kind: Kind = "auto") -> Kind:
     return "auto" if path == STDIN else "text"
 
 
-def count_records(path: str, kind: Kind = "auto") -> int:
+def count_records(path: str, kind: Kind = "auto", within: Within | None = None) -> int:
     """How many records ``path`` holds, for a progress bar: its non-blank lines for JSON
-    Lines (not parsed), else 1. An unreadable file counts 1."""
+    Lines (not parsed), else 1. An unreadable file (or one not ``within``) counts 1."""
     if file_kind(path, kind) != "jsonl" or path == STDIN:
         return 1
     try:
-        with open_regular(path) as handle:  # never waits on a FIFO
+        with open_regular(path, within=within) as handle:  # never waits on a FIFO
             return max(1, _count_lines(handle))
     except (OSError, ReadRefused):
         return 1
@@ -168,18 +168,22 @@ def _count_lines(handle: IO[bytes]) -> int:
             blank = True
 
 
-def items_from_file(path: str, options: ReadOptions, profile: str = "") -> Iterator[Item]:
-    """The items in one file (or stdin for ``-``); read problems become error items."""
+def items_from_file(
+    path: str, options: ReadOptions, profile: str = "", within: Within | None = None
+) -> Iterator[Item]:
+    """The items in one file (or stdin for ``-``); read problems become error items. A
+    file discovery listed is read only where it was listed (``within``: see
+    :class:`llmfix.filebytes.Within`); a path named as it is."""
     kind = file_kind(path, options.kind)
     name = STDIN_NAME if path == STDIN else path
-    if kind == "jsonl" and path != STDIN and not _saved_stream_file(path, options):
-        yield from _with_profile(jsonl_file(path, options), profile)
+    if kind == "jsonl" and path != STDIN and not _saved_stream_file(path, options, within):
+        yield from _with_profile(jsonl_file(path, options, within), profile)
         return
     if options.kind == "auto" and path.lower().endswith(PARQUET_SUFFIXES):
-        yield from _with_profile(parquet_items(path, options), profile)
+        yield from _with_profile(parquet_items(path, options, within=within), profile)
         return
     try:
-        source = read_source(path, options.encoding, options.max_bytes)
+        source = read_source(path, options.encoding, options.max_bytes, within)
     except InputError as exc:
         code = "input.too_large" if isinstance(exc, InputTooLarge) else "input.unreadable"
         error = input_error(code, exc.problem)
@@ -249,14 +253,14 @@ _FIRST = Position(1, 1)
 _UNPARSED = object()
 
 
-def _saved_stream_file(path: str, options: ReadOptions) -> bool:
+def _saved_stream_file(path: str, options: ReadOptions, within: Within | None = None) -> bool:
     """Whether a ``.jsonl`` file holds a recorded stream (its lines are chunks or events)."""
     if options.field is not None or options.kind == "jsonl":
         return False
     from llmfix.stream.sniff import looks_like_stream
 
     try:
-        with open_regular(path) as handle:  # (not a FIFO: the read reports it)
+        with open_regular(path, within=within) as handle:  # (not a FIFO: the read reports it)
             head = handle.read(8192)
     except (OSError, ReadRefused):
         return False

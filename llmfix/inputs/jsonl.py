@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import IO, Any
 
 from llmfix.errors import ConfigError, InputError
-from llmfix.filebytes import ReadRefused, open_regular
+from llmfix.filebytes import ReadRefused, Within, open_regular
 from llmfix.inputs.fields import (
     field_tokens,
 )
@@ -27,9 +27,11 @@ from llmfix.jsontext import loads
 from llmfix.model import Diagnostic, Severity
 
 
-def jsonl_file(path: str, options: ReadOptions) -> Iterator[Item]:
+def jsonl_file(path: str, options: ReadOptions, within: Within | None = None) -> Iterator[Item]:
+    """The items of a JSON Lines file (a file discovery listed: only where ``within`` says,
+    see :class:`~llmfix.filebytes.Within`); an unreadable file is one error item."""
     try:
-        handle: IO[bytes] = open_url(path) if is_url(path) else open_regular(path)
+        handle: IO[bytes] = open_url(path) if is_url(path) else open_regular(path, within=within)
     except InputError as exc:
         error = input_error("input.unreadable", exc.problem)
         yield Item(id=path, source=path, line=1, text="", kind="file", error=error)
@@ -109,8 +111,11 @@ def _too_large(number: int, limit: int) -> Diagnostic:
     )
 
 
-def parquet_items(path: str, options: ReadOptions, row_group: int | None = None) -> Iterator[Item]:
-    """Items from a Parquet file, or from one of its row groups: each row is a record.
+def parquet_items(
+    path: str, options: ReadOptions, row_group: int | None = None, within: Within | None = None
+) -> Iterator[Item]:
+    """Items from a Parquet file, or from one of its row groups: each row is a record
+    (a file discovery listed: only where ``within`` says).
 
     A row is read as a JSONL line is (API response shapes, ``--field``, ``--group-by``);
     its ``line`` is its 1-based row number in the file. Only the columns ``--field`` and
@@ -129,7 +134,14 @@ def parquet_items(path: str, options: ReadOptions, row_group: int | None = None)
         yield failed("reading Parquet needs pyarrow: pip install 'llmfix[parquet]'")
         return
     try:
-        file = open_parquet(path)
+        file = open_parquet(path, within)
+    except ReadRefused as exc:
+        yield failed(refused(path, exc).problem)
+        return
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        yield failed(f"not a readable Parquet file: {' '.join(str(exc).split())}")
+        return
+    try:
         sizes = [file.metadata.row_group(i).num_rows for i in range(file.num_row_groups)]
         groups = range(len(sizes)) if row_group is None else range(row_group, row_group + 1)
         wanted = {str(field_tokens(s)[0]) for s in (options.field, options.group_by) if s}
@@ -146,6 +158,8 @@ def parquet_items(path: str, options: ReadOptions, row_group: int | None = None)
                     yield from record_items(record, raw, path, number, options, single_file=False)
     except (OSError, ValueError, pa.ArrowException) as exc:
         yield failed(f"not a readable Parquet file: {' '.join(str(exc).split())}")
+    finally:
+        file.close(force=True)  # (the file opened here, or by pyarrow)
 
 
 def items_from_lines(
@@ -212,8 +226,18 @@ def _failed_line(name: str, number: int, line: str, error: Diagnostic) -> Item:
 # --------------------------------------------------------------------------- records
 
 
-def open_parquet(path: str) -> Any:
-    """A ``pyarrow.parquet.ParquetFile`` for a path or a URL (needs pyarrow)."""
+def open_parquet(path: str, within: Within | None = None) -> Any:
+    """A ``pyarrow.parquet.ParquetFile`` for a path or a URL (needs pyarrow); a file
+    discovery listed is opened here, where ``within`` says (:class:`ReadRefused`)."""
     import pyarrow.parquet as pq
 
-    return pq.ParquetFile(open_url(path, random_access=True) if is_url(path) else path)
+    if is_url(path):
+        return pq.ParquetFile(open_url(path, random_access=True))
+    if within is None:
+        return pq.ParquetFile(path)
+    handle = open_regular(path, within=within)
+    try:
+        return pq.ParquetFile(handle)  # (closed with the ParquetFile: close(force=True))
+    except BaseException:
+        handle.close()
+        raise

@@ -20,6 +20,7 @@ from llmfix.filebytes import (
     NotRegular,
     ReadRefused,
     TooLarge,
+    Within,
     open_regular,
     read_at_most,
     read_regular,
@@ -92,10 +93,14 @@ def invalid_utf8(offset: int, bad: bytes, where: str = "") -> Diagnostic:
 
 
 def read_source(
-    path: str, encoding: str | None = None, limit: int = DEFAULT_READ_LIMIT
+    path: str,
+    encoding: str | None = None,
+    limit: int = DEFAULT_READ_LIMIT,
+    within: Within | None = None,
 ) -> TextSource:
     """Read one file (or stdin for ``-``) as text: at most ``limit`` bytes, and only a
-    regular file (stdin may be a pipe). Raises :class:`InputError`."""
+    regular file (stdin may be a pipe); a file discovery listed, only where it was listed
+    (``within``: see :class:`llmfix.filebytes.Within`). Raises :class:`InputError`."""
     if path == STDIN:
         data = read_at_most(sys.stdin.buffer, limit)
         if data is None:
@@ -109,7 +114,7 @@ def read_source(
         return decode_bytes(data, path, encoding)
     try:
         # Unbuffered: one read of the whole file, a third of what Path.read_bytes costs.
-        data = read_regular(path, limit)
+        data = read_regular(path, limit, within)
     except ReadRefused as exc:
         raise refused(path, exc) from None
     return decode_bytes(data, path, encoding)
@@ -175,10 +180,15 @@ def read_chunks(
 class WalkNotes:
     """What discovery passed over, for the command to tell: symbolic links not followed
     and paths refused (path → why), folders that could not be listed (path → problem;
-    each is also yielded, to be reported as an unreadable input)."""
+    each is also yielded, to be reported as an unreadable input). And where the readers
+    must find each file it listed (path → :class:`~llmfix.filebytes.Within`): a walked
+    file, below the folder walked and not through a final link (unless
+    ``--follow-symlinks``); a path of an untrusted config, in the config's folder. A path
+    not in ``within`` (a file named on the command line) is read as named."""
 
     skipped: dict[str, str] = dataclass_field(default_factory=dict)
     unlisted: dict[str, str] = dataclass_field(default_factory=dict)
+    within: dict[str, Within] = dataclass_field(default_factory=dict)
 
 
 def discover_files(
@@ -203,7 +213,9 @@ def discover_files(
     (``--follow-symlinks``); with ``confine`` (the directory of an untrusted project file
     whose paths these are) no path, named or walked, whose link leads out of it. What is
     passed over is named in ``notes.skipped``; a folder that cannot be listed is yielded
-    itself (an unreadable input, not a silent pass) and named in ``notes.unlisted``.
+    itself (an unreadable input, not a silent pass) and named in ``notes.unlisted``. Where
+    each file yielded must still be when it is read goes in ``notes.within``: the check
+    was made on the listing, and the file may be swapped for a link before it is read.
 
     ``links``, when given, receives each path yielded that is a symbolic link, before it is
     yielded (a walk knows it from the directory listing, with no system call per file).
@@ -226,6 +238,8 @@ def discover_files(
         elif target.exists() or target.is_symlink():
             if links is not None and target.is_symlink():
                 links.add(path)
+            if walk.confined is not None:  # an untrusted config's path: links inside it
+                walk.notes.within[path] = walk.confined
             yield path
         else:
             raise InputError(path, "no such file or directory")
@@ -241,6 +255,18 @@ class _Walk:
     follow: bool
     confine: str | None
     notes: WalkNotes
+    confined: Within | None = dataclass_field(init=False, default=None)  # of ``confine``
+
+    def __post_init__(self) -> None:
+        if self.confine is not None:
+            self.confined = Within(os.path.realpath(self.confine), follow=True)
+
+    def rule(self, root: Path) -> Within | None:
+        """Where the files walked from ``root`` must be when read: below the folder as it
+        is now, their last component no link; following links, only inside ``confine``."""
+        if not self.follow:
+            return Within(os.path.realpath(root))
+        return self.confined
 
     def inside(self, path: str) -> bool:
         """Whether ``path`` stays in ``confine`` (links followed); else it is noted."""
@@ -253,6 +279,8 @@ class _Walk:
 
     def files(self, root: Path) -> Iterator[str]:
         include, exclude, links = self.include, self.exclude, self.links
+        rule = self.rule(root)
+        within = self.notes.within
         for directory, dirnames, filenames, linked, problem in self.tree(os.fspath(root)):
             if problem is not None:
                 self.notes.unlisted[directory] = problem
@@ -277,6 +305,8 @@ class _Walk:
                         continue
                     if links is not None:
                         links.add(prefix + name)
+                if rule is not None:
+                    within[prefix + name] = rule
                 yield prefix + name
 
     def followed(self, link: str) -> bool:
