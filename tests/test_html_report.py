@@ -555,3 +555,24 @@ def test_a_large_report_renders_only_the_rows_in_view(browser: Any, tmp_path: Pa
         assert opened.shown() == f"{(count + 2) // 3:,} of {count:,} items"
     finally:
         opened.close()
+
+
+def test_bidi_controls_in_a_name_and_an_answer_show_as_escapes(
+    browser: Any, tmp_path: Path
+) -> None:
+    """A right-to-left override (U+202E) or an Arabic letter mark (U+061C) in a file name or
+    in model text would reorder what the reader sees around it (trojan source): the page
+    shows each as its escape, in the list and in the opened answer."""
+    name = "bidi\u202etxt.json"
+    (tmp_path / name).write_text('{"name": "\u202eevil\u061c", "age": 1,}', encoding="utf-8")
+    done = llmfix("check", name, "-f", "html", "-o", "r.html", "-q", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    page = Page(browser, tmp_path / "r.html")
+    try:
+        assert page.rows() == ["bidi\\u202etxt.json"]
+        page.open("bidi\\u202etxt.json")
+        assert "\\u202eevil\\u061c" in str(page.page.text_content("#answer"))
+        body = str(page.page.evaluate("document.body.innerText"))
+        assert not [c for c in body if c in "\u202e\u061c"]
+    finally:
+        page.close()

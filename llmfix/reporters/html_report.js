@@ -20,7 +20,9 @@
   // are shown as escapes, as the overview shows them (llmfix.reporters.sinks.for_html).
   var BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
   function visible(text) {
-    return text.replace(BIDI, function (c) { return "\\u" + c.charCodeAt(0).toString(16); });
+    return text.replace(BIDI, function (c) {
+      return "\\u" + ("000" + c.charCodeAt(0).toString(16)).slice(-4);
+    });
   }
   function el(tag, cls, text) {
     var node = document.createElement(tag);
