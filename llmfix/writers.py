@@ -324,7 +324,7 @@ class FixWriter:
         with original:
             target = self._target(source)
             try:
-                sink = self._sink(target)
+                sink = self._sink(target, self.within.get(source))
             except PathRefused as exc:
                 self._refuse(exc)
                 return
@@ -341,11 +341,17 @@ class FixWriter:
             raise refused
         self.refused(refused)
 
-    def _sink(self, target: Path) -> AtomicFile:
-        """Where ``target`` is written: in place, or in the mirror as the class says."""
-        if self.root is None:
-            return AtomicFile(target, keep_mode=True)
+    def _sink(self, target: Path, within: Within | None = None) -> AtomicFile:
+        """Where ``target`` is written: in place, or in the mirror as the class says. A
+        walked input rewritten in place (``within``, no links followed) is written through
+        its folders opened from the walk's root without following links, as the mirror is:
+        a folder swapped for a link after the input was read again is not followed."""
         from llmfix.containment import DIR_FDS, open_below, refuse_vcs
+
+        if self.root is None:
+            if within is None or within.follow or not DIR_FDS:
+                return AtomicFile(target, keep_mode=True)
+            return self._in_place_below(target, within.root, open_below)
 
         if not DIR_FDS:  # no directory descriptors (Windows): the path, checked
             refuse_vcs(str(target))
@@ -364,6 +370,21 @@ class FixWriter:
             os.close(directory)
             raise
         return AtomicFile(target, directory=directory)
+
+    def _in_place_below(
+        self, target: Path, root: str, open_below: Callable[[str, Sequence[str], str], int]
+    ) -> AtomicFile:
+        from llmfix.containment import link_problem, real_below
+
+        folder = os.path.realpath(target.parent)
+        if not real_below(folder, root):
+            raise PathRefused(str(target), link_problem(str(target.parent), root), "rewriting")
+        parts = [] if folder == root else os.path.relpath(folder, root).split(os.sep)
+        try:
+            directory = open_below(root, parts, str(target))
+        except OSError as exc:
+            raise InputError(str(target), f"cannot write: {exc.strerror or exc}") from None
+        return AtomicFile(target, keep_mode=True, directory=directory)
 
     def _refuse_an_input(self, target: Path, found: tuple[int, int] | None) -> None:
         """Refuse ``target`` (its device and inode: ``found``) when it is an input."""

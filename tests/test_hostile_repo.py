@@ -392,6 +392,32 @@ def test_an_input_swapped_for_a_link_before_it_is_written_back_is_neither_copied
     assert not (clone.root / "fixed" / "answers" / "a.json").exists()
 
 
+def test_a_folder_swapped_for_a_link_before_an_in_place_write_is_not_followed(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last window of the race: the input was read again where it was listed, and then
+    its folder becomes a link to the home before the repaired copy is written. The copy is
+    written through folders opened from the walk's root without following links, so it is
+    refused, not written into the home."""
+    from llmfix.writers import FixWriter
+
+    clone = clone_of(tmp_path, home, {"answers/sub/b.txt": "{'b': 1,}"}, {})
+    sink = FixWriter._sink
+
+    def racing(self: FixWriter, target: Path, *args: Any) -> Any:
+        folder = clone.root / "answers" / "sub"
+        if not folder.is_symlink():
+            folder.rename(clone.root / "answers" / "moved")
+            folder.symlink_to(home / "secrets")
+        return sink(self, target, *args)
+
+    monkeypatch.setattr(FixWriter, "_sink", racing)
+    done = clone.invoke(monkeypatch, "check", "answers", "--in-place", "--no-progress")
+    clone.assert_sealed()
+    assert not (home / "secrets" / "b.txt").exists()
+    assert "answers/sub is a symbolic link that leads outside" in done.stderr
+
+
 # ---------------------------------------------------------------------- 3: .git
 
 
