@@ -382,13 +382,18 @@ def shown_name(name: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def bad_name_message(shown: str, fmt: str) -> str:
+    """What ``tools.bad_name`` says of a call named ``shown`` (see :func:`shown_name`)."""
+    return f"a tool call named {shown} ({fmt}) was left out: that is not a usable tool name"
+
+
 def bad_name(scan: Scan, fmt: str, shown: str, start: int, end: int) -> Diagnostic:
     """``tools.bad_name``: a call was there, but its name cannot be a tool's; it is left
     out, and that fails the result (an error), never a silent drop."""
     return scan.note(
         "tools.bad_name",
         Severity.ERROR,
-        f"a tool call named {shown} ({fmt}) was left out: that is not a usable tool name",
+        bad_name_message(shown, fmt),
         start,
         end,
         hint=NAME_HINT,

@@ -62,6 +62,7 @@ from llmfix.toolcalls.base import (
     STAGE,
     ToolCall,
     ToolCallExtraction,
+    bad_name_message,
     shown_name,
     valid_name,
 )
@@ -270,8 +271,7 @@ class _Checker:
                 self.note(
                     "tools.bad_name",
                     Severity.ERROR,
-                    f"a tool call named {shown} ({call.format}) was left out: that is not a "
-                    "usable tool name",
+                    bad_name_message(shown, call.format),
                     call.span,
                     hint=NAME_HINT,
                     data={"name": shown},
