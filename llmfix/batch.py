@@ -26,6 +26,7 @@ printing, no file I/O here: the CLI feeds reporters. (:class:`FieldHints`, the h
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import signal
@@ -629,13 +630,20 @@ def stable_key(item: Item, root: str | None) -> str:
     key, source = item.key, item.source
     if root is None or source.startswith("<") or not key.startswith(source):
         return key
+    return _rooted_name(source, root, os.getcwd()) + key[len(source) :]
+
+
+@functools.lru_cache(maxsize=256)
+def _rooted_name(source: str, root: str, cwd: str) -> str:
+    """``source`` (relative to ``cwd``) named relative to ``root``: once per file, which
+    a JSONL file's records share (it looks at every link on the way)."""
     for path in (os.path.abspath(source), os.path.realpath(source)):
         if path == root or path.startswith(root.rstrip(os.sep) + os.sep):
             name = os.path.relpath(path, root)
             break
     else:
         name = os.path.realpath(source)
-    return name.replace(os.sep, "/") + key[len(source) :]
+    return name.replace(os.sep, "/")
 
 
 class Baseline:
