@@ -576,11 +576,16 @@ def _walk_deeper(value: Any, limit: int) -> bool:
     return True
 
 
-def strict_or_not(text: str) -> tuple[bool, Any]:
-    """``(True, value)`` when ``text`` is strict RFC 8259 JSON, else ``(False, NotStrict)``."""
+def strict_or_not(text: str, max_depth: int | None = None) -> tuple[bool, Any]:
+    """``(True, value)`` when ``text`` is strict RFC 8259 JSON, else ``(False, NotStrict)``;
+    with ``max_depth``, a value nested deeper is not taken either (see
+    :func:`nests_deeper`), as a decode that ran out of recursion is not."""
     try:
-        return True, strict_decode(text)
+        value = strict_decode(text)
     except json.JSONDecodeError as error:
         return False, NotStrict(text, json.JSONDecodeError, error.pos, error.msg)
     except (ValueError, RecursionError) as error:
         return False, NotStrict(text, type(error))
+    if max_depth is not None and nests_deeper(text, value, max_depth):
+        return False, NotStrict(text, RecursionError)
+    return True, value

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from llmfix.config import ENGINES, Limits
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.errors import ConfigError
-from llmfix.jsontext import DuplicateKey, NotStrict, OutOfRange, nests_deeper, strict_or_not
+from llmfix.jsontext import DuplicateKey, NotStrict, OutOfRange, strict_or_not
 from llmfix.model import Diagnostic, LineIndex, Risk, Severity, Span
 
 if TYPE_CHECKING:
@@ -86,9 +86,7 @@ def parse_json(
         known = ", ".join(ENGINES)
         raise ConfigError(f"unknown parse engine {engine!r} (expected one of: {known})")
     if not_strict is None or not not_strict.covers(text):
-        strict, found = strict_or_not(text)
-        if strict and nests_deeper(text, found, limits.max_depth):
-            return _depth_failure(limits)
+        strict, found = strict_or_not(text, limits.max_depth)
         if strict:
             # Built without the frozen dataclass __init__ (four object.__setattr__ calls),
             # whose cost shows against json.loads on 1 KB inputs; an ordinary instance.

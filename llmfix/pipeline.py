@@ -96,6 +96,7 @@ def _parse_candidate(
     not_strict: NotStrict | None = None,
 ) -> ParsedCandidate:
     diagnostics: list[Diagnostic] = list(candidate.diagnostics)
+    depth = options.limits.max_depth  # strict JSON deeper goes on to the parse, which says so
 
     def parse(text: str, within: Placement | None = None) -> ParseOutcome:
         # the parse makes its own deadline, when strict decoding fails, unless the
@@ -134,15 +135,12 @@ def _parse_candidate(
             for d in outcome.diagnostics
         ]
     elif candidate.decoded is not None and not nests_deeper(
-        candidate.text, candidate.decoded[0], options.limits.max_depth
+        candidate.text, candidate.decoded[0], depth
     ):
         outcome = ParseOutcome(True, candidate.decoded[0], True, ())
-    elif (
-        (not_strict is None or not not_strict.covers(candidate.text))
-        and (strict := clock.run("parse", lambda: strict_or_not(candidate.text)))[0]
-        # (a value nested past the limit goes on to the parse, which says so)
-        and not nests_deeper(candidate.text, strict[1], options.limits.max_depth)
-    ):
+    elif (not_strict is None or not not_strict.covers(candidate.text)) and (
+        strict := clock.run("parse", lambda: strict_or_not(candidate.text, depth))
+    )[0]:
         # Strict JSON inside a fence or an envelope takes the whole-text fast path: no
         # cleaning (strict JSON has nothing to normalize outside its strings, and its
         # strings are kept as written, as they are for a whole text that is JSON).
@@ -230,13 +228,17 @@ def strict_document(
     begin = clock()
     # (a strict decode of the text is one of the stripped text: JSON's whitespace is
     # whitespace to strip(), and strip() leaves nothing else around a value that decodes)
-    ok, value = (True, decoded[0]) if decoded is not None else strict_or_not(stripped)
+    depth = options.limits.max_depth  # deeper: not taken here; the parse says so
+    if decoded is None:
+        ok, value = strict_or_not(stripped, depth)
+    elif nests_deeper(stripped, decoded[0], depth):
+        ok, value = False, NotStrict(stripped, RecursionError)
+    else:
+        ok, value = True, decoded[0]
     parsed = clock()
     stages["parse"] = parsed - begin
     if not ok:
         return cast(NotStrict, value)
-    if nests_deeper(stripped, value, options.limits.max_depth):  # the parse stage says so
-        return NotStrict(stripped, RecursionError)
     found: tuple[Diagnostic, ...] = ()
     if validator is not None:
         found = () if validator.is_valid(value) else tuple(validator.errors(value))
