@@ -102,7 +102,7 @@ def run_check_in_process(
     with ``fmt=None``, what ``llmfix check PATHS -s SCHEMA -j JOBS`` runs (the default
     format, the text reporter, on a stdout that is not a terminal)."""
     from llmfix.cli.check import run_check
-    from llmfix.settings import CheckFlags, check_settings
+    from llmfix.run.settings import CheckFlags, check_settings
 
     flags: dict[str, Any] = {"paths": paths, "schema": schema, "jobs": jobs}
     if fmt is not None:
@@ -190,10 +190,10 @@ def bench_jobs(quick: bool, work: Path) -> dict[str, Any]:
 
 
 def bench_crossover(quick: bool) -> dict[str, Any]:
-    from llmfix.batch import BatchLimits, Profile, run_items
+    from llmfix.batch.core import BatchLimits, Profile, run_items
     from llmfix.inputs import Item
-    from llmfix.schemas import schema_from_value
-    from llmfix.validate import SchemaValidator
+    from llmfix.schema.load import schema_from_value
+    from llmfix.schema.validate import SchemaValidator
 
     rng = random.Random(SEED)
     texts = [broken(page(rng, i)) for i in range(64)]

@@ -127,10 +127,10 @@ def demo_records(n: int, seed: int = SEED) -> Iterator[dict[str, Any]]:
 
 def checked_items(n: int, workdir: Path) -> tuple[list[Any], Any]:
     """``n`` judged items (distinct ones checked once, then repeated under new ids) + summary."""
-    from llmfix.batch import BatchLimits, BatchSummary, Profile, judge, run_items
+    from llmfix.batch.core import BatchLimits, BatchSummary, Profile, judge, run_items
     from llmfix.inputs import ReadOptions, items_from_file
-    from llmfix.schemas import load_schema
-    from llmfix.validate import SchemaValidator
+    from llmfix.schema.load import load_schema
+    from llmfix.schema.validate import SchemaValidator
 
     source = workdir / "answers.jsonl"
     with source.open("w", encoding="utf-8") as out:

@@ -3,7 +3,7 @@
 Run: ``.venv/bin/python bench/bench_json_repair_engine.py [--quick]``. Prints a markdown table.
 
 json-repair cannot check a clock, so with a finite ``--time-budget`` (the default is 5 s) the
-parse stage runs it in a worker process that can be stopped (``llmfix/json_repair_engine.py``).
+parse stage runs it in a worker process that can be stopped (``llmfix/parse/json_repair.py``).
 Each row times json-repair's reading (``run_json_repair``, value and log) with a deadline
 (in the worker) and without one (in this process), interleaved, on broken answers of three
 sizes; the difference is the per-call cost of the worker: sending the text, receiving the
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a short run")
     args = parser.parse_args(argv)
     from llmfix.deadline import Deadline
-    from llmfix.json_repair_engine import _Worker, run_json_repair
+    from llmfix.parse.json_repair import _Worker, run_json_repair
 
     started = time.perf_counter()
     worker = _Worker()

@@ -251,9 +251,9 @@ def repair_with_cli(case: Case, base: str, attempts: int, scratch: Path) -> dict
 
 def repair_with_library(case: Case, base: str, attempts: int) -> dict[str, Any]:
     from llmfix.llm import LlmConfig, llm_repair
-    from llmfix.pipeline import repair_text
-    from llmfix.schemas import load_schema
-    from llmfix.validate import SchemaValidator
+    from llmfix.pipeline.core import repair_text
+    from llmfix.schema.load import load_schema
+    from llmfix.schema.validate import SchemaValidator
 
     validator = SchemaValidator(load_schema(str(case.schema)))
     text = case.text.read_text(encoding="utf-8")
@@ -271,9 +271,9 @@ def repair_with_library(case: Case, base: str, attempts: int) -> dict[str, Any]:
 
 
 def needing_llm(cases: list[Case]) -> list[tuple[Case, str]]:
-    from llmfix.pipeline import repair_text
-    from llmfix.schemas import load_schema
-    from llmfix.validate import SchemaValidator
+    from llmfix.pipeline.core import repair_text
+    from llmfix.schema.load import load_schema
+    from llmfix.schema.validate import SchemaValidator
 
     out = []
     for case in cases:

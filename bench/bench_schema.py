@@ -131,9 +131,9 @@ def cases() -> dict[str, tuple[Any, dict[str, Any]]]:
 def run(quick: bool = False) -> list[dict[str, Any]]:
     import jsonschema
 
-    from llmfix.schema_repair import coerce_to_schema
-    from llmfix.schemas import schema_from_value
-    from llmfix.validate import SchemaValidator
+    from llmfix.schema.load import schema_from_value
+    from llmfix.schema.repair import coerce_to_schema
+    from llmfix.schema.validate import SchemaValidator
 
     rows = []
     for name, (value, schema) in cases().items():
@@ -225,7 +225,9 @@ def _calls(fn: Callable[[], object]) -> int:
 
 
 def against(checkout: Path, quick: bool) -> str:
-    from llmfix import schema_repair, schemas, validate
+    from llmfix.schema import load as schemas
+    from llmfix.schema import repair as schema_repair
+    from llmfix.schema import validate
 
     with tempfile.TemporaryDirectory() as scratch:
         base = _import_base(checkout, Path(scratch))

@@ -236,7 +236,7 @@ def run(quick: bool = False) -> dict[str, Any]:
 def _internal_contender(schema: dict[str, Any]) -> Any:
     """``repair_text`` with a validator built once, if the pipeline offers it (diagnostic only)."""
     try:
-        from llmfix.pipeline import make_validator, repair_text
+        from llmfix.pipeline.core import make_validator, repair_text
     except ImportError:
         return None
     validator = make_validator(schema)

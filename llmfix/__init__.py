@@ -10,11 +10,9 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-# The submodule llmfix.extract is imported before the function ``extract`` below is
-# defined, so that the function (not the module) is what ``llmfix.extract`` names.
-import llmfix.extract as _extract_stage
+import llmfix.pipeline.extract as _extract_stage
 import llmfix.stream as _stream_package  # noqa: F401 - so the function below owns the name
-from llmfix.config import Limits, RepairOptions
+from llmfix.batch.responses import read_response, repair_response
 from llmfix.errors import ConfigError, InputError, LlmfixError, ProviderError, SchemaError
 from llmfix.jsontext import JsonNumber, dumps
 from llmfix.model import (
@@ -28,10 +26,10 @@ from llmfix.model import (
     Span,
     Status,
 )
-from llmfix.responses import read_response, repair_response
+from llmfix.options import Limits, RepairOptions
 
 if TYPE_CHECKING:
-    from llmfix.schemas import SchemaSpec
+    from llmfix.schema.load import SchemaSpec
     from llmfix.stream.reader import StreamParser
 
 __version__ = "0.1.0"
@@ -74,21 +72,22 @@ def repair(text: str, schema: Any = None, **options: Any) -> Result:
     """Repair one raw model response.
 
     ``schema`` is a JSON Schema (a dict or bool), a ``SchemaSpec`` from
-    ``llmfix.schemas.load_schema``, or ``None``. ``options`` are the fields of
+    ``llmfix.schema.load.load_schema``, or ``None``. ``options`` are the fields of
     :class:`RepairOptions` (``pick``, ``schema_repair``, ``disabled_rules``, ``partial``,
     ``max_risk``, ``guided``) and of :class:`Limits` (``max_size``, ``max_depth``,
     ``time_budget``).
     Never prints, never exits; raises :class:`SchemaError` for a bad schema and
     :class:`ConfigError` for a bad option.
     """
-    from llmfix.pipeline import repair_text
+    from llmfix.pipeline.core import repair_text
 
     return repair_text(text, schema, make_options(**options))
 
 
 def check_tool_calls(text: str, tools: Any = None, **options: Any) -> Result:
     """Read the tool calls in ``text`` (any format ``llmfix repair --tools`` reads) and check
-    each against ``tools``: a ``ToolRegistry`` (``llmfix.tools.ToolRegistry.load(path)``),
+    each against ``tools``: a ``ToolRegistry``
+    (``llmfix.toolcalls.registry.ToolRegistry.load(path)``),
     an OpenAI, Anthropic or MCP tools list as a value, or ``None``.
 
     ``options`` are those of :func:`llmfix.toolcalls.check.check_tool_calls` (``fmt``,
@@ -97,7 +96,7 @@ def check_tool_calls(text: str, tools: Any = None, **options: Any) -> Result:
     list of calls. Never prints, never exits.
     """
     from llmfix.toolcalls.check import check_tool_calls as check
-    from llmfix.tools import ToolRegistry
+    from llmfix.toolcalls.registry import ToolRegistry
 
     registry = tools if tools is None or isinstance(tools, ToolRegistry) else None
     if tools is not None and registry is None:
@@ -109,7 +108,7 @@ def check_tool_calls(text: str, tools: Any = None, **options: Any) -> Result:
 
 def load_schema(ref: str) -> SchemaSpec:
     """A schema from a ``.json``/``.yaml`` file or ``builtin:NAME``, to pass as ``schema=``."""
-    from llmfix.schemas import load_schema as load
+    from llmfix.schema.load import load_schema as load
 
     return load(ref)
 
@@ -122,12 +121,12 @@ def stream(
     ``parser.feed(chunk)`` returns :class:`~llmfix.stream.reader.Event` objects (snapshots
     that are never taken back); ``parser.close()`` returns what :func:`repair` returns on the
     whole text (with ``tools``: the tool-call check of ``llmfix repair --tools``).
-    ``tools`` is a :class:`~llmfix.tools.ToolRegistry` or a list of OpenAI, Anthropic or MCP
-    tool definitions; ``strings`` is ``"complete"`` (a string shows once it closed) or
-    ``"growing"`` (the string being written shows as it grows). Other ``options`` are those
-    of :func:`repair`.
+    ``tools`` is a :class:`~llmfix.toolcalls.registry.ToolRegistry` or a list of OpenAI,
+    Anthropic or MCP tool definitions; ``strings`` is ``"complete"`` (a string shows once it
+    closed) or ``"growing"`` (the string being written shows as it grows). Other ``options``
+    are those of :func:`repair`.
     """
-    from llmfix.pipeline import make_validator
+    from llmfix.pipeline.core import make_validator
     from llmfix.stream.reader import STRING_MODES
     from llmfix.stream.reader import StreamParser as _Parser
 
@@ -136,7 +135,7 @@ def stream(
     made = make_options(**options)
     registry = None
     if tools is not None:
-        from llmfix.tools import ToolRegistry
+        from llmfix.toolcalls.registry import ToolRegistry
 
         if schema is not None:
             raise ConfigError("schema and tools don't go together: tools carry their schemas")
@@ -153,7 +152,7 @@ def stream(
 
 def extract(text: str) -> list[Candidate]:
     """Every candidate JSON payload in ``text``, in order of appearance (no selection)."""
-    from llmfix.normalize import normalize_document
+    from llmfix.pipeline.normalize import normalize_document
 
     candidates, _ = _extract_stage.extract_candidates(normalize_document(text))
     return candidates
@@ -163,7 +162,7 @@ def make_options(**options: Any) -> RepairOptions:
     """Build :class:`RepairOptions` from keyword arguments, rejecting unknown names."""
     if not options:
         return _DEFAULT_OPTIONS
-    from llmfix.config import ENGINES, PICKS
+    from llmfix.options import ENGINES, PICKS
 
     limit_names, option_names = _LIMIT_NAMES, _OPTION_NAMES
     unknown = set(options) - limit_names - option_names
@@ -188,7 +187,7 @@ def make_options(**options: Any) -> RepairOptions:
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
     if "disabled_rules" in rest:
-        from llmfix.config import rule_ids
+        from llmfix.schema.repair import rule_ids
 
         rest["disabled_rules"] = rule_ids(rest["disabled_rules"])
     return RepairOptions(limits=limits, **rest)

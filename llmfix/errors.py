@@ -48,7 +48,7 @@ class ProviderError(LlmfixError):
 
 
 class PathRefused(LlmfixError):
-    """A path the containment rule refuses (:mod:`llmfix.containment`): it leads outside
+    """A path the containment rule refuses (:mod:`llmfix.files.containment`): it leads outside
     the root it must stay in, through a symbolic link, or into a version-control directory."""
 
     def __init__(self, path: str, why: str, doing: str = "writing") -> None:

@@ -6,7 +6,7 @@
     python scripts/parser_conformance.py --speed      # throughput vs json_repair
 
 Cases run through :func:`llmfix.repair_parser.repair_parse` directly (not the pipeline),
-with the nesting limit of :class:`llmfix.config.Limits`. ``must_fail`` cases pass when
+with the nesting limit of :class:`llmfix.options.Limits`. ``must_fail`` cases pass when
 nothing is recovered. json_repair cases whose options change what a right answer is
 (``strict``, ``stream_stable``, ``schema_repair_mode``) or that carry a schema are not
 comparable and are skipped. Cases where the parser deliberately answers otherwise are
@@ -27,7 +27,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from llmfix.config import Limits  # noqa: E402
+from llmfix.options import Limits  # noqa: E402
 from llmfix.repair_parser import ParserResult, repair_parse  # noqa: E402
 from tests.conformance import same_json  # noqa: E402
 

@@ -33,8 +33,8 @@ import jsonpatch
 import jsonschema
 import referencing
 
-from llmfix.schema_repair import coerce_to_schema
-from llmfix.schema_walk import json_equal
+from llmfix.schema.repair import coerce_to_schema
+from llmfix.schema.walk import json_equal
 
 CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 SCHEMA_DIR = CORPORA / "schemas"

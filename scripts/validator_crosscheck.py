@@ -35,10 +35,10 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from llmfix.errors import SchemaError
-from llmfix.schema_repair import coerce_to_schema
-from llmfix.schemas import load_schema
-from llmfix.validate import SchemaValidator
-from llmfix.validate_fast import fast_is_valid
+from llmfix.schema.fast import fast_is_valid
+from llmfix.schema.load import load_schema
+from llmfix.schema.repair import coerce_to_schema
+from llmfix.schema.validate import SchemaValidator
 
 PROBES: list[Any] = [None, True, 0, -1, 1.5, "", "x", [], {}, [1, "a"], {"a": 1}]
 

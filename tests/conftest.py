@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from llmfix.schemas import schema_from_value
-from llmfix.validate import SchemaValidator
+from llmfix.schema.load import schema_from_value
+from llmfix.schema.validate import SchemaValidator
 from tests.llm_server import LlmServer
 
 _SETTINGS_FROM_THE_ENVIRONMENT = (

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import llmfix
-from llmfix.gate import gate_failures
+from llmfix.batch.gate import gate_failures
 from llmfix.model import Risk
 from tests.conformance import print_failures, same_json
 

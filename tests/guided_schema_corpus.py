@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import llmfix
-from llmfix.schema_walk import json_equal
+from llmfix.schema.walk import json_equal
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,4 +1,4 @@
-"""llmfix.answers: one response through a `repair` run, without the command line."""
+"""llmfix.run.repair: one response through a `repair` run, without the command line."""
 
 from __future__ import annotations
 
@@ -8,15 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from llmfix.answers import (
-    fixed_response,
-    output_text,
-    repair_response,
-    start_llm,
-    stream_answer,
-)
 from llmfix.model import Status
-from llmfix.settings import LlmFlags, RepairFlags, repair_settings
+from llmfix.run.repair import fixed_response, output_text, repair_response, start_llm, stream_answer
+from llmfix.run.settings import LlmFlags, RepairFlags, repair_settings
 from tests.llm_server import LlmServer, openai_reply
 
 PERSON = {

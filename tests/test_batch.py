@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-import llmfix.batch as batch
-from llmfix.batch import (
+import llmfix.batch.core as batch
+from llmfix.batch.core import (
     Baseline,
     BatchLimits,
     BatchSummary,
@@ -21,8 +21,8 @@ from llmfix.batch import (
 )
 from llmfix.inputs import Item, input_error
 from llmfix.model import Risk
-from llmfix.schemas import schema_from_value
-from llmfix.validate import SchemaValidator
+from llmfix.schema.load import schema_from_value
+from llmfix.schema.validate import SchemaValidator
 
 PERSON = {
     "type": "object",

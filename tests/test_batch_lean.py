@@ -1,4 +1,4 @@
-"""The lean path of `check` (``llmfix.batch.strict_valid``): a text that is strict JSON and
+"""The lean path of `check` (``llmfix.batch.core.strict_valid``): a text that is strict JSON and
 valid gets the result the pipeline would give it, field for field, and every report
 format writes the same bytes whether the lean path or the general one checked it."""
 
@@ -12,15 +12,15 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-import llmfix.batch as batch
-from llmfix.batch import BatchLimits, Profile, run_items, strict_valid
+import llmfix.batch.core as batch
+from llmfix.batch.core import BatchLimits, Profile, run_items, strict_valid
 from llmfix.cli import app
-from llmfix.config import RepairOptions
 from llmfix.inputs import Item, ReadOptions, items_from_text
 from llmfix.jsontext import loads
-from llmfix.pipeline import repair_text
-from llmfix.schemas import schema_from_value
-from llmfix.validate import SchemaValidator
+from llmfix.options import RepairOptions
+from llmfix.pipeline.core import repair_text
+from llmfix.schema.load import schema_from_value
+from llmfix.schema.validate import SchemaValidator
 
 SCHEMA = {
     "type": "object",

@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 import llmfix
-from llmfix import filebytes
-from llmfix.filebytes import byte_limit
+from llmfix.files import read as filebytes
+from llmfix.files.read import byte_limit
 from llmfix.inputs import ReadOptions, items_from_file, read_source
 from llmfix.model import Risk, Status
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 import llmfix
-from llmfix.config import Limits
+from llmfix.options import Limits
 from llmfix.stream import reader
 
 # ------------------------------------------------------------------ 10: linear stream reading
@@ -177,7 +177,7 @@ def test_pool_workers_end_when_check_is_killed(tmp_path: Path) -> None:
 
 _WATCHED_CHILD = """
 import os, signal, sys, time
-from llmfix import batch
+from llmfix.batch import core as batch
 batch._ask_kernel_to_end_with_parent = lambda: None  # the portable watcher alone
 parent = os.getpid()
 child = os.fork()
@@ -231,7 +231,7 @@ llm:
 
 
 def _user_config(text: str) -> None:
-    from llmfix.trust import user_config_path
+    from llmfix.run.trust import user_config_path
 
     path = user_config_path()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -239,7 +239,7 @@ def _user_config(text: str) -> None:
 
 
 def test_an_untrusted_project_file_may_only_tighten_limits(tmp_path: Path) -> None:
-    from llmfix.configfile import load_settings
+    from llmfix.run.config_file import load_settings
 
     _user_config("llm:\n  max-calls: 2\n")
     (tmp_path / "llmfix.yaml").write_text(HOSTILE_LIMITS)
@@ -267,7 +267,7 @@ def test_an_untrusted_project_file_may_only_tighten_limits(tmp_path: Path) -> No
 
 
 def test_an_untrusted_project_file_keeps_the_limits_it_tightens(tmp_path: Path) -> None:
-    from llmfix.configfile import load_settings
+    from llmfix.run.config_file import load_settings
 
     (tmp_path / "llmfix.yaml").write_text(
         "jobs: 1\ntimeout: 5\noptions: {max_depth: 50}\nllm: {max-attempts: 1, max-calls: 3}\n"
@@ -279,8 +279,8 @@ def test_an_untrusted_project_file_keeps_the_limits_it_tightens(tmp_path: Path) 
 
 
 def test_trusted_sources_loosen_limits_up_to_their_ceilings(tmp_path: Path) -> None:
-    from llmfix.ceilings import JOBS_PER_CPU, MAX_DEPTH, usable_cpus
-    from llmfix.configfile import load_settings
+    from llmfix.run.ceilings import JOBS_PER_CPU, MAX_DEPTH, usable_cpus
+    from llmfix.run.config_file import load_settings
 
     (tmp_path / "llmfix.yaml").write_text(HOSTILE_LIMITS)
     settings = load_settings({"jobs": 48}, start=tmp_path, trust=True)
@@ -344,7 +344,7 @@ def test_a_3000_deep_answer_with_a_loosened_depth_is_a_diagnostic_not_a_crash(
 def test_an_answer_as_deep_as_the_ceiling_is_written_by_every_writer(
     tmp_path: Path, fmt: str
 ) -> None:
-    from llmfix.ceilings import MAX_DEPTH
+    from llmfix.run.ceilings import MAX_DEPTH
 
     depth = MAX_DEPTH - 10
     (tmp_path / "deep.json").write_text(_nested(depth))

@@ -14,14 +14,15 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from llmfix import schema_context, validate
-from llmfix import schema_walk as sw
 from llmfix.deadline import Deadline, OutOfTime
-from llmfix.schema_budget import bounded_class, pattern_is_risky, steps
-from llmfix.schema_check import RefRefused
-from llmfix.schema_repair import coerce_to_schema
-from llmfix.schemas import schema_from_value
-from llmfix.validate import REMOTE_MAX_DOCUMENTS, SchemaValidator
+from llmfix.schema import context as schema_context
+from llmfix.schema import validate
+from llmfix.schema import walk as sw
+from llmfix.schema.budget import bounded_class, pattern_is_risky, steps
+from llmfix.schema.check import RefRefused
+from llmfix.schema.load import schema_from_value
+from llmfix.schema.repair import coerce_to_schema
+from llmfix.schema.validate import REMOTE_MAX_DOCUMENTS, SchemaValidator
 from tests.llm_server import LlmServer
 from tests.test_hardening import assert_no_traceback, error_lines, run_cli
 

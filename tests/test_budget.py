@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 
 import llmfix
-from llmfix.batch import BatchLimits, Profile, run_items
-from llmfix.config import Limits, RepairOptions
+from llmfix.batch.core import BatchLimits, Profile, run_items
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.inputs import Item
 from llmfix.model import Result, Status
-from llmfix.pipeline import repair_text
+from llmfix.options import Limits, RepairOptions
+from llmfix.pipeline.core import repair_text
 
 # An unclosed value in prose, 800 KB of brackets, ended by a fence: a long extraction (half
 # a second), checked as the value's tokens are scanned and at the fence after it.
@@ -140,7 +140,7 @@ def _item(text: str) -> Item:
 
 
 def _run(text: str, time_budget: float, timeout: float, schema: Any = None) -> Any:
-    from llmfix.pipeline import make_validator
+    from llmfix.pipeline.core import make_validator
 
     profile = Profile(make_validator(schema), RepairOptions(limits=Limits(time_budget=time_budget)))
     [outcome] = run_items([_item(text)], {"": profile}, BatchLimits(jobs=1, item_timeout=timeout))
@@ -217,7 +217,7 @@ def test_no_signal_handler_or_timer_is_touched() -> None:
 
 
 def test_schema_errors_are_capped_per_value() -> None:
-    from llmfix.validate import MAX_ERRORS
+    from llmfix.schema.validate import MAX_ERRORS
 
     wrong = json.dumps({"n": ["x"] * (MAX_ERRORS * 20)})
     result = llmfix.repair(wrong, schema=_SCHEMA)

@@ -270,7 +270,7 @@ def test_python_dash_m_works() -> None:
 
 def test_writing_to_a_special_file_does_not_replace_it(tmp_path: Path) -> None:
     fifo_free_target = Path(os.devnull)
-    from llmfix.writers import write_atomic
+    from llmfix.files.atomic import write_atomic
 
     write_atomic(fifo_free_target, "x")
     assert fifo_free_target.is_char_device()

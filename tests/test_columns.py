@@ -1,4 +1,4 @@
-"""llmfix.columns: an Arrow batch in, the result columns out, row for row as llmfix.repair."""
+"""llmfix.batch.columns: an Arrow batch in, the result columns out, row for row as llmfix.repair."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 import llmfix
-from llmfix import batch
+from llmfix.batch import core as batch
 from llmfix.errors import ConfigError
 
 pa = pytest.importorskip("pyarrow", reason="the columnar core needs pyarrow (llmfix[parquet])")
 
-from llmfix.columns import (  # noqa: E402 - after the importorskip
+from llmfix.batch.columns import (  # noqa: E402
     RESULT_COLUMNS,
     ColumnChecker,
     check_table,
@@ -76,7 +76,7 @@ def test_non_string_values_are_checked_as_their_json() -> None:
 
 
 def test_the_schema_is_compiled_once_per_checker(monkeypatch: pytest.MonkeyPatch) -> None:
-    from llmfix import validate
+    from llmfix.schema import validate
 
     built = []
     original = validate.SchemaValidator.__init__
@@ -150,7 +150,7 @@ def test_partial_summaries_merge_to_the_whole() -> None:
 
 def test_importing_llmfix_imports_no_engine() -> None:
     code = (
-        "import sys, llmfix, llmfix.columns, llmfix.engines, llmfix.cli;"
+        "import sys, llmfix, llmfix.batch.columns, llmfix.engines, llmfix.cli;"
         "print(sorted(m for m in ('ray', 'pyspark', 'pyarrow', 'pandas') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -29,8 +29,8 @@ def test_generated_breakage_is_read_right_by_our_parser() -> None:
 
 
 def test_the_json_repair_engine_says_so_wherever_the_engines_disagree() -> None:
-    from llmfix.config import Limits
-    from llmfix.parse import parse_json
+    from llmfix.options import Limits
+    from llmfix.parse.core import parse_json
 
     _, _, found = disagreements()
     silent = []

@@ -13,7 +13,7 @@ from llmfix.cli import app
 
 pa = pytest.importorskip("pyarrow", reason="--results and Parquet need pyarrow (llmfix[parquet])")
 
-from llmfix.batch import BatchLimits, Profile  # noqa: E402
+from llmfix.batch.core import BatchLimits, Profile  # noqa: E402
 from llmfix.engines import Job, Unit, check_unit, plan_units  # noqa: E402
 from llmfix.inputs import ReadOptions  # noqa: E402
 from tests.scale_fixture import ROWS, run, write_fixture  # noqa: E402

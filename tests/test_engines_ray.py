@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("pyarrow", reason="engine tests need pyarrow (llmfix[ray])")
 ray = pytest.importorskip("ray", reason="Ray tests need llmfix[ray]")
 
-from llmfix.columns import ColumnChecker, merge_summaries, partial_summary  # noqa: E402
+from llmfix.batch.columns import ColumnChecker, merge_summaries, partial_summary  # noqa: E402
 from tests.scale_fixture import (  # noqa: E402
     EXPECTED_STATUS,
     SCHEMA,

@@ -20,7 +20,7 @@ pytest.importorskip("pyspark", reason="Spark tests need llmfix[spark]")
 if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
     pytest.skip("Spark tests need Java 17+: no java on PATH, no JAVA_HOME", allow_module_level=True)
 
-from llmfix.columns import ColumnChecker, merge_summaries, partial_summary
+from llmfix.batch.columns import ColumnChecker, merge_summaries, partial_summary
 from tests.scale_fixture import (
     EXPECTED_STATUS,
     SCHEMA,

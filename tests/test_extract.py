@@ -8,9 +8,9 @@ import time
 import pytest
 
 from llmfix.deadline import Deadline, OutOfTime
-from llmfix.extract import extract_candidates, extract_values
 from llmfix.model import Candidate, Position, Risk, Severity, Span
-from llmfix.normalize import normalize_document
+from llmfix.pipeline.extract import extract_candidates, extract_values
+from llmfix.pipeline.normalize import normalize_document
 
 
 def found(text: str) -> list[tuple[str, str]]:

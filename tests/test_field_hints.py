@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from llmfix.field_hints import FieldHints
+from llmfix.batch.hints import FieldHints
 from llmfix.inputs import ReadOptions, items_from_text
 
 

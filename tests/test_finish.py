@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from llmfix.config import RepairOptions
 from llmfix.deadline import OutOfTime
-from llmfix.finish import Clock, finish, out_of_time
 from llmfix.model import Candidate, LineIndex, Severity, Span, Status
-from llmfix.pipeline import make_validator
-from llmfix.select import ParsedCandidate
+from llmfix.options import RepairOptions
+from llmfix.pipeline.core import make_validator
+from llmfix.pipeline.finish import Clock, finish, out_of_time
+from llmfix.pipeline.select import ParsedCandidate
 
 
 def test_a_stage_that_ran_out_is_a_limits_time_error_naming_it() -> None:

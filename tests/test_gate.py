@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import llmfix
+from llmfix.batch.gate import Gate, writable
 from llmfix.errors import ConfigError
-from llmfix.gate import Gate, writable
 from llmfix.model import Risk
 
 FRACTION = {"type": "object", "properties": {"s": {"type": "integer", "maximum": 5}}}

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 import llmfix
+from llmfix.batch.gate import gate_failures
 from llmfix.deadline import Deadline, OutOfTime
-from llmfix.gate import gate_failures
 from llmfix.guided import collect_values, read_answer
 from llmfix.guided.convert import plain_json
 from llmfix.guided.formats import read_key_values, read_table, read_xml

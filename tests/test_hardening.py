@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import llmfix
-from llmfix import filebytes
+from llmfix.files import read as filebytes
 from llmfix.inputs import ReadOptions, items_from_file
 from llmfix.model import Status
 from llmfix.toolcalls import extract_tool_calls

@@ -362,7 +362,7 @@ def test_an_untrusted_configs_file_swapped_for_a_link_out_of_its_folder_is_not_r
 def test_an_input_swapped_for_a_link_before_it_is_written_back_is_neither_copied_nor_followed(
     tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
-    from llmfix.writers import FixWriter
+    from llmfix.batch.writers import FixWriter
 
     (home / "secrets" / "lines.jsonl").write_text(json.dumps({"token": SECRET}) + "\n")
     files = {
@@ -399,7 +399,7 @@ def test_a_folder_swapped_for_a_link_before_an_in_place_write_is_not_followed(
     its folder becomes a link to the home before the repaired copy is written. The copy is
     written through folders opened from the walk's root without following links, so it is
     refused, not written into the home."""
-    from llmfix.writers import FixWriter
+    from llmfix.batch.writers import FixWriter
 
     clone = clone_of(tmp_path, home, {"answers/sub/b.txt": "{'b': 1,}"}, {})
     sink = FixWriter._sink
@@ -526,8 +526,8 @@ def test_trust_is_decided_on_the_bytes_that_were_parsed(
 ) -> None:
     """The file is swapped back to its trusted text just after the hostile text was
     parsed (what a loop of ``mv`` did): the run must not call the hostile text trusted."""
-    import llmfix.configfile as configfile
-    from llmfix.trust import trust_file
+    import llmfix.run.config_file as configfile
+    from llmfix.run.trust import trust_file
 
     config = tmp_path / "llmfix.yaml"
     trusted_text = "fail-on: repaired\n"

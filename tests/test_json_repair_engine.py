@@ -12,16 +12,10 @@ from typing import Any
 
 import pytest
 
-from llmfix import json_repair_engine as engine
 from llmfix.deadline import Deadline, OutOfTime
-from llmfix.json_repair_engine import (
-    LOG_CODES,
-    UNMAPPED,
-    log_repairs,
-    run_json_repair,
-    same_reading,
-)
 from llmfix.model import Risk
+from llmfix.parse import json_repair as engine
+from llmfix.parse.json_repair import LOG_CODES, UNMAPPED, log_repairs, run_json_repair, same_reading
 from llmfix.repair_parser import CODES, repair_parse
 
 
@@ -152,8 +146,8 @@ def test_a_forked_child_starts_its_own_worker_and_the_parents_keeps_working() ->
 def test_a_script_without_a_main_guard_is_not_run_again_by_the_worker(tmp_path: Path) -> None:
     script = tmp_path / "use_engine.py"
     script.write_text(
-        "from llmfix.config import Limits\n"
-        "from llmfix.parse import parse_json\n"
+        "from llmfix.options import Limits\n"
+        "from llmfix.parse.core import parse_json\n"
         "outcome = parse_json(\"{'a': 1,\", engine='json-repair', limits=Limits(time_budget=30))\n"
         "print(outcome.value)\n",
         encoding="utf-8",

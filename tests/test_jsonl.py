@@ -1,4 +1,4 @@
-"""llmfix.jsonl: JSON Lines in, one result line per record out, as each record arrives."""
+"""llmfix.run.jsonl: JSON Lines in, one result line per record out, as each record arrives."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 from collections.abc import Iterator
 
 from llmfix import make_options
-from llmfix.jsonl import repair_jsonl
 from llmfix.model import ExitCode
+from llmfix.run.jsonl import repair_jsonl
 
 
 def results(out: io.StringIO) -> list[dict[str, object]]:

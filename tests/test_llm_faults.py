@@ -26,8 +26,8 @@ from llmfix.llm import LlmConfig, LlmRepairOutcome, llm_repair, make_provider
 from llmfix.llm.providers import HttpTransport
 from llmfix.llm.retry import RetryPolicy
 from llmfix.model import Diagnostic, Result, Status
-from llmfix.pipeline import repair_text
-from llmfix.validate import SchemaValidator
+from llmfix.pipeline.core import repair_text
+from llmfix.schema.validate import SchemaValidator
 from tests.llm_server import (
     LlmServer,
     Reply,

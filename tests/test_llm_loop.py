@@ -11,8 +11,8 @@ import pytest
 from llmfix.errors import ConfigError, ProviderError
 from llmfix.llm import CallBudget, LlmConfig, LlmRepairOutcome, llm_repair
 from llmfix.model import Result, Risk, Status
-from llmfix.pipeline import make_validator, repair_text
-from llmfix.validate import SchemaValidator
+from llmfix.pipeline.core import make_validator, repair_text
+from llmfix.schema.validate import SchemaValidator
 from tests.llm_server import (
     LlmServer,
     anthropic_tool_reply,

@@ -20,7 +20,7 @@ from llmfix.llm.prompt import (
 )
 from llmfix.llm.providers import Completion
 from llmfix.model import Diagnostic, Severity
-from llmfix.pipeline import make_validator, repair_text
+from llmfix.pipeline.core import make_validator, repair_text
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -16,9 +16,9 @@ import pytest
 
 from bench.bench_llm_real import MODEL_NAME, find_model, llama_server
 from llmfix.llm import LlmConfig, LlmRepairOutcome, llm_repair
-from llmfix.pipeline import repair_text
-from llmfix.schemas import load_schema
-from llmfix.validate import SchemaValidator
+from llmfix.pipeline.core import repair_text
+from llmfix.schema.load import load_schema
+from llmfix.schema.validate import SchemaValidator
 
 PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
 if "real_llm" not in PYPROJECT.read_text(encoding="utf-8"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from llmfix.model import Position, Risk, Severity, Span
-from llmfix.normalize import clean_payload, normalize_document
+from llmfix.pipeline.normalize import clean_payload, normalize_document
 
 # -- normalize_document ---------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from llmfix.schemas import builtin_schemas, load_schema
+from llmfix.schema.load import builtin_schemas, load_schema
 
 tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
@@ -68,7 +68,7 @@ def test_the_wheel_ships_the_schemas_and_assets(tmp_path: Path) -> None:
         check=True,
         capture_output=True,
     )
-    probe = "import llmfix.schemas as s; print(s.__file__); print(sorted(s.builtin_schemas()))"
+    probe = "import llmfix.schema.load as s; print(s.__file__); print(sorted(s.builtin_schemas()))"
     out = subprocess.run(
         [sys.executable, "-c", probe],
         check=True,

@@ -17,12 +17,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmfix.config import Limits
 from llmfix.deadline import Deadline
 from llmfix.errors import ConfigError
 from llmfix.jsontext import dumps
 from llmfix.model import Risk, Severity
-from llmfix.parse import ParseOutcome, parse_json
+from llmfix.options import Limits
+from llmfix.parse.core import ParseOutcome, parse_json
 
 ENGINES = ["llmfix", "json-repair"]
 

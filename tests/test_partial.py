@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import llmfix
-from llmfix.gate import gate_failures
+from llmfix.batch.gate import gate_failures
 from llmfix.model import Status
 
 SCHEMA = {

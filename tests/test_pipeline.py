@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import llmfix
-import llmfix.pipeline
-from llmfix.pipeline import parse_candidates
+import llmfix.pipeline.core
+from llmfix.pipeline.core import parse_candidates
 
 
 def test_a_schema_given_as_a_file_name_says_to_use_load_schema(tmp_path: Path) -> None:
@@ -148,7 +148,7 @@ def _one_value_texts(draw: st.DrawFn, depth: int = 0) -> str:
 def _reading(text: str, one_value: bool) -> str:
     import json
 
-    from llmfix import pipeline
+    from llmfix.pipeline import core as pipeline
 
     with mock.patch.object(pipeline, "ONE_VALUE", one_value):
         result = llmfix.repair(text).to_dict()
@@ -183,7 +183,7 @@ def test_a_broken_value_parsed_first_reads_as_after_extraction(
 def test_extraction_runs_only_when_the_parse_cannot_tell(
     monkeypatch: pytest.MonkeyPatch, text: str, extracted: bool
 ) -> None:
-    from llmfix import pipeline
+    from llmfix.pipeline import core as pipeline
 
     calls: list[str] = []
     extract = pipeline.extract_candidates
@@ -212,8 +212,8 @@ def test_a_value_is_listed_against_its_schema_once_before_repair(
 ) -> None:
     """The errors found when a candidate is validated are the ones finish() starts from;
     only the repaired value is validated again."""
-    from llmfix.pipeline import make_validator
-    from llmfix.validate import SchemaValidator
+    from llmfix.pipeline.core import make_validator
+    from llmfix.schema.validate import SchemaValidator
 
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
     listed: list[object] = []
@@ -227,6 +227,6 @@ def test_a_value_is_listed_against_its_schema_once_before_repair(
     validator = make_validator(schema)
     for text in ("{'n': '12'}", '{"n": "12"}', "Here: {'n': '12'}"):
         listed.clear()
-        result = llmfix.pipeline.repair_text(text, validator=validator)
+        result = llmfix.pipeline.core.repair_text(text, validator=validator)
         assert result.value == {"n": 12}
         assert listed == [{"n": "12"}, {"n": 12}]

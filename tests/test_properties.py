@@ -15,16 +15,16 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import llmfix
-from llmfix.batch import BatchLimits, BatchSummary, Profile, judge, run_items
+from llmfix.batch.core import BatchLimits, BatchSummary, Profile, judge, run_items
 from llmfix.errors import LlmfixError
 from llmfix.inputs import ReadOptions, decode_bytes, items_from_text
 from llmfix.model import Status
 from llmfix.reporters import FORMATS, reporter_class
 from llmfix.reporters.base import ReportOptions
-from llmfix.schema_repair import coerce_to_schema
-from llmfix.schemas import schema_from_value
+from llmfix.schema.load import schema_from_value
+from llmfix.schema.repair import coerce_to_schema
+from llmfix.schema.validate import SchemaValidator
 from llmfix.toolcalls import extract_tool_calls
-from llmfix.validate import SchemaValidator
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

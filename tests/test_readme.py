@@ -117,7 +117,7 @@ def test_every_code_argument_is_of_a_known_family() -> None:
 
 
 def test_every_schema_repair_rule_is_documented() -> None:
-    from llmfix.schema_repair import RULES
+    from llmfix.schema.repair import RULES
 
     readme = README.read_text(encoding="utf-8")
     assert [rule for rule in RULES if f"| `{rule}` |" not in readme] == []

@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 
 import llmfix
-from llmfix import validate
-from llmfix.batch import BatchLimits, Profile, run_items
+from llmfix.batch.core import BatchLimits, Profile, run_items
 from llmfix.errors import SchemaError
 from llmfix.inputs import Item
-from llmfix.schemas import load_schema, schema_from_value
-from llmfix.validate import SchemaValidator
+from llmfix.schema import validate
+from llmfix.schema.load import load_schema, schema_from_value
+from llmfix.schema.validate import SchemaValidator
 from tests.llm_server import LlmServer
 from tests.test_hardening import assert_no_traceback, error_lines, run_cli
 

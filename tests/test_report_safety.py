@@ -23,14 +23,14 @@ from typing import Any
 
 import pytest
 
-from llmfix.batch import BatchSummary, Checked, Outcome, Profile, judge, run_items
+from llmfix.batch.core import BatchSummary, Checked, Outcome, Profile, judge, run_items
 from llmfix.inputs import Item, ReadOptions, input_error, items_from_text
 from llmfix.model import Status
 from llmfix.reporters import reporter_class
 from llmfix.reporters.base import STATUSES, ReportOptions
 from llmfix.reporters.sinks import for_html, for_terminal, github_message
-from llmfix.schemas import schema_from_value
-from llmfix.validate import SchemaValidator
+from llmfix.schema.load import schema_from_value
+from llmfix.schema.validate import SchemaValidator
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 import yaml
 
-from llmfix.batch import Baseline, BatchSummary, Checked, Profile, judge, run_items
+from llmfix.batch.core import Baseline, BatchSummary, Checked, Profile, judge, run_items
 from llmfix.errors import ConfigError
 from llmfix.inputs import Item, ReadOptions, input_error, items_from_text
 from llmfix.reporters import FORMATS, reporter_class
 from llmfix.reporters.base import ReportOptions, item_record, locate
 from llmfix.reporters.github import escape_property, workflow_command
-from llmfix.schemas import schema_from_value
-from llmfix.validate import SchemaValidator
+from llmfix.schema.load import schema_from_value
+from llmfix.schema.validate import SchemaValidator
 
 DATA = Path(__file__).resolve().parent / "data"
 SCHEMA = {

@@ -14,9 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 import llmfix
+from llmfix.batch.responses import read_response, repair_response
 from llmfix.cli import app
 from llmfix.model import Status
-from llmfix.responses import read_response, repair_response
 
 DATA = Path(__file__).resolve().parent / "data" / "responses"
 SCHEMA = str(DATA / "sentiment.schema.json")

@@ -1,4 +1,4 @@
-"""Behaviour of schema-aligned repair (llmfix.schema_repair)."""
+"""Behaviour of schema-aligned repair (llmfix.schema.repair)."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from hypothesis_jsonschema import from_schema
 
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.model import Risk, Severity
-from llmfix.schema_coercers import COERCERS
-from llmfix.schema_context import FIXERS
-from llmfix.schema_repair import RULES, SchemaRepairOutcome, coerce_to_schema
-from llmfix.schema_walk import JSON_TYPES
+from llmfix.schema.coercers import COERCERS
+from llmfix.schema.context import FIXERS
+from llmfix.schema.repair import RULES, SchemaRepairOutcome, coerce_to_schema
+from llmfix.schema.walk import JSON_TYPES
 
 DRAFT4 = "http://json-schema.org/draft-04/schema#"
 DRAFT7 = "http://json-schema.org/draft-07/schema#"

@@ -9,10 +9,10 @@ from typing import Any
 import jsonschema
 import pytest
 
-from llmfix import filebytes
 from llmfix.errors import SchemaError
-from llmfix.schemas import builtin_schemas, load_schema, schema_from_value
-from llmfix.validate import SchemaValidator
+from llmfix.files import read as filebytes
+from llmfix.schema.load import builtin_schemas, load_schema, schema_from_value
+from llmfix.schema.validate import SchemaValidator
 
 PARAMS = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 

@@ -1,4 +1,4 @@
-"""llmfix.settings: one run's settings, built once from flags, environment and config files."""
+"""llmfix.run.settings: one run's settings, built once from flags, environment and config files."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from llmfix.errors import ConfigError
 from llmfix.model import Risk
-from llmfix.settings import (
+from llmfix.run.settings import (
     CheckEngine,
     CheckFlags,
     Emit,
@@ -35,11 +35,11 @@ PERSON = {"type": "object", "properties": {"age": {"type": "integer"}}, "require
 
 
 def _library_choices() -> list[tuple[type[Enum], tuple[str, ...]]]:
-    from llmfix.config import ENGINES, PICKS
+    from llmfix.batch.gate import FAIL_ON
     from llmfix.engines import ENGINES as CHECK_ENGINES
-    from llmfix.gate import FAIL_ON
     from llmfix.inputs import KINDS, MESSAGES
     from llmfix.llm.config import PROVIDERS
+    from llmfix.options import ENGINES, PICKS
     from llmfix.reporters import FORMATS
     from llmfix.toolcalls import EMITS
     from llmfix.toolcalls.detect import FORMATS as TOOL_FORMATS
@@ -65,7 +65,7 @@ def test_each_choice_lists_exactly_what_the_library_accepts() -> None:
 
 
 def test_results_formats_are_what_the_results_writer_writes(tmp_path: Path) -> None:
-    from llmfix.writers import ResultsWriter
+    from llmfix.batch.writers import ResultsWriter
 
     assert [f.value for f in ResultsFormat] == ["parquet", "jsonl"]
     assert ResultsWriter(tmp_path / "rows", ResultsFormat.JSONL.value).fmt == "jsonl"

@@ -18,13 +18,13 @@ import pytest
 from typer.testing import CliRunner
 
 import llmfix
+from llmfix.batch.gate import gate_failures
+from llmfix.batch.responses import repair_response
 from llmfix.cli import app
-from llmfix.gate import gate_failures
 from llmfix.model import Risk, Severity, Status
-from llmfix.refusals import LONGEST, text_refusal
-from llmfix.responses import repair_response
+from llmfix.pipeline.refusals import LONGEST, text_refusal
 from llmfix.toolcalls import check_tool_calls, extract_tool_calls
-from llmfix.tools import ToolRegistry
+from llmfix.toolcalls.registry import ToolRegistry
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -341,7 +341,7 @@ PERSON_ANSWER = {"name": "Ada", "age": 36, "mail": "ada@example.com", "languages
 
 
 def test_remove_additional_is_a_guess() -> None:
-    from llmfix.schema_repair import RULES
+    from llmfix.schema.repair import RULES
 
     assert RULES["remove_additional"].risk is Risk.GUESS
 

@@ -23,7 +23,7 @@ from llmfix.model import Risk
 from llmfix.stream import reader
 from llmfix.stream.reader import Event, StreamParser
 from llmfix.toolcalls import check_tool_calls
-from llmfix.tools import ToolRegistry
+from llmfix.toolcalls.registry import ToolRegistry
 
 TESTS = Path(__file__).parent
 TOOLS = [

@@ -18,8 +18,8 @@ import pytest
 from typer.testing import CliRunner
 
 from llmfix.cli import app
+from llmfix.toolcalls.registry import ToolRegistry
 from llmfix.toolcalls.results import check_tool_result, transcript_results
-from llmfix.tools import ToolRegistry
 
 pytest.importorskip("mcp")
 

@@ -28,7 +28,7 @@ from llmfix.deadline import Deadline, OutOfTime
 from llmfix.errors import ConfigError
 from llmfix.model import Risk, Severity, Status
 from llmfix.toolcalls import FORMATS, check_tool_calls, extract_tool_calls
-from llmfix.tools import ToolRegistry
+from llmfix.toolcalls.registry import ToolRegistry
 
 CASES_DIR = Path(__file__).parent / "cases_tools"
 

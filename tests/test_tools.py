@@ -10,7 +10,7 @@ import pytest
 
 from llmfix.errors import SchemaError
 from llmfix.model import Risk
-from llmfix.tools import ToolRegistry
+from llmfix.toolcalls.registry import ToolRegistry
 
 WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 SEARCH = {"type": "object", "properties": {"query": {"type": "string"}}}

@@ -22,10 +22,10 @@ import pytest
 
 from llmfix.errors import ConfigError
 from llmfix.llm import LlmConfig, llm_repair
-from llmfix.pipeline import repair_text
-from llmfix.schemas import schema_from_value
-from llmfix.trust import file_digest, is_trusted, trust_file, untrust_file, user_config_dir
-from llmfix.validate import SchemaValidator
+from llmfix.pipeline.core import repair_text
+from llmfix.run.trust import file_digest, is_trusted, trust_file, untrust_file, user_config_dir
+from llmfix.schema.load import schema_from_value
+from llmfix.schema.validate import SchemaValidator
 from tests.llm_server import LlmServer, openai_reply
 
 CLOUD_SECRET = "cloud-secret-AKIA0123456789SECRET"  # what the hostile file asks to send

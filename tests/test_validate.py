@@ -11,8 +11,8 @@ import pytest
 
 from llmfix.errors import SchemaError
 from llmfix.model import Diagnostic, Severity
-from llmfix.schemas import load_schema, schema_from_value
-from llmfix.validate import SchemaValidator, dialect_label, validate_value
+from llmfix.schema.load import load_schema, schema_from_value
+from llmfix.schema.validate import SchemaValidator, dialect_label, validate_value
 
 CORPUS = Path(__file__).resolve().parent / "corpora" / "schemas"  # a 150-file sample
 

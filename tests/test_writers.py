@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from llmfix.cli import app
+from llmfix.files.atomic import OUTPUT_ERRORS, write_atomic
 from llmfix.reporters import FORMATS
-from llmfix.writers import OUTPUT_ERRORS, write_atomic
 
 LONE = '{"a": "\\ud800", "b": ["x\\udfff y"], "\\udc00": 1}'
 LONE_VALUE = json.loads(LONE)
@@ -156,7 +156,7 @@ def test_any_json_value_round_trips_through_check_write_fixed(
 def _checked(path: Path, field: str | None = None) -> list[Any]:
     """Every item of a file, checked and judged as `check` does it (no schema)."""
     from llmfix import make_options
-    from llmfix.batch import Outcome, Profile, check_item, judge
+    from llmfix.batch.core import Outcome, Profile, check_item, judge
     from llmfix.inputs import ReadOptions, items_from_file
 
     profile = Profile(validator=None, options=make_options())
@@ -169,7 +169,7 @@ def _checked(path: Path, field: str | None = None) -> list[Any]:
 def test_fix_writer_mirrors_a_jsonl_file_with_only_the_repaired_records_changed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from llmfix.writers import FixWriter
+    from llmfix.batch.writers import FixWriter
 
     monkeypatch.chdir(tmp_path)
     lines = [
@@ -188,7 +188,7 @@ def test_fix_writer_mirrors_a_jsonl_file_with_only_the_repaired_records_changed(
 
 
 def test_fix_writer_in_place_leaves_a_valid_file_alone(tmp_path: Path) -> None:
-    from llmfix.writers import FixWriter
+    from llmfix.batch.writers import FixWriter
 
     valid, broken = tmp_path / "valid.json", tmp_path / "broken.txt"
     valid.write_text('{"a": 1}', encoding="utf-8")
@@ -204,8 +204,8 @@ def test_fix_writer_in_place_leaves_a_valid_file_alone(tmp_path: Path) -> None:
 
 
 def test_results_writer_writes_jsonl_parts_and_refuses_a_used_directory(tmp_path: Path) -> None:
+    from llmfix.batch.writers import ResultsWriter
     from llmfix.errors import ConfigError
-    from llmfix.writers import ResultsWriter
 
     (tmp_path / "a.txt").write_text('{"a": 1,}', encoding="utf-8")
     rows = ResultsWriter(tmp_path / "rows", "jsonl")

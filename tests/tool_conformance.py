@@ -49,7 +49,7 @@ from typing import Any
 
 from llmfix.model import Severity
 from llmfix.toolcalls import check_tool_calls, extract_tool_calls
-from llmfix.tools import ToolRegistry
+from llmfix.toolcalls.registry import ToolRegistry
 from tests.conformance import same_json
 
 CORPUS = Path(__file__).parent / "corpora" / "vllm_tool_calls.jsonl"

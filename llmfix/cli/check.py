@@ -28,10 +28,10 @@ from llmfix.cli.common import (
     tolerant_streams,
     warn_untrusted,
 )
-from llmfix.answers import start_llm
+from llmfix.run.repair import start_llm
 from llmfix.errors import ConfigError, LlmfixError, PathRefused
 from llmfix.model import ExitCode
-from llmfix.settings import (
+from llmfix.run.settings import (
     CheckEngine,
     FailOnChoice,
     Kind,
@@ -44,15 +44,15 @@ from llmfix.settings import (
 )
 
 if TYPE_CHECKING:
-    from llmfix.batch import Baseline, BatchLimits, Outcome, Profile
-    from llmfix.configfile import CheckRule, Settings
+    from llmfix.batch.core import Baseline, BatchLimits, Outcome, Profile
+    from llmfix.batch.writers import FixWriter, ResultsWriter
     from llmfix.inputs import Item, ReadOptions, WalkNotes
     from llmfix.inputs import Kind as InputKind
-    from llmfix.llm.run import LlmRun
     from llmfix.reporters.base import Reporter, ReportOptions
-    from llmfix.tools import ToolRegistry
-    from llmfix.validate import SchemaValidator
-    from llmfix.writers import FixWriter, ResultsWriter
+    from llmfix.run.config_file import CheckRule, Settings
+    from llmfix.run.llm import LlmRun
+    from llmfix.schema.validate import SchemaValidator
+    from llmfix.toolcalls.registry import ToolRegistry
 
 
 @app.command()
@@ -228,7 +228,7 @@ def check(
     exits 0 whatever fails.
     """
     tolerant_streams()
-    from llmfix.settings import CheckFlags, LlmFlags, check_config, check_settings
+    from llmfix.run.settings import CheckFlags, LlmFlags, check_config, check_settings
 
     options: dict[str, object] = {}
     if no_schema_repair:
@@ -297,7 +297,7 @@ def run_check(
     stdout: TextIO | None = None,
     llm: LlmRun | None = None,
 ) -> ExitCode:
-    """Run a check as the settings say (see :func:`llmfix.settings.check_settings`);
+    """Run a check as the settings say (see :func:`llmfix.run.settings.check_settings`);
     reporters write to ``stdout`` or ``--output``, and to each ``--report`` file.
 
     With ``llm``, items the rules left broken are sent to the model (in this process, one
@@ -309,7 +309,7 @@ def run_check(
     A run that matched no item is a usage error (``ConfigError``) unless ``allow_empty``:
     a wrong path or glob must not pass as "all passed".
     """
-    from llmfix.batch import BatchLimits, BatchSummary, FieldHints, judge, key_root
+    from llmfix.batch.core import BatchLimits, BatchSummary, FieldHints, judge, key_root
     from llmfix.inputs import WalkNotes
     from llmfix.reporters import report_target, reporter_class
     from llmfix.reporters.base import output_stream
@@ -401,8 +401,8 @@ def _nothing_matched(settings: Settings, what: str) -> str:
 def _profiles(run: RunSettings) -> tuple[dict[str, Profile], dict[str, ReadOptions]]:
     """One profile (schema, tools, options) and one way of reading per ``checks`` rule."""
     from llmfix import make_options
-    from llmfix.batch import Profile
-    from llmfix.filebytes import byte_limit
+    from llmfix.batch.core import Profile
+    from llmfix.files.read import byte_limit
     from llmfix.inputs import KINDS, MESSAGES, ReadOptions, field_tokens
 
     settings, gate, tool_calls = run.config, run.gate, run.tool_calls
@@ -455,8 +455,9 @@ def _profiles(run: RunSettings) -> tuple[dict[str, Profile], dict[str, ReadOptio
 def _tool_registry(
     path: str, allow_remote: bool, cache: dict[str, tuple[ToolRegistry, dict[str, SchemaValidator]]]
 ) -> tuple[ToolRegistry, dict[str, SchemaValidator]]:
-    """A tools file (see ``llmfix.tools``), and its tool name → compiled parameters schema."""
-    from llmfix.tools import ToolRegistry
+    """A tools file (see ``llmfix.toolcalls.registry``), and its tool name → compiled
+    parameters schema."""
+    from llmfix.toolcalls.registry import ToolRegistry
 
     key = f"tools:{allow_remote}:{path}"
     if key not in cache:
@@ -476,8 +477,8 @@ def _files(
     """The files to check: the paths given (flags, else the config's ``paths``), else the
     config's ``checks`` globs, walked as :func:`llmfix.inputs.discover_files` says; an
     untrusted config's own paths never lead out of its folder."""
-    from llmfix.configfile import rule_files
     from llmfix.inputs import discover_files
+    from llmfix.run.config_file import rule_files
 
     paths = list(settings.paths)
     confine = None
@@ -525,7 +526,7 @@ def _refuse_outputs(
     """A report file that is also an input of the run (or another report, the schema, the
     tools or config file, or in a version-control directory) is a usage error, before
     anything is read or written. (Writing a new ``--baseline`` over the old one is not.)"""
-    from llmfix.containment import refuse_vcs
+    from llmfix.files.containment import refuse_vcs
     from llmfix.reporters import report_target
 
     taken: dict[str, str] = {}  # real path → what the file is, or the flag naming it
@@ -576,8 +577,8 @@ def _items(
     readers: dict[str, ReadOptions],
     notes: WalkNotes | None = None,
 ) -> Iterator[Item]:
-    from llmfix.configfile import rule_for
     from llmfix.inputs import Item, input_error, items_from_file
+    from llmfix.run.config_file import rule_for
 
     unlisted = {os.path.normpath(k): v for k, v in notes.unlisted.items()} if notes else {}
     within = notes.within if notes else {}  # where each file was listed: read it there
@@ -602,12 +603,12 @@ def _outcomes(
     notes: WalkNotes | None = None,
 ) -> Iterator[Outcome]:
     """Every item's outcome, in input order: in the local pool, or on Ray or Spark."""
-    from llmfix.batch import run_items
+    from llmfix.batch.core import run_items
 
     if engine == "local":
         return run_items(_items(files, settings, readers, notes), profiles, limits)
-    from llmfix.configfile import rule_for
     from llmfix.engines import Job, plan_units, run_engine
+    from llmfix.run.config_file import rule_for
 
     keys = [(f, "" if (i := rule_for(settings, f)) is None else f"rule{i}") for f in files]
     within = notes.within if notes else {}
@@ -616,7 +617,7 @@ def _outcomes(
 
 
 def _results_writer(run: RunSettings) -> ResultsWriter | None:
-    from llmfix.writers import ResultsWriter
+    from llmfix.batch.writers import ResultsWriter
 
     return ResultsWriter(Path(run.results), run.results_format) if run.results else None
 
@@ -624,7 +625,7 @@ def _results_writer(run: RunSettings) -> ResultsWriter | None:
 def _baseline(path: str | None, root: str) -> Baseline | None:
     if path is None:
         return None
-    from llmfix.batch import Baseline
+    from llmfix.batch.core import Baseline
     from llmfix.reporters.report import read_report
 
     return Baseline.from_report(read_report(Path(path)), root)
@@ -675,7 +676,7 @@ def _progress(settings: Settings, verbosity: int, files: list[str], notes: WalkN
 def _fixer(settings: Settings, files: list[str], notes: WalkNotes) -> FixWriter | None:
     """What writes the repaired files; it reads each input again only where discovery
     listed it (``notes.within``), as the check did."""
-    from llmfix.writers import FixWriter
+    from llmfix.batch.writers import FixWriter
 
     if settings.in_place:
         if "-" in files:

@@ -11,7 +11,7 @@ import typer
 import typer.core
 
 from llmfix.model import ExitCode
-from llmfix.settings import Provider
+from llmfix.run.settings import Provider
 
 # Options `repair` and `check` share, written once. Optional[...] (not `| None`): Typer
 # reads these annotations at run time on Python 3.10.
@@ -46,9 +46,9 @@ TrustConfigOption = Annotated[
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from llmfix.configfile import Settings
-    from llmfix.llm.run import LlmRun
     from llmfix.reporters.console import PlainConsole
+    from llmfix.run.config_file import Settings
+    from llmfix.run.llm import LlmRun
 
 
 class _ChoiceError(typer.BadParameter):
@@ -147,8 +147,8 @@ def fail(message: str, code: ExitCode = ExitCode.USAGE) -> typer.Exit:
 
 def tolerant_streams() -> None:
     """stdout and stderr write what their encoding cannot carry as JSON escapes
-    (see ``llmfix.writers``): a lone surrogate in a value never ends in a traceback."""
-    from llmfix.writers import tolerate_unencodable
+    (see ``llmfix.batch.writers``): a lone surrogate in a value never ends in a traceback."""
+    from llmfix.files.atomic import tolerate_unencodable
 
     tolerate_unencodable(sys.stdout)
     tolerate_unencodable(sys.stderr)
@@ -156,7 +156,7 @@ def tolerant_streams() -> None:
 
 def dump_json(value: Any, indent: int | None) -> str:
     """JSON text of a repaired value, each number written as the model wrote it."""
-    from llmfix.answers import json_text
+    from llmfix.run.repair import json_text
 
     return json_text(value, indent)
 
@@ -165,7 +165,7 @@ def warn_untrusted(settings: Settings) -> None:
     """Say once, on stderr, which keys of an untrusted project file were not used, and
     which limits were lowered to their ceilings."""
     if settings.ignored:
-        from llmfix.trust import untrusted_note
+        from llmfix.run.trust import untrusted_note
 
         note = untrusted_note(settings.config or "the config file", settings.ignored)
         say(f"warning: {note}")

@@ -11,7 +11,7 @@ import typer
 
 from llmfix.cli.common import app, dump_json, fail, warn_untrusted
 from llmfix.errors import LlmfixError
-from llmfix.settings import ConfigFormat
+from llmfix.run.settings import ConfigFormat
 
 config_app = typer.Typer(
     help="Show the merged configuration; trust a project config file.",
@@ -45,7 +45,7 @@ def show_config(
     """
     if ctx.invoked_subcommand is not None:
         return
-    from llmfix.settings import CheckFlags, check_config
+    from llmfix.run.settings import CheckFlags, check_config
 
     try:
         settings = check_config(CheckFlags(config=config, trust_config=trust_config))
@@ -59,7 +59,7 @@ def show_config(
     import yaml
 
     from llmfix.reporters.sinks import for_terminal
-    from llmfix.trust import user_config_path
+    from llmfix.run.trust import user_config_path
 
     where = for_terminal(settings.config or "none found (defaults only)")
     sys.stdout.write(f"# config file: {where}\n# user config: {user_config_path()}\n")
@@ -68,7 +68,7 @@ def show_config(
 
 def _project_file(path: str | None) -> Path:
     """The file named, else the one `check` would use (``LLMFIX_CONFIG``, found upward)."""
-    from llmfix.configfile import find_config
+    from llmfix.run.config_file import find_config
 
     if path is not None:
         return Path(path)
@@ -88,8 +88,8 @@ def trust(
 ) -> None:
     """Trust a project config file as it is now: its llm: and allow-remote-refs settings are
     used until the file changes (its path and SHA-256 go in the user's trusted.json)."""
-    from llmfix.configfile import read_bytes, read_config
-    from llmfix.trust import trust_file, trust_store_path
+    from llmfix.run.config_file import read_bytes, read_config
+    from llmfix.run.trust import trust_file, trust_store_path
 
     file = _project_file(path)
     try:
@@ -115,7 +115,7 @@ def untrust(
     ] = None,
 ) -> None:
     """Forget that a project config file was trusted."""
-    from llmfix.trust import untrust_file
+    from llmfix.run.trust import untrust_file
 
     file = _project_file(path)
     try:

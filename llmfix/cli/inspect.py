@@ -27,7 +27,7 @@ def extract(
     """
     from llmfix.inputs import read_source
     from llmfix.model import LineIndex
-    from llmfix.pipeline import parse_candidates
+    from llmfix.pipeline.core import parse_candidates
 
     tolerant_streams()
     try:
@@ -85,7 +85,7 @@ def _tool_call_records(text: str, lines: Any) -> list[dict[str, Any]]:
 @app.command()
 def schemas() -> None:
     """List the bundled schemas (use them as --schema builtin:NAME)."""
-    from llmfix.schemas import builtin_schemas
+    from llmfix.schema.load import builtin_schemas
 
     for name, description in sorted(builtin_schemas().items()):
         sys.stdout.write(f"builtin:{name}\t{description}\n")
@@ -94,7 +94,7 @@ def schemas() -> None:
 @app.command()
 def rules() -> None:
     """List the schema repair rules with their risk tier (for --rules / --disable-rule)."""
-    from llmfix.schema_repair import RULES
+    from llmfix.schema.repair import RULES
 
     for rule_id, rule in RULES.items():
         sys.stdout.write(f"{rule_id}\t{rule.risk.value}\t{rule.description}\n")

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from llmfix.answers import start_llm
 from llmfix.cli.common import (
     BaseUrlOption,
     MaxLlmCallsOption,
@@ -30,7 +29,8 @@ from llmfix.cli.common import (
 )
 from llmfix.errors import ConfigError, InputError, LlmfixError
 from llmfix.model import ExitCode, Result, Status
-from llmfix.settings import (
+from llmfix.run.repair import start_llm
+from llmfix.run.settings import (
     Emit,
     FailOnChoice,
     Kind,
@@ -46,11 +46,11 @@ from llmfix.settings import (
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from llmfix.answers import Done
     from llmfix.inputs import Item
-    from llmfix.llm.run import LlmRun
     from llmfix.model import Diagnostic
     from llmfix.reporters.console import PlainConsole
+    from llmfix.run.llm import LlmRun
+    from llmfix.run.repair import Done
 
 
 @app.command()
@@ -253,7 +253,7 @@ def repair(
     2 usage, config or schema error.
     """
     tolerant_streams()
-    from llmfix.settings import LlmFlags, RepairFlags, repair_config, repair_settings
+    from llmfix.run.settings import LlmFlags, RepairFlags, repair_config, repair_settings
 
     sources = files or ["-"]
     flags = RepairFlags(
@@ -349,7 +349,7 @@ def _check_outputs(
 def _refuse_outputs(sources: list[str], outputs: "dict[str, Path | None]") -> None:
     """An output that is an input, another output, or in a version-control directory is a
     usage error, before anything is read: it would be overwritten, or run as a hook."""
-    from llmfix.containment import refuse_vcs, same_files
+    from llmfix.files.containment import refuse_vcs, same_files
 
     inputs = same_files(s for s in sources if s != "-")
     named: dict[tuple[int, int] | str, str] = {}
@@ -391,9 +391,9 @@ def _repair_all(
     outputs: _Outputs,
     encoding: str | None,
 ) -> ExitCode:
-    from llmfix.answers import repair_response
-    from llmfix.filebytes import byte_limit
+    from llmfix.files.read import byte_limit
     from llmfix.inputs import read_source
+    from llmfix.run.repair import repair_response
 
     output, in_place, report, patch = (
         outputs.output,
@@ -473,7 +473,7 @@ def _with_reading(run: RunSettings, notes: "tuple[Diagnostic, ...]", done: "Done
     answer is at least ``repaired``, at risk safe) and the gate judges it again."""
     from dataclasses import replace
 
-    from llmfix.gate import gate_failures
+    from llmfix.batch.gate import gate_failures
     from llmfix.inputs.items import reading_notes, with_reading_changes
 
     item, result, failures, record = done
@@ -518,10 +518,10 @@ def _write_answers(
     repaired answers back into the response they came from. Nothing when any one fails;
     with ``--in-place``, nothing either when the file is valid as it is (left byte for
     byte, no backup)."""
-    from llmfix.answers import changed_answers, output_text
-    from llmfix.gate import writable
+    from llmfix.batch.gate import writable
+    from llmfix.files.atomic import write_atomic
     from llmfix.inputs.items import changed_only_by_reading
-    from llmfix.writers import write_atomic
+    from llmfix.run.repair import changed_answers, output_text
 
     if not all(writable(r, failures) for _, r, failures, _ in done):
         return
@@ -534,7 +534,7 @@ def _write_answers(
         if changed:
             import copy
 
-            from llmfix.writers import fixed_file
+            from llmfix.batch.writers import fixed_file
 
             record = copy.deepcopy(changed[0][0].record)
             write_atomic(path, fixed_file(path, record, changed), backup=backup, keep_mode=True)
@@ -565,9 +565,9 @@ def _repair_stream(
     run: RunSettings, llm: "LlmRun | None", path: str, final: bool, encoding: str | None
 ) -> ExitCode:
     """``--stream``: snapshots as JSON lines while the answer arrives, then the result."""
-    from llmfix.answers import stream_answer
-    from llmfix.filebytes import byte_limit
+    from llmfix.files.read import byte_limit
     from llmfix.inputs import STDIN, STDIN_NAME, read_chunks
+    from llmfix.run.repair import stream_answer
 
     name = STDIN_NAME if path == STDIN else path
     validator = run.validator_for(path)
@@ -597,7 +597,7 @@ def _source_line(name: str, item: "Item | None", result: Result, failures: list[
     """One JSON Lines record when there are several inputs: ``source`` (and the answer's
     ``id``), ``status`` and the ``value`` (``values`` with ``--pick all``), or ``failures``
     instead of a value the gate did not allow."""
-    from llmfix.gate import writable
+    from llmfix.batch.gate import writable
 
     line: dict[str, Any] = {"source": name}
     if item is not None:
@@ -614,9 +614,9 @@ def _source_line(name: str, item: "Item | None", result: Result, failures: list[
 
 def _repair_jsonl(run: RunSettings, files: list[str] | None, field: str | None) -> ExitCode:
     """``--jsonl``: stdin, record by record, one result line each as it is read."""
-    from llmfix.filebytes import byte_limit
+    from llmfix.files.read import byte_limit
     from llmfix.inputs.jsonl import JsonLines
-    from llmfix.jsonl import repair_jsonl
+    from llmfix.run.jsonl import repair_jsonl
 
     if files and files != ["-"]:
         raise ConfigError("--jsonl reads records from stdin; pipe the file in")
@@ -637,7 +637,7 @@ def _repair_jsonl(run: RunSettings, files: list[str] | None, field: str | None) 
 
 
 def _write_patch(path: Path, patches: list[dict[str, Any]], n_sources: int) -> None:
-    from llmfix.writers import write_atomic
+    from llmfix.files.atomic import write_atomic
 
     if n_sources == 1:
         ops: list[dict[str, Any]] = [{k: v for k, v in p.items() if k != "source"} for p in patches]

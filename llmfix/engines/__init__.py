@@ -2,9 +2,9 @@
 
 The work is cut into :class:`Unit` s — a Parquet row group, or a whole file of any other
 kind — and each engine task reads its units with :mod:`llmfix.inputs` and checks their
-items with :mod:`llmfix.columns`, exactly as the local run does, so item ids, statuses
+items with :mod:`llmfix.batch.columns`, exactly as the local run does, so item ids, statuses
 and diagnostics are the same whichever engine ran them. Each checked item comes back to
-the driver as one pickled :class:`~llmfix.batch.Outcome` (its parsed record left out), in
+the driver as one pickled :class:`~llmfix.batch.core.Outcome` (its parsed record left out), in
 input order, and the CLI gives it to the same gates, summary and reporters as a local
 run. The engine modules are imported only when an engine is asked for.
 """
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 from llmfix.errors import ConfigError
 
 if TYPE_CHECKING:
-    from llmfix.batch import BatchLimits, Outcome, Profile
-    from llmfix.filebytes import Within
+    from llmfix.batch.core import BatchLimits, Outcome, Profile
+    from llmfix.files.read import Within
     from llmfix.inputs import ReadOptions
 
 ENGINES: tuple[str, ...] = ("local", "ray", "spark")
@@ -82,7 +82,7 @@ def _row_groups(path: str, within: Within | None = None) -> int:
 
 def check_unit(job: Job, index: int) -> list[bytes]:
     """Check one unit (on a worker): one pickled outcome per item, in order."""
-    from llmfix.columns import check_items
+    from llmfix.batch.columns import check_items
     from llmfix.inputs import items_from_file, parquet_items
 
     unit = job.units[index]

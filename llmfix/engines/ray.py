@@ -10,7 +10,7 @@
     print(summarize(checked))
 
 :class:`RayChecker` is the callable class ``Dataset.map_batches`` runs on each actor (the
-schema compiled once, in ``__init__``); it adds the columns of :mod:`llmfix.columns`.
+schema compiled once, in ``__init__``); it adds the columns of :mod:`llmfix.batch.columns`.
 :func:`run_job` is what ``llmfix check --engine ray`` runs. Importing this module imports
 Ray.
 """
@@ -25,14 +25,15 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import ray
 
-from llmfix.columns import ColumnChecker, merge_summaries, partial_summary
+from llmfix.batch.columns import ColumnChecker, merge_summaries, partial_summary
 
 if TYPE_CHECKING:
     from llmfix.engines import Job
 
 
 class RayChecker(ColumnChecker):
-    """A :class:`~llmfix.columns.ColumnChecker` for ``map_batches(..., batch_format="pyarrow")``."""
+    """A :class:`~llmfix.batch.columns.ColumnChecker` for
+    ``map_batches(..., batch_format="pyarrow")``."""
 
 
 def check_dataset(

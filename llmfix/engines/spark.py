@@ -8,7 +8,7 @@
     checked.write.parquet("checked/")
     print(summarize(checked))
 
-:func:`check_dataframe` adds the columns of :mod:`llmfix.columns` through ``mapInArrow``;
+:func:`check_dataframe` adds the columns of :mod:`llmfix.batch.columns` through ``mapInArrow``;
 each Python worker compiles the schema once (the checker is cached per worker process).
 :func:`run_job` is what ``llmfix check --engine spark`` runs. Workers run the Python that
 runs this (``PYSPARK_PYTHON`` is set to it unless already set). Importing this module
@@ -29,7 +29,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, LongType, StringType, StructField, StructType
 
-from llmfix.columns import ColumnChecker, merge_summaries
+from llmfix.batch.columns import ColumnChecker, merge_summaries
 from llmfix.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ def summary_frame(df: DataFrame) -> DataFrame:
 
 
 def summarize(df: DataFrame) -> dict[str, Any]:
-    """The summary of a checked DataFrame (as :func:`llmfix.columns.merge_summaries`)."""
+    """The summary of a checked DataFrame (as :func:`llmfix.batch.columns.merge_summaries`)."""
     parts: list[dict[str, Any]] = [
         {"status": {row["status"]: row["items"]}, "repairs": row["repairs"]}
         for row in summary_frame(df).collect()

@@ -7,7 +7,7 @@
 - :mod:`llmfix.formats.prose` — a JSON object or array inside prose: where one plausibly
   begins and where it ends.
 
-Extraction (:mod:`llmfix.extract`), normalization, the lenient parser
+Extraction (:mod:`llmfix.pipeline.extract`), normalization, the lenient parser
 (:mod:`llmfix.repair_parser`) and the tool-call readers (:mod:`llmfix.toolcalls`) call
 these; none of them reads a fence, an envelope or an ``<invoke>`` on its own. Everything
 here is pure: positions in, positions (or matches) out.

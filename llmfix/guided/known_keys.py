@@ -157,7 +157,7 @@ def _value(raw: str, schema: Any, root: Any) -> Any:
         return raw[1:-1]  # `inline code`
     structured = shape.wants(schema, root, "object") or shape.wants(schema, root, "array")
     if structured and not shape.wants(schema, root, "string"):
-        from llmfix.parse import parse_json
+        from llmfix.parse.core import parse_json
 
         outcome = parse_json(raw)
         if outcome.ok and isinstance(outcome.value, (dict, list)):

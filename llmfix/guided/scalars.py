@@ -17,7 +17,6 @@ import re
 import unicodedata
 from typing import Any
 
-from llmfix import schema_walk as sw
 from llmfix.deadline import Deadline
 from llmfix.guided import shape
 from llmfix.guided.reading import (
@@ -29,6 +28,7 @@ from llmfix.guided.reading import (
     unfence,
 )
 from llmfix.model import Risk, Span
+from llmfix.schema import walk as sw
 
 # A yes/no word that opens the answer and ends its first clause: "False.", "Yes, it is", "**No** -".
 _LEADING_BOOLEAN = re.compile(
@@ -300,7 +300,7 @@ def _number_token(text: str) -> str:
 def number_risk(text: str, *, integer: bool, upper: float | None) -> Risk:
     """The risk schema repair gives the same reading: a percentage or a fraction read on the
     scale the maximum implies (``"4/5"`` → 4) is a guess, as ``coerce_fraction`` is."""
-    from llmfix.schema_repair import RULES
+    from llmfix.schema.repair import RULES
 
     found = sw.read_number(_number_token(text), integer=integer, upper=upper)
     rule = RULES.get(found[1]) if found is not None else None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from llmfix import schema_walk as sw
+from llmfix.schema import walk as sw
 
 _MAX_REF_HOPS = 32
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from llmfix import schema_walk as sw
 from llmfix.deadline import Deadline
 from llmfix.guided import shape
 from llmfix.guided.reading import NEVER, Reading
 from llmfix.guided.scalars import read_scalars
 from llmfix.model import Risk, Span, max_risk
+from llmfix.schema import walk as sw
 
 _MAX_DEPTH = 64
 _MAX_STRING = 20_000

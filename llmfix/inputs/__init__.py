@@ -36,7 +36,7 @@ the answer), for ``--baseline``.
 ``--messages all`` every assistant turn; every choice of a completion is always checked.
 
 What a response says about its answer travels with the item: :attr:`Item.finish` (cut off
-or refused, from the stop reason; see :mod:`llmfix.responses`) and :attr:`Item.model`. With
+or refused, from the stop reason; see :mod:`llmfix.pipeline.responses`) and :attr:`Item.model`. With
 ``ReadOptions.tool_results`` (a tool registry with output schemas), what tools returned is
 read too: MCP ``tools/call`` results in a JSON-RPC log and tool messages in transcripts
 (``kind="tool-result"``; see :mod:`llmfix.toolcalls.results`).
@@ -62,7 +62,7 @@ from dataclasses import replace
 from typing import IO
 
 from llmfix.errors import InputError, InputTooLarge
-from llmfix.filebytes import ReadRefused, Within, open_regular
+from llmfix.files.read import ReadRefused, Within, open_regular
 from llmfix.inputs.fields import (
     closest_field,
     field_tokens,
@@ -173,7 +173,7 @@ def items_from_file(
 ) -> Iterator[Item]:
     """The items in one file (or stdin for ``-``); read problems become error items. A
     file discovery listed is read only where it was listed (``within``: see
-    :class:`llmfix.filebytes.Within`); a path named as it is."""
+    :class:`llmfix.files.read.Within`); a path named as it is."""
     kind = file_kind(path, options.kind)
     name = STDIN_NAME if path == STDIN else path
     if kind == "jsonl" and path != STDIN and not _saved_stream_file(path, options, within):
@@ -280,7 +280,7 @@ def _saved_stream_items(
     ``PATH:1:0[:tK]``); records that are not JSON and a stop at the token limit are
     warnings on each item.
     """
-    from llmfix.responses import stream_finish
+    from llmfix.pipeline.responses import stream_finish
     from llmfix.stream.wire import reassemble
 
     decoder = reassemble(text)

@@ -6,11 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from llmfix.filebytes import DEFAULT_READ_LIMIT
+from llmfix.files.read import DEFAULT_READ_LIMIT
 from llmfix.model import Diagnostic, Position, Result, Severity, Status
-from llmfix.responses import (
-    Finish,
-)
+from llmfix.pipeline.responses import Finish
 
 KINDS: tuple[str, ...] = ("auto", "text", "json", "jsonl")
 MESSAGES: tuple[str, ...] = ("last", "all")
@@ -29,7 +27,7 @@ class ReadOptions:
     encoding: str | None = None
     tool_results: bool = False  # also read what tools returned (MCP results, tool messages)
     # Bytes read at most from a file read whole, from stdin and from one JSONL line: what
-    # ``--max-item-size`` characters can take (``llmfix.filebytes.byte_limit``).
+    # ``--max-item-size`` characters can take (``llmfix.files.read.byte_limit``).
     max_bytes: int = DEFAULT_READ_LIMIT
 
 

@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import IO, Any
 
 from llmfix.errors import ConfigError, InputError
-from llmfix.filebytes import ReadRefused, Within, open_regular
+from llmfix.files.read import ReadRefused, Within, open_regular
 from llmfix.inputs.fields import (
     field_tokens,
 )
@@ -29,7 +29,7 @@ from llmfix.model import Diagnostic, Severity
 
 def jsonl_file(path: str, options: ReadOptions, within: Within | None = None) -> Iterator[Item]:
     """The items of a JSON Lines file (a file discovery listed: only where ``within`` says,
-    see :class:`~llmfix.filebytes.Within`); an unreadable file is one error item."""
+    see :class:`~llmfix.files.read.Within`); an unreadable file is one error item."""
     try:
         handle: IO[bytes] = open_url(path) if is_url(path) else open_regular(path, within=within)
     except InputError as exc:
@@ -50,7 +50,7 @@ def jsonl_file(path: str, options: ReadOptions, within: Within | None = None) ->
 class JsonLines:
     """The lines of a JSON Lines file as ``(number, text)``, each read with a bound.
 
-    A line is split on ``\\n`` (as :class:`~llmfix.writers.FixWriter` splits it to copy
+    A line is split on ``\\n`` (as :class:`~llmfix.batch.writers.FixWriter` splits it to copy
     the lines back), its line ending dropped. At most ``limit`` bytes of a line are kept:
     the rest of a longer one is read and dropped in pieces, and the line is an
     ``input.too_large`` error (its text is its first 4 KB, for the item's key). A line

@@ -19,7 +19,7 @@ from llmfix.inputs.fields import (
 from llmfix.inputs.items import Item, Messages, ReadOptions, input_error
 from llmfix.jsontext import dumps
 from llmfix.model import Diagnostic, Position, build
-from llmfix.responses import (
+from llmfix.pipeline.responses import (
     Finish,
     anthropic_finish,
     chat_choice_finish,
@@ -151,7 +151,7 @@ def _tool_result_items(
 def _turn_finish(
     shape: str, body: dict[str, Any], index: int, message: dict[str, Any], *, last: bool
 ) -> Finish | None:
-    """What the response says about how one turn ended (see :mod:`llmfix.responses`)."""
+    """What the response says about how one turn ended (see :mod:`llmfix.pipeline.responses`)."""
     if shape == "chat-completion":
         return chat_choice_finish(body["choices"][index])
     if shape == "anthropic-message":

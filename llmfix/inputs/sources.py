@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from llmfix.errors import InputError, InputTooLarge
-from llmfix.filebytes import (
+from llmfix.files.read import (
     DEFAULT_READ_LIMIT,
     NotRegular,
     ReadRefused,
@@ -100,7 +100,7 @@ def read_source(
 ) -> TextSource:
     """Read one file (or stdin for ``-``) as text: at most ``limit`` bytes, and only a
     regular file (stdin may be a pipe); a file discovery listed, only where it was listed
-    (``within``: see :class:`llmfix.filebytes.Within`). Raises :class:`InputError`."""
+    (``within``: see :class:`llmfix.files.read.Within`). Raises :class:`InputError`."""
     if path == STDIN:
         data = read_at_most(sys.stdin.buffer, limit)
         if data is None:
@@ -121,7 +121,7 @@ def read_source(
 
 
 def refused(path: str, exc: ReadRefused) -> InputError:
-    """The input error for a file :mod:`llmfix.filebytes` would not read."""
+    """The input error for a file :mod:`llmfix.files.read` would not read."""
     if isinstance(exc, TooLarge):
         return InputTooLarge(path, exc.problem)
     if isinstance(exc, NotRegular):
@@ -181,7 +181,7 @@ class WalkNotes:
     """What discovery passed over, for the command to tell: symbolic links not followed
     and paths refused (path → why), folders that could not be listed (path → problem;
     each is also yielded, to be reported as an unreadable input). And where the readers
-    must find each file it listed (path → :class:`~llmfix.filebytes.Within`): a walked
+    must find each file it listed (path → :class:`~llmfix.files.read.Within`): a walked
     file, below the folder walked and not through a final link (unless
     ``--follow-symlinks``); a path of an untrusted config, in the config's folder. A path
     not in ``within`` (a file named on the command line) is read as named."""
@@ -270,7 +270,7 @@ class _Walk:
 
     def inside(self, path: str) -> bool:
         """Whether ``path`` stays in ``confine`` (links followed); else it is noted."""
-        from llmfix.containment import shown, within
+        from llmfix.files.containment import shown, within
 
         if self.confine is None or within(path, self.confine):
             return True

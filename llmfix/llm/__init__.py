@@ -11,7 +11,7 @@ on the first request. The pieces:
   :class:`Attempt`;
 - :class:`AnswerCache` (:mod:`llmfix.llm.cache`) and :func:`redact`
   (:mod:`llmfix.llm.redact`);
-- :mod:`llmfix.llm.run` — LLM repair for a whole `repair` or `check` run: whether it is on
+- :mod:`llmfix.run.llm` — LLM repair for a whole `repair` or `check` run: whether it is on
   (a user decision, never a project file's alone), one provider and call budget, totals.
 """
 

@@ -2,8 +2,8 @@
 
 :class:`LlmConfig` is built from defaults, then the trusted ``llm:`` settings (the user
 config; a project file's network and secret keys only when the user trusted it, see
-:mod:`llmfix.trust`) through :meth:`LlmConfig.from_mapping`, then ``LLMFIX_*`` variables and
-command-line flags (:meth:`LlmConfig.with_overrides`); :mod:`llmfix.llm.run` does this for a
+:mod:`llmfix.run.trust`) through :meth:`LlmConfig.from_mapping`, then ``LLMFIX_*`` variables and
+command-line flags (:meth:`LlmConfig.with_overrides`); :mod:`llmfix.run.llm` does this for a
 command-line run. The API key itself is never a setting of a file: it is read from an
 environment variable (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, or the one ``api_key_env``
 names) when a request is made, and it is left out of ``repr`` and :meth:`LlmConfig.to_dict`.

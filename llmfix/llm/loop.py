@@ -8,7 +8,7 @@ configured model to fix it, at most ``config.max_attempts`` times:
    second attempt on, the previous answer and its errors. When most of the value is valid
    it asks for the failing properties only (:mod:`llmfix.llm.partial`) and merges them back.
 2. Every answer goes back through the whole pipeline (extract, parse, schema repair,
-   validate) with :func:`llmfix.pipeline.repair_text`. A valid one ends the loop: status
+   validate) with :func:`llmfix.pipeline.core.repair_text`. A valid one ends the loop: status
    ``llm_repaired``, a ``llm.repaired`` diagnostic with risk ``guess``, and the changes
    from the value before as JSON Patch operations (rule ``llm.repair``).
 3. Otherwise the best candidate so far is kept (fewest errors; a parsed value beats none).
@@ -40,7 +40,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from llmfix.config import RepairOptions
 from llmfix.errors import ConfigError, InputError
 from llmfix.llm.cache import AnswerCache, cache_key
 from llmfix.llm.config import LlmConfig
@@ -64,9 +63,10 @@ from llmfix.llm.providers import (
 )
 from llmfix.llm.redact import redact, scrub
 from llmfix.model import Diagnostic, PatchOp, Result, Risk, Severity, Status, Timings
+from llmfix.options import RepairOptions
 
 if TYPE_CHECKING:
-    from llmfix.validate import SchemaValidator
+    from llmfix.schema.validate import SchemaValidator
 
 STAGE = "llm"
 OUTPUT_VALIDATION_FAILED = "OUTPUT_VALIDATION_FAILED"
@@ -498,7 +498,7 @@ class _Loop:
 
     def _evaluate(self, answer: str, partial: PartialRequest | None) -> Result:
         """The answer through the whole pipeline (merged into the valid part if partial)."""
-        from llmfix.pipeline import repair_text
+        from llmfix.pipeline.core import repair_text
 
         if partial is not None:
             parsed = repair_text(answer, options=self.options)
@@ -596,7 +596,7 @@ class _Loop:
     def _save(self, attempt: Attempt) -> None:
         if not self.config.save_prompts:
             return
-        from llmfix.writers import write_atomic
+        from llmfix.files.atomic import write_atomic
 
         directory = Path(self.config.save_prompts).expanduser()
         try:

@@ -1,7 +1,7 @@
 """Repair prompts: what a model is shown so that it can fix its own output.
 
 A prompt holds, in this order: the validation errors (JSON Pointer + message, as
-:mod:`llmfix.validate` writes them), hints for the mistakes the pipeline saw in the original
+:mod:`llmfix.schema.validate` writes them), hints for the mistakes the pipeline saw in the original
 (an XML wrapper, fences, trailing commas, single quotes, unescaped newlines …), the original
 output (cut to ``max_chars``, its start and its end kept), the JSON Schema, and from the
 second attempt on a ``PREVIOUS ATTEMPT FAILED VALIDATION`` section with the previous answer

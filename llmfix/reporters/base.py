@@ -27,7 +27,7 @@ from typing import IO, TYPE_CHECKING, Any, ClassVar, TextIO
 from llmfix.model import Diagnostic, Position, Severity, Status
 
 if TYPE_CHECKING:
-    from llmfix.batch import BatchSummary, Checked
+    from llmfix.batch.core import BatchSummary, Checked
     from llmfix.inputs import Item
 
 GATE_CODE = "check.gate"
@@ -176,7 +176,7 @@ def diagnostic_location(checked: Checked, diagnostic: Diagnostic) -> Location:
 
 def spool() -> IO[str]:
     """A temporary text file that stays in memory until it grows past a few MB."""
-    from llmfix.writers import OUTPUT_ERRORS
+    from llmfix.files.atomic import OUTPUT_ERRORS
 
     return tempfile.SpooledTemporaryFile(
         max_size=8_000_000, mode="w+", encoding="utf-8", errors=OUTPUT_ERRORS, newline=""
@@ -198,7 +198,7 @@ def output_stream(path: Path | None, default: TextIO) -> Iterator[TextIO]:
     if path is None:
         yield default
         return
-    from llmfix.writers import atomic_output
+    from llmfix.files.atomic import atomic_output
 
     with atomic_output(path) as handle:
         yield handle
@@ -206,8 +206,8 @@ def output_stream(path: Path | None, default: TextIO) -> Iterator[TextIO]:
 
 def item_record(checked: Checked, root: str | None = None) -> dict[str, Any]:
     """One item of the versioned report (JSON/YAML): id, location, status, value, diagnostics;
-    its ``key`` names the file relative to ``root`` (see :func:`llmfix.batch.stable_key`)."""
-    from llmfix.batch import stable_key
+    its ``key`` names the file relative to ``root`` (see :func:`llmfix.batch.core.stable_key`)."""
+    from llmfix.batch.core import stable_key
 
     outcome = checked.outcome
     item = outcome.item

@@ -41,7 +41,7 @@ from llmfix.reporters.base import (
 from llmfix.reporters.sinks import for_html
 
 if TYPE_CHECKING:
-    from llmfix.batch import BatchSummary, Checked, Tally
+    from llmfix.batch.core import BatchSummary, Checked, Tally
     from llmfix.inputs import Item
     from llmfix.model import Diagnostic, Result
 
@@ -520,7 +520,7 @@ def repair_entry(
 ) -> Checked:
     """One `repair` answer as a judged item, for :func:`write_html_report`: the whole input
     (``item`` None), or an answer read out of an API response."""
-    from llmfix.batch import Checked, Outcome
+    from llmfix.batch.core import Checked, Outcome
     from llmfix.inputs import Item
 
     if item is None:
@@ -530,7 +530,7 @@ def repair_entry(
 
 def unreadable_entry(name: str, message: str) -> Checked:
     """A `repair` input that could not be read."""
-    from llmfix.batch import Checked, Outcome
+    from llmfix.batch.core import Checked, Outcome
     from llmfix.inputs import Item, input_error
 
     error = input_error("input.unreadable", message)
@@ -542,8 +542,8 @@ def write_html_report(
     path: Path, entries: Iterable[Checked], *, title: str, tool_calls: bool = False
 ) -> None:
     """Write the HTML report of ``entries`` atomically (``repair --report FILE.html``)."""
-    from llmfix.batch import BatchSummary
-    from llmfix.writers import atomic_output
+    from llmfix.batch.core import BatchSummary
+    from llmfix.files.atomic import atomic_output
 
     summary = BatchSummary()
     with atomic_output(path) as out:

@@ -16,7 +16,7 @@ from llmfix.model import REPORT_VERSION
 from llmfix.reporters.base import Reporter, ReportOptions, copy_spool, item_record, spool
 
 if TYPE_CHECKING:
-    from llmfix.batch import BatchSummary, Checked
+    from llmfix.batch.core import BatchSummary, Checked
 
 
 def build_report(items: list[dict[str, Any]]) -> dict[str, Any]:
@@ -58,7 +58,7 @@ def report_format(path: Path) -> str:
 
 def write_report(path: Path, items: list[dict[str, Any]]) -> None:
     """Write the report atomically, JSON or YAML by suffix (see :func:`report_format`)."""
-    from llmfix.writers import write_atomic
+    from llmfix.files.atomic import write_atomic
 
     write_atomic(path, render_report(build_report(items), report_format(path)))
 
@@ -69,7 +69,7 @@ BASELINE_MAX_BYTES = 2_000_000_000
 def read_report(path: Path) -> dict[str, Any]:
     """Read a report written by ``-o``/``--report`` (JSON, or YAML by suffix): for --baseline."""
     from llmfix.errors import ConfigError
-    from llmfix.filebytes import ReadRefused, read_regular
+    from llmfix.files.read import ReadRefused, read_regular
 
     try:
         # A regular file only (a FIFO named by a project config would hang the run); a
@@ -168,7 +168,7 @@ class BaselineReporter(Reporter):
     versioned report with only the failing items, each reduced to what matching needs —
     ``key``, ``id``, ``status``, ``failures`` and its errors' ``code`` and ``pointer`` —
     one item per line. Passing items are left out, so it stays small. Keys name files
-    relative to the repository root (:func:`llmfix.batch.key_root`), so the baseline matches
+    relative to the repository root (:func:`llmfix.batch.core.key_root`), so the baseline matches
     whichever directory the check runs from and however the paths are typed."""
 
     name = "baseline"
@@ -182,7 +182,7 @@ class BaselineReporter(Reporter):
     def add(self, checked: Checked) -> None:
         if not checked.failures:
             return
-        from llmfix.batch import stable_key
+        from llmfix.batch.core import stable_key
 
         outcome = checked.outcome
         entry = {

@@ -38,7 +38,7 @@ from llmfix.reporters.base import (
 )
 
 if TYPE_CHECKING:
-    from llmfix.batch import BatchSummary, Checked
+    from llmfix.batch.core import BatchSummary, Checked
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -103,7 +103,7 @@ class SarifReporter(Reporter):
         region: dict[str, int] = {"startLine": location.line}
         if location.column is not None:
             region["startColumn"] = location.column
-        from llmfix.batch import stable_key
+        from llmfix.batch.core import stable_key
 
         item = checked.item
         item_key = stable_key(item, self.options.root or str(self._root))

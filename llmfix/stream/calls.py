@@ -16,9 +16,9 @@ from llmfix.model import Diagnostic, Result, Severity, Status
 from llmfix.stream.events import Event
 
 if TYPE_CHECKING:
-    from llmfix.config import RepairOptions
+    from llmfix.options import RepairOptions
     from llmfix.stream.wire import Delta
-    from llmfix.tools import ToolRegistry
+    from llmfix.toolcalls.registry import ToolRegistry
 
 
 class ToolCallStream:

@@ -61,9 +61,9 @@ from llmfix.stream.scan import (
 )
 
 if TYPE_CHECKING:
-    from llmfix.config import RepairOptions
-    from llmfix.tools import ToolRegistry
-    from llmfix.validate import SchemaValidator
+    from llmfix.options import RepairOptions
+    from llmfix.schema.validate import SchemaValidator
+    from llmfix.toolcalls.registry import ToolRegistry
 
 StringMode = Literal["complete", "growing"]
 STRING_MODES: tuple[str, ...] = ("complete", "growing")
@@ -245,7 +245,7 @@ class StreamParser(ToolCallStream):
         text = self.text
         if self._tools:
             return self._check_tools(text)
-        from llmfix.pipeline import repair_text
+        from llmfix.pipeline.core import repair_text
 
         return repair_text(text, options=self._options, validator=self._validator)
 

@@ -5,8 +5,9 @@
 'f'
 
 :func:`extract_tool_calls` finds the calls (every format in :data:`FORMATS`, detected without
-a hint); :func:`check_tool_calls` checks them against a :class:`~llmfix.tools.ToolRegistry`
-and returns a :class:`~llmfix.model.Result` whose value is the list of calls.
+a hint); :func:`check_tool_calls` checks them against a
+:class:`~llmfix.toolcalls.registry.ToolRegistry` and returns a
+:class:`~llmfix.model.Result` whose value is the list of calls.
 """
 
 from __future__ import annotations

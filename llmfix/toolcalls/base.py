@@ -22,8 +22,8 @@ from llmfix.jsontext import read_float
 from llmfix.model import Diagnostic, LineIndex, Risk, Severity, Span
 
 if TYPE_CHECKING:
-    from llmfix.responses import Finish
-    from llmfix.tools import ToolRegistry
+    from llmfix.pipeline.responses import Finish
+    from llmfix.toolcalls.registry import ToolRegistry
 
 STAGE = "tools"
 
@@ -69,7 +69,7 @@ class ToolCallExtraction:
     object given whole (OpenAI/Anthropic JSON), and ``markers`` whether any tool-call
     syntax was seen at all (so that "nothing recovered" can be told from "no call").
     ``finish`` is what an API response given whole says about how the answer ended (cut
-    off, refused: see :mod:`llmfix.responses`).
+    off, refused: see :mod:`llmfix.pipeline.responses`).
     """
 
     calls: tuple[ToolCall, ...]
@@ -255,7 +255,7 @@ def lenient_json(
     scan: Scan, start: int, end: int
 ) -> tuple[Any, tuple[Diagnostic, ...], bool] | None:
     """Parse ``text[start:end]`` with the parse stage: (value, diagnostics, truncated)."""
-    from llmfix.parse import parse_json
+    from llmfix.parse.core import parse_json
 
     outcome = parse_json(scan.text[start:end], deadline=scan.parse_deadline())
     if not outcome.ok:
@@ -284,7 +284,7 @@ def decode_json_text(
         return _decoder.decode(raw), [], True
     except (ValueError, RecursionError):
         pass
-    from llmfix.parse import parse_json
+    from llmfix.parse.core import parse_json
 
     outcome = parse_json(raw, deadline=scan.parse_deadline())
     if not outcome.ok:

@@ -29,7 +29,7 @@ Status: ``unparseable`` when tool-call syntax was found but no call could be use
 ``repaired`` when anything was repaired or guessed; ``valid`` for an API response object
 that needed nothing; ``extracted`` otherwise (including an answer with no calls). Then what
 an API response given whole says applies, as ``llmfix check`` applies it
-(:func:`llmfix.responses.apply_finish`): calls the API says were cut off
+(:func:`llmfix.pipeline.responses.apply_finish`): calls the API says were cut off
 (``finish_reason "length"``, ``stop_reason "max_tokens"``, ``finishReason "MAX_TOKENS"``)
 are ``truncated``, a refused or filtered answer is ``refused`` (with no calls).
 """
@@ -42,7 +42,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from llmfix.config import Limits
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.errors import ConfigError
 from llmfix.jsontext import dumps
@@ -57,6 +56,7 @@ from llmfix.model import (
     Status,
     Timings,
 )
+from llmfix.options import Limits
 from llmfix.toolcalls.base import (
     NAME_HINT,
     STAGE,
@@ -70,7 +70,7 @@ from llmfix.toolcalls.detect import extract_tool_calls
 from llmfix.toolcalls.values import escape_pointer
 
 if TYPE_CHECKING:
-    from llmfix.tools import ToolRegistry
+    from llmfix.toolcalls.registry import ToolRegistry
 
 EMITS: tuple[str, ...] = ("canonical", "openai", "anthropic")
 
@@ -144,7 +144,7 @@ def check_tool_calls(
 def _finished_as_said(result: Result, extraction: ToolCallExtraction, partial: bool) -> Result:
     """``result`` with the response's stop reason applied (one rule with ``check``'s):
     cut-off calls are ``truncated``; a refusal is ``refused`` and has no calls."""
-    from llmfix.responses import apply_finish
+    from llmfix.pipeline.responses import apply_finish
 
     finished = apply_finish(result, extraction.finish, partial=partial)
     return finished if finished.value is not None else replace(finished, value=[])
@@ -412,7 +412,7 @@ class _Checker:
         assert validator is not None
         errors = validator.errors(arguments)
         if errors and self.schema_repair:
-            from llmfix.schema_repair import coerce_to_schema
+            from llmfix.schema.repair import coerce_to_schema
 
             outcome = coerce_to_schema(
                 arguments,

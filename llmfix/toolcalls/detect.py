@@ -31,7 +31,7 @@ from llmfix.errors import ConfigError
 from llmfix.formats import fences
 from llmfix.formats.envelopes import drop_reasoning_tags
 from llmfix.model import Diagnostic, Severity, Span
-from llmfix.normalize import Document, normalize_document
+from llmfix.pipeline.normalize import Document, normalize_document
 from llmfix.toolcalls import json_formats as jf
 from llmfix.toolcalls import pythonic as py
 from llmfix.toolcalls import xml_formats as xf
@@ -40,7 +40,7 @@ from llmfix.toolcalls.structured import Document as StructuredDocument
 from llmfix.toolcalls.structured import read_document
 
 if TYPE_CHECKING:
-    from llmfix.tools import ToolRegistry
+    from llmfix.toolcalls.registry import ToolRegistry
 
 FORMATS: dict[str, str] = {
     "openai": "OpenAI chat completion / message / Responses JSON with tool_calls "
@@ -472,7 +472,7 @@ class _Gate:
         return self.bare_json(consumed)
 
     def bare_json(self, consumed: list[Span]) -> tuple[list[Call], list[Span]]:
-        from llmfix.extract import extract_candidates
+        from llmfix.pipeline.extract import extract_candidates
         from llmfix.toolcalls.base import lenient_json
 
         text = self.scan.text

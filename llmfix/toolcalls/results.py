@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 from llmfix.model import Diagnostic, Result, Severity, Status
 
 if TYPE_CHECKING:
-    from llmfix.config import RepairOptions
-    from llmfix.validate import SchemaValidator
+    from llmfix.options import RepairOptions
+    from llmfix.schema.validate import SchemaValidator
 
 STAGE = "toolresult"
 
@@ -224,6 +224,6 @@ def check_tool_result(
             hint="give the tool an outputSchema in the --tools file",
         )
         return Result(status=Status.VALID, value=None, diagnostics=(note,))
-    from llmfix.pipeline import repair_text
+    from llmfix.pipeline.core import repair_text
 
     return repair_text(text, options=options, validator=validator)

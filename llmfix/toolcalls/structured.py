@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llmfix.model import Diagnostic, Severity
-from llmfix.responses import (
+from llmfix.pipeline.responses import (
     Finish,
     anthropic_finish,
     chat_choice_finish,
@@ -47,7 +47,7 @@ from llmfix.toolcalls.base import (
 class Document:
     """What a JSON document says: its calls, text and reasoning, and ``finish``: what the
     API response says about how the answer ended (cut off, refused; see
-    :mod:`llmfix.responses`), read as ``check`` reads it."""
+    :mod:`llmfix.pipeline.responses`), read as ``check`` reads it."""
 
     format: str
     calls: list[Call] = field(default_factory=list)

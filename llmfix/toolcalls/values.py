@@ -17,7 +17,7 @@ from typing import Any
 
 from llmfix.jsontext import read_float
 from llmfix.model import Diagnostic, Risk, Severity
-from llmfix.schema_walk import json_type
+from llmfix.schema.walk import json_type
 from llmfix.toolcalls.base import Scan
 
 # number texts kept (1e5 stays 1e5, 1e400 is not read as infinity): see llmfix.jsontext

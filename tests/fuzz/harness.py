@@ -49,13 +49,13 @@ with atheris.instrument_imports(include=["llmfix"]):
         if not _module.name.startswith(_SKIP):
             with contextlib.suppress(ImportError):
                 importlib.import_module(_module.name)
-    from llmfix.configfile import untrusted_view
-    from llmfix.containment import within
+    from llmfix.batch.writers import FixWriter
     from llmfix.errors import LlmfixError
+    from llmfix.files.containment import within
     from llmfix.reporters import sinks
     from llmfix.reporters.console import PlainConsole, print_explanation, print_result
-    from llmfix.tools import ToolRegistry
-    from llmfix.writers import FixWriter
+    from llmfix.run.config_file import untrusted_view
+    from llmfix.toolcalls.registry import ToolRegistry
 
 SCHEMA = {
     "type": "object",

@@ -1,0 +1,108 @@
+"""Gates: decide whether a result fails a run (``--fail-on``, ``--max-risk``).
+
+One :class:`Gate` serves `repair` and `check` alike: it parses the flags, narrows the
+repair options so that no schema rule riskier than ``--max-risk`` is applied, and says
+whether a result may be written out (stdout, ``-o``, ``--in-place``, ``--write-fixed``):
+only what passes the gate ever is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Literal, cast
+
+from llmfix.model import Result, Risk, Status
+from llmfix.options import RepairOptions
+
+FailOn = Literal["invalid", "repaired", "extracted"]
+FAIL_ON: tuple[str, ...] = ("invalid", "repaired", "extracted")
+
+# Which statuses fail under each --fail-on level (unparseable, refused, invalid and
+# truncated always fail; truncated counts as repaired when partial output is accepted and
+# what arrived has no error).
+_ALWAYS = frozenset({Status.INVALID, Status.UNPARSEABLE, Status.REFUSED})
+_FAILING: dict[str, frozenset[Status]] = {
+    "invalid": _ALWAYS,
+    "repaired": _ALWAYS | {Status.REPAIRED, Status.LLM_REPAIRED},
+    "extracted": _ALWAYS | {Status.REPAIRED, Status.LLM_REPAIRED, Status.EXTRACTED},
+}
+
+
+def gate_failures(
+    result: Result,
+    fail_on: FailOn = "invalid",
+    max_risk: Risk | None = None,
+    *,
+    partial: bool = False,
+) -> list[str]:
+    """Why ``result`` fails the gate (empty when it passes).
+
+    A ``truncated`` result always fails, unless ``partial`` (``--partial``: the run asked
+    for what is complete of a cut-off answer) and what arrived has no error (a value of the
+    wrong type, say: truncation outranks schema errors in the status, not in the gate);
+    then it counts as ``repaired``.
+    """
+    reasons = []
+    if result.status is Status.TRUNCATED:
+        errors = len(result.errors)
+        if not partial:
+            reasons.append("the answer was cut off (pass --partial to keep what is complete)")
+        elif errors:
+            reasons.append(
+                f"the answer was cut off, and what arrived has {errors} "
+                f"error{'s' if errors != 1 else ''}"
+            )
+        elif fail_on != "invalid":
+            reasons.append(f"status truncated (--fail-on {fail_on})")
+    elif result.status in _FAILING[fail_on]:
+        reasons.append(f"status {result.status.value} (--fail-on {fail_on})")
+    risk = result.risk
+    if max_risk is not None and risk is not None and risk.rank > max_risk.rank:
+        reasons.append(f"a {risk.value} repair was needed (--max-risk {max_risk.value})")
+    return reasons
+
+
+@dataclass(frozen=True)
+class Gate:
+    """``--fail-on`` and ``--max-risk`` of one run."""
+
+    fail_on: FailOn = "invalid"
+    max_risk: Risk | None = None
+
+    @classmethod
+    def parse(cls, fail_on: str = "invalid", max_risk: str | Risk | None = None) -> Gate:
+        """The gate the flags name; :class:`~llmfix.errors.ConfigError` for a bad value."""
+        from llmfix.errors import ConfigError
+
+        if fail_on not in FAIL_ON:
+            raise ConfigError(f"--fail-on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}")
+        risk = None
+        if isinstance(max_risk, Risk):
+            risk = max_risk
+        elif max_risk is not None:
+            try:
+                risk = Risk.parse(max_risk)
+            except ValueError as exc:
+                raise ConfigError(f"--max-risk: {exc}") from None
+        return cls(cast(FailOn, fail_on), risk)
+
+    def options(self, options: RepairOptions) -> RepairOptions:
+        """``options`` with no schema rule above ``--max-risk`` (a riskier one never helps:
+        the result would fail the gate, and its value could not be written)."""
+        wanted = self.max_risk
+        if wanted is None or (
+            options.max_risk is not None and options.max_risk.rank <= wanted.rank
+        ):
+            return options
+        return replace(options, max_risk=wanted)
+
+    def failures(self, result: Result) -> list[str]:
+        """Why ``result`` fails this gate (empty when it passes)."""
+        return gate_failures(result, self.fail_on, self.max_risk)
+
+
+def writable(result: Result, failures: Sequence[str]) -> bool:
+    """Whether ``result``'s value may be written out (stdout, ``-o``, ``--in-place``,
+    ``--write-fixed``): it passed the gate (``failures`` is empty) and has a value."""
+    return not failures and (result.ok or result.value is not None)

@@ -1,0 +1,714 @@
+"""The repair pipeline: normalize → extract → parse → select → validate → schema repair.
+
+Each stage is a pure function in its own module; this module only wires them together,
+maps every diagnostic's span back to the raw input, and decides the final status.
+
+Time: each stage that may run long gets its own :class:`~llmfix.deadline.Deadline` of
+``limits.time_budget`` seconds (extraction, with normalization, once per answer; the parse
+of each candidate, made in :mod:`llmfix.parse.core`; schema repair of each value; the
+schema-guided readings), which its loops check. A stage that runs out is a ``limits.time``
+diagnostic naming it. A caller's own deadline (``llmfix check``'s item ``--timeout``) may
+be passed as ``deadline``: every stage's deadline lies within it, and when it is that one
+that ends, its :class:`~llmfix.deadline.OutOfTime` is raised to the caller.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
+
+from llmfix.deadline import Deadline, OutOfTime
+from llmfix.gcpause import paused_gc
+from llmfix.jsontext import NotStrict, nests_deeper, strict_or_not
+from llmfix.model import (
+    Candidate,
+    Diagnostic,
+    LineIndex,
+    Result,
+    Risk,
+    Severity,
+    Span,
+    Status,
+    Timings,
+    build,
+    max_risk,
+)
+from llmfix.options import RepairOptions
+from llmfix.parse.core import ParseOutcome, Placement, parse_json, relocate
+from llmfix.pipeline.extract import broken_whole, extract_candidates, found_alone
+from llmfix.pipeline.finish import Clock, finish, out_of_time
+from llmfix.pipeline.normalize import clean_payload, normalize_document
+from llmfix.pipeline.select import ParsedCandidate, select_candidates
+
+if TYPE_CHECKING:
+    from llmfix.schema.validate import SchemaValidator
+
+
+def make_validator(schema: Any, *, allow_remote: bool = False) -> SchemaValidator | None:
+    """A validator for a ``SchemaSpec``, a schema value, or ``None``."""
+    if schema is None:
+        return None
+    if isinstance(schema, (str, os.PathLike)):
+        from llmfix.errors import SchemaError
+
+        raise SchemaError(
+            str(schema),
+            "got a file name or string, not a schema: to use a schema file or a bundled "
+            f"schema, pass schema=llmfix.load_schema({str(schema)!r})",
+        )
+    from llmfix.schema.load import SchemaSpec, schema_from_value
+    from llmfix.schema.validate import SchemaValidator
+
+    if isinstance(schema, SchemaSpec):
+        return SchemaValidator(schema, allow_remote=allow_remote)
+    # Checking a schema costs far more than validating a value with it: library callers
+    # passing the same schema dict on every call get the compiled validator back.
+    key = json.dumps([allow_remote, schema], sort_keys=True, default=repr)
+    validator = _VALIDATORS.get(key)
+    if validator is None:
+        validator = SchemaValidator(schema_from_value(schema), allow_remote=allow_remote)
+        if len(_VALIDATORS) >= _VALIDATOR_CACHE_SIZE:
+            _VALIDATORS.pop(next(iter(_VALIDATORS)))
+        _VALIDATORS[key] = validator
+    return validator
+
+
+_VALIDATOR_CACHE_SIZE = 32
+_VALIDATORS: dict[str, SchemaValidator] = {}
+
+
+# Whether a text that begins like JSON and is not is parsed before extraction runs (see
+# _read_candidates); off, extraction always runs first (tests compare the two).
+ONE_VALUE = True
+
+
+def _parse_candidate(
+    candidate: Candidate,
+    options: RepairOptions,
+    validator: SchemaValidator | None,
+    lines: LineIndex,
+    clock: Clock,
+    outer: Deadline | None = None,
+    not_strict: NotStrict | None = None,
+) -> ParsedCandidate:
+    diagnostics: list[Diagnostic] = list(candidate.diagnostics)
+    depth = options.limits.max_depth  # strict JSON deeper goes on to the parse, which says so
+
+    def parse(text: str, within: Placement | None = None) -> ParseOutcome:
+        # the parse makes its own deadline, when strict decoding fails, unless the
+        # caller has one; diagnostics without positions unless placed ``within`` the
+        # answer (else relocate() places them)
+        deadline = (
+            None if outer is None else Deadline(options.limits.time_budget, "parse", within=outer)
+        )
+        outcome = clock.run(
+            "parse",
+            lambda: parse_json(
+                text,
+                limits=options.limits,
+                engine=options.engine,
+                deadline=deadline,
+                positions=False,
+                not_strict=not_strict,
+                within=within,
+            ),
+        )
+        if outer is not None:
+            outer.check()  # a limits.time that was the caller's deadline ending is the caller's
+        return outcome
+
+    if candidate.synthetic:
+        outcome = parse(candidate.text)
+        # A synthesised payload has no text of its own in the input: point at the envelope.
+        diagnostics += [
+            replace(
+                d,
+                span=candidate.span,
+                position=lines.position(candidate.span.start),
+                related=(),
+                related_positions=(),
+            )
+            for d in outcome.diagnostics
+        ]
+    elif candidate.decoded is not None and not nests_deeper(
+        candidate.text, candidate.decoded[0], depth
+    ):
+        outcome = ParseOutcome(True, candidate.decoded[0], True, ())
+    elif (not_strict is None or not not_strict.covers(candidate.text)) and (
+        strict := clock.run("parse", lambda: strict_or_not(candidate.text, depth))
+    )[0]:
+        # Strict JSON inside a fence or an envelope takes the whole-text fast path: no
+        # cleaning (strict JSON has nothing to normalize outside its strings, and its
+        # strings are kept as written, as they are for a whole text that is JSON).
+        outcome = ParseOutcome(True, strict[1], True, ())
+    else:
+        payload = clock.run("normalize", lambda: clean_payload(candidate.text))
+        diagnostics += relocate(payload.diagnostics, candidate.span.start, lines)
+        if not payload.removed and payload.text is candidate.text:
+            # (the parse places its diagnostics in the answer as it makes them)
+            outcome = parse(payload.text, (candidate.span.start, lines))
+            diagnostics += outcome.diagnostics
+        else:
+            outcome = parse(payload.text)
+            mapped = [
+                replace(
+                    d,
+                    span=Span(payload.to_source(d.span.start), payload.to_source(d.span.end)),
+                    related=tuple(
+                        Span(payload.to_source(r.start), payload.to_source(r.end))
+                        for r in d.related
+                    ),
+                )
+                if d.span is not None
+                else d
+                for d in outcome.diagnostics
+            ]
+            diagnostics += relocate(tuple(mapped), candidate.span.start, lines, fresh=True)
+    schema_errors = None
+    found: tuple[Diagnostic, ...] | None = None
+    if validator is not None and outcome.ok:
+        value = outcome.value
+        found = clock.run(
+            "validate", lambda: () if validator.is_valid(value) else tuple(validator.errors(value))
+        )
+        schema_errors = len(found)
+    return build(  # (no frozen __init__: a field set at a time costs more than a parse)
+        ParsedCandidate,
+        candidate=candidate,
+        ok=outcome.ok,
+        value=outcome.value,
+        strict=outcome.strict,
+        diagnostics=tuple(diagnostics),
+        schema_errors=schema_errors,
+        schema_found=found,
+    )
+
+
+_STATUS_ORDER = list(Status)
+_GUESS_RANK = Risk.GUESS.rank
+
+# Parse repairs that mean words were taken for JSON, or text was dropped around a value.
+_PROSE_READINGS = frozenset(
+    {
+        "parse.leading_text",
+        "parse.trailing_text",
+        "parse.stray_text",
+        "parse.unquoted_string",
+        "parse.json_repair",
+    }
+)
+
+
+def strict_document(
+    text: str,
+    validator: SchemaValidator | None,
+    options: RepairOptions,
+    stages: dict[str, float],
+    decoded: tuple[Any] | None = None,
+) -> Result | ParsedCandidate | NotStrict | None:
+    """The fast path: a whole text that is strict JSON (an object or array) is the value.
+
+    Valid input never meets a heuristic, and pays for one decode and one validation: when
+    the value is valid (or there is no schema) its :class:`Result` is made here, since
+    nothing is left to finish; an invalid one comes back as its parsed candidate, for
+    :func:`~llmfix.pipeline.finish.finish`. A text that begins like a value but is not strict
+    gives its :class:`NotStrict`, so that no later stage decodes the same text again;
+    any other text ``None``. ``stages`` gets the seconds of ``parse`` and ``validate``.
+    ``decoded`` is ``(value,)`` when the caller decoded the text strictly already
+    (``llmfix check``'s reader, ``Item.decoded``): it is taken, not decoded again.
+    """
+    stripped = text.strip()
+    if stripped[:1] not in ("{", "["):
+        return None
+    clock = time.perf_counter
+    begin = clock()
+    # (a strict decode of the text is one of the stripped text: JSON's whitespace is
+    # whitespace to strip(), and strip() leaves nothing else around a value that decodes)
+    depth = options.limits.max_depth  # deeper: not taken here; the parse says so
+    if decoded is None:
+        ok, value = strict_or_not(stripped, depth)
+    elif nests_deeper(stripped, decoded[0], depth):
+        ok, value = False, NotStrict(stripped, RecursionError)
+    else:
+        ok, value = True, decoded[0]
+    parsed = clock()
+    stages["parse"] = parsed - begin
+    if not ok:
+        return cast(NotStrict, value)
+    found: tuple[Diagnostic, ...] = ()
+    if validator is not None:
+        found = () if validator.is_valid(value) else tuple(validator.errors(value))
+        stages["validate"] = clock() - parsed
+    start = text.find(stripped[0])
+    span = build(Span, start=start, end=start + len(stripped))
+    candidate = build(Candidate, text=stripped, span=span, origin="whole")
+    if not found:
+        return build(
+            Result,
+            status=Status.VALID,
+            value=value,
+            diagnostics=(),
+            patch=(),
+            timings=build(Timings, stages=stages),
+            candidate=candidate,
+            values=(value,) if options.pick == "all" else None,
+        )
+    return build(
+        ParsedCandidate,
+        candidate=candidate,
+        ok=True,
+        value=value,
+        strict=True,
+        diagnostics=(),
+        schema_errors=len(found),
+        schema_found=found,
+    )
+
+
+def _reject_prose(parsed: ParsedCandidate) -> ParsedCandidate:
+    """A text that does not look like JSON at all is prose, not a JSON string.
+
+    A lenient parser can read ``Optional parts go in [square brackets].`` as a list, or
+    (json-repair) ``I cannot help with that`` as a string; when extraction found nothing
+    JSON-like, a value read by taking words for strings or dropping text around it is
+    not a recovery. ``True``, ``.3`` or ``‘foo’`` still are.
+    """
+    if not parsed.ok or not any(d.code in _PROSE_READINGS for d in parsed.diagnostics):
+        return parsed
+    failure = Diagnostic(
+        code="parse.failed",
+        severity=Severity.ERROR,
+        stage="parse",
+        message="no JSON value found: the text reads as prose",
+        span=parsed.candidate.span,
+        hint="the response holds no JSON object or array",
+    )
+    return replace(
+        parsed, ok=False, value=None, diagnostics=(*parsed.diagnostics, failure), schema_found=None
+    )
+
+
+def _read_candidates(
+    text: str,
+    options: RepairOptions,
+    validator: SchemaValidator | None,
+    lines: LineIndex,
+    clock: Clock,
+    outer: Deadline | None = None,
+    not_strict: NotStrict | None = None,
+) -> tuple[list[Diagnostic], list[ParsedCandidate]] | Diagnostic:
+    """Normalize, extract and parse every candidate: the document's diagnostics, and each
+    candidate as parsed (or the ``limits.time`` of an extraction that ran out of time).
+    ``not_strict``: the whole text's failed strict decode, when it was tried."""
+    deadline = Deadline(options.limits.time_budget, "extract", within=outer)
+    try:
+        document = clock.run("normalize", lambda: normalize_document(text))
+        deadline.check()  # normalization is linear and does not check as it goes
+    except OutOfTime as stop:
+        return out_of_time(stop, "extract")
+    # A text that begins like JSON and is not is mostly one broken value: its parse comes
+    # first, and when its repairs show that extraction would find it alone, extraction
+    # is not run. Otherwise extraction finds it among the others, parsed already.
+    whole = broken_whole(document, not_strict) if ONE_VALUE and options.engine == "llmfix" else None
+    early = None
+    if whole is not None:
+        early = _parse_candidate(whole, options, validator, lines, clock, outer, not_strict)
+        if found_alone(whole, document, (d.code for d in early.diagnostics)):
+            return list(document.diagnostics), [early]
+        deadline = Deadline(options.limits.time_budget, "extract", within=outer)
+    try:
+        candidates, extract_diags = clock.run(
+            "extract",
+            lambda: extract_candidates(document, deadline=deadline, not_strict=not_strict),
+        )
+    except OutOfTime as stop:
+        return out_of_time(stop, "extract")
+    if outer is not None:
+        outer.check()  # between stages too: not every step of a stage checks
+    diagnostics: list[Diagnostic] = list(document.diagnostics) + list(extract_diags)
+    parsed = [
+        early
+        if early is not None and c == early.candidate
+        else _parse_candidate(c, options, validator, lines, clock, outer, not_strict)
+        for c in candidates
+    ]
+    if any(d.code == "extract.none" for d in extract_diags):
+        parsed = [_reject_prose(p) for p in parsed]
+    return diagnostics, parsed
+
+
+def parse_candidates(
+    text: str, options: RepairOptions | None = None
+) -> tuple[list[Diagnostic], list[ParsedCandidate]]:
+    """Every candidate in ``text``, parsed exactly as :func:`repair_text` parses it before
+    choosing one (``llmfix extract`` shows these): what ``repair`` calls prose is not
+    ``ok`` here either. Spans and positions are into ``text``. Pure."""
+    options = options or RepairOptions()
+    read = _read_candidates(text, options, None, LineIndex(text), Clock())
+    if isinstance(read, Diagnostic):
+        return [read], []
+    return read
+
+
+def repair_text(
+    text: str,
+    schema: Any = None,
+    options: RepairOptions | None = None,
+    *,
+    validator: SchemaValidator | None = None,
+    deadline: Deadline | None = None,
+) -> Result:
+    """Run the whole pipeline on one raw model response. Pure: no I/O, no printing.
+
+    ``deadline`` is the caller's own (a batch item's): each stage's time budget ends no
+    later than it does, and when it ends first its :class:`~llmfix.deadline.OutOfTime`
+    propagates (a stage's own budget running out is a ``limits.time`` diagnostic instead).
+    """
+    options = options or RepairOptions()
+    if validator is None:
+        validator = make_validator(schema, allow_remote=options.allow_remote_refs)
+    clock = Clock()
+    lines = LineIndex(text)
+
+    fast = strict_document(text, validator, options, clock.stages)
+    if isinstance(fast, Result):
+        return fast
+    if isinstance(fast, ParsedCandidate):  # strict JSON, invalid
+        status, value, fast_diagnostics, fast_patch = finish(
+            fast, options, validator, clock, lines, deadline
+        )
+        fast_result = build(
+            Result,
+            status=status,
+            value=value,
+            diagnostics=tuple(fast_diagnostics),
+            patch=tuple(fast_patch),
+            timings=build(Timings, stages=clock.stages),
+            candidate=fast.candidate,
+            values=(value,) if options.pick == "all" else None,
+        )
+        if status is not Status.INVALID or not _guided_on(validator, options):
+            return fast_result
+        return _read_guided(text, fast_result, fast, options, validator, clock, lines, deadline)
+
+    if len(text) > options.limits.max_size:
+        # Checked before extraction, which is linear but slow enough on megabytes of
+        # brackets that the limit would otherwise be reported seconds late.
+        limit = options.limits.max_size
+        too_large = Diagnostic(
+            code="limits.size",
+            severity=Severity.ERROR,
+            stage="parse",
+            message=f"input of {len(text):,} characters is over the {limit:,} character "
+            "limit for repair",
+            hint="raise --max-size to repair it anyway",
+        )
+        return Result(
+            status=Status.UNPARSEABLE,
+            value=None,
+            diagnostics=(too_large,),
+            timings=Timings(clock.stages),
+        )
+
+    with paused_gc():  # megabytes of broken text make millions of objects, and no cycles
+        return _repair_lenient(text, options, validator, clock, lines, deadline, fast)
+
+
+def _repair_lenient(
+    text: str,
+    options: RepairOptions,
+    validator: SchemaValidator | None,
+    clock: Clock,
+    lines: LineIndex,
+    deadline: Deadline | None,
+    not_strict: NotStrict | None = None,
+) -> Result:
+    """Extract, parse, select and finish the candidates of a text that is not strict JSON."""
+    read = _read_candidates(text, options, validator, lines, clock, deadline, not_strict)
+    if isinstance(read, Diagnostic):
+        return Result(
+            status=Status.UNPARSEABLE,
+            value=None,
+            diagnostics=(read,),
+            timings=Timings(clock.stages),
+        )
+    diagnostics, parsed = read
+    if validator is not None and options.pick == "best" and options.guided and len(parsed) > 1:
+        parsed += _collected(parsed, validator, clock)
+    chosen, select_diags = clock.run("select", lambda: select_candidates(parsed, options.pick))
+    diagnostics += select_diags
+    if deadline is not None:
+        deadline.check()
+
+    if not chosen:
+        refused = _refused_in_words(text, clock)
+        if refused is not None:
+            return refused
+        failures = [d for p in parsed for d in p.diagnostics if d.severity is Severity.ERROR]
+        if not failures:
+            failures = [
+                Diagnostic(
+                    code="parse.failed",
+                    severity=Severity.ERROR,
+                    stage="parse",
+                    message="no JSON value found in the input",
+                    hint="the response holds no JSON object, array or value to recover",
+                )
+            ]
+        failed = Result(
+            status=Status.UNPARSEABLE,
+            value=None,
+            diagnostics=tuple(diagnostics + failures),
+            timings=Timings(clock.stages),
+        )
+        if not _guided_on(validator, options):
+            return failed
+        return _read_guided(text, failed, None, options, validator, clock, lines, deadline)
+
+    finished = [finish(p, options, validator, clock, lines, deadline) for p in chosen]
+    status = max((f[0] for f in finished), key=_STATUS_ORDER.index)
+    all_diags = diagnostics + [d for f in finished for d in f[2]]
+    all_patch = [op for f in finished for op in f[3]]
+    values = tuple(f[1] for f in finished) if options.pick == "all" else None
+    result = build(
+        Result,
+        status=status,
+        value=finished[0][1] if values is None else list(values),
+        diagnostics=tuple(all_diags),
+        patch=tuple(all_patch),
+        timings=build(Timings, stages=clock.stages),
+        candidate=chosen[0].candidate,
+        values=values,
+    )
+    if not _guided_on(validator, options):
+        return result
+    return _read_guided(text, result, chosen[0], options, validator, clock, lines, deadline)
+
+
+def _schema_errors(result: Result) -> bool:
+    return any(d.code.startswith("schema.") for d in result.errors)
+
+
+def _still_cut(reading: Result, options: RepairOptions) -> Result:
+    """A schema-guided reading of a cut-off answer: its value (what arrived, read the way the
+    schema says), still ``truncated`` and still saying so (``parse.cut_off``). Never a clean
+    ``repaired``: truncation outranks whatever a reading made of the text."""
+    from llmfix.pipeline.partial import cut_off
+
+    return replace(
+        reading,
+        status=Status.TRUNCATED,
+        diagnostics=(*reading.diagnostics, cut_off(options.partial)),
+    )
+
+
+def _refused_in_words(text: str, clock: Clock) -> Result | None:
+    """``refused`` for an answer with no JSON value that is a refusal in words; it is not
+    read around (no schema-guided reading takes the refusal for a string)."""
+    from llmfix.pipeline.refusals import text_refusal
+
+    refusal = clock.run("select", lambda: text_refusal(text))
+    if refusal is None:
+        return None
+    from llmfix.pipeline.responses import text_refused_result
+
+    return replace(text_refused_result(refusal), timings=Timings(clock.stages))
+
+
+def _guided_on(
+    validator: SchemaValidator | None, options: RepairOptions
+) -> TypeGuard[SchemaValidator]:
+    """Whether the schema-guided readings may run: a schema, and one value wanted."""
+    return validator is not None and options.guided and options.pick != "all"
+
+
+def _collected(
+    parsed: list[ParsedCandidate], validator: SchemaValidator, clock: Clock
+) -> list[ParsedCandidate]:
+    """Several JSON values where the schema wants an array: one more candidate, the array."""
+    from llmfix.guided import wants_array
+
+    if not wants_array(validator.schema):
+        return []
+    from llmfix.pipeline.select import collect_candidate
+
+    found = clock.run(
+        "guided", lambda: collect_candidate(parsed, lambda v: validator.is_valid([v]))
+    )
+    if found is None:
+        return []
+    value = found.value
+    errors = clock.run("validate", lambda: 0 if validator.is_valid(value) else 1)
+    return [replace(found, schema_errors=errors)]
+
+
+_FENCE_LINE = re.compile(r"^[ \t]*(?:`{3,}|~{3,})[^\n]*$", re.MULTILINE)
+
+
+def _only_json(text: str, span: Span) -> bool:
+    """Whether nothing but whitespace and fence lines lies outside ``span``."""
+    outside = text[: span.start] + "\n" + text[span.end :]
+    return not _FENCE_LINE.sub("", outside).strip()
+
+
+def _read_guided(
+    text: str,
+    current: Result,
+    chosen: ParsedCandidate | None,
+    options: RepairOptions,
+    validator: SchemaValidator,
+    clock: Clock,
+    lines: LineIndex,
+    outer: Deadline | None = None,
+) -> Result:
+    """The schema-guided reading of an answer the ordinary reading could not make valid.
+
+    Tried when the result is unparseable or invalid, when parsing invented keys the schema
+    does not declare (a value split at its commas), or when parsing had to guess; the best
+    reading that validates wins (see :mod:`llmfix.guided`) if it is no riskier than allowed,
+    else the ordinary result stands, with any refusals added.
+
+    One deadline bounds the readings and the schema repair of each (within ``outer``); when
+    it ends, the ordinary result stands with ``limits.time`` added.
+    """
+    deadline = Deadline(options.limits.time_budget, "guided", within=outer)
+    try:
+        return _guided(text, current, chosen, options, validator, clock, lines, deadline)
+    except OutOfTime as stop:
+        late = out_of_time(stop, "guided")
+        return replace(
+            current, diagnostics=(*current.diagnostics, late), timings=Timings(clock.stages)
+        )
+
+
+def _guided(
+    text: str,
+    current: Result,
+    chosen: ParsedCandidate | None,
+    options: RepairOptions,
+    validator: SchemaValidator,
+    clock: Clock,
+    lines: LineIndex,
+    deadline: Deadline,
+) -> Result:
+    """:func:`_read_guided` within its ``deadline``."""
+    from llmfix.guided import invented_keys
+
+    # How risky a reading may be to replace the current result: anything that validates
+    # when it failed; no riskier than it when parsing invented undeclared keys; strictly
+    # less risky when parsing had to guess.
+    if current.status is Status.REFUSED:
+        return current  # a refused answer is reported as such, never read around
+    # A cut-off answer stays truncated whatever is read (see _still_cut); only one whose
+    # value still violates the schema has anything to gain from another reading.
+    cut = current.status is Status.TRUNCATED
+    if cut and not _schema_errors(current):
+        return current
+    failed = cut or current.status in (Status.UNPARSEABLE, Status.INVALID)
+    if failed or (chosen is not None and invented_keys(chosen, validator.schema)):
+        ceiling = _GUESS_RANK
+    elif current.risk is Risk.GUESS:
+        ceiling = _GUESS_RANK - 1
+    else:
+        return current
+    if any(d.code == "limits.time" and d.stage == "schema_repair" for d in current.diagnostics):
+        return current  # every reading would need the schema repair that ran out of time
+    # An answer that is strict JSON (alone, or alone in a fence) is never re-read as text;
+    # only its mistyped strings are. Prose or tags around a JSON value may still say more.
+    strict = chosen is not None and chosen.strict and _only_json(text, chosen.candidate.span)
+    ordinary = (chosen.value, chosen.candidate.span) if chosen is not None and chosen.ok else None
+    document = normalize_document(text) if not strict else None  # its reasoning blocks
+    reasoning = document.reasoning if document is not None else ()
+    from llmfix.guided import read_answer
+
+    readings, refusals = clock.run(
+        "guided",
+        lambda: read_answer(
+            text,
+            validator.schema,
+            reasoning,
+            ordinary,
+            text_readings=not strict,
+            # Re-reading strings inside a JSON value redoes schema repair's coercions;
+            # a user who turned a rule off is not overruled by another path.
+            in_values=not options.disabled_rules,
+            deadline=deadline,
+        ),
+    )
+    notes: list[Diagnostic] = []
+    best: tuple[tuple[int, int, int], Result] | None = None
+    for order, reading in enumerate(readings):
+        diagnostic = Diagnostic(
+            code=reading.code,
+            severity=Severity.WARNING,
+            stage="guided",
+            message=reading.message,
+            span=reading.span,
+            rule=reading.code.split(".", 1)[1],
+            risk=reading.risk,
+            position=lines.position(reading.span.start),
+        )
+        if options.max_risk is not None and reading.risk.rank > options.max_risk.rank:
+            notes.append(
+                replace(
+                    diagnostic,
+                    code="guided.refused",
+                    message=f"not taken: {reading.message} (a {reading.risk.value} reading; "
+                    f"--max-risk {options.max_risk.value})",
+                    rule=None,
+                    risk=None,
+                    data={"reading": reading.code, "value": reading.value},
+                )
+            )
+            continue
+        if reading.risk.rank > ceiling or (
+            best is not None and (reading.risk.rank, 0, order) > best[0]
+        ):
+            continue  # it cannot be taken, or cannot beat the best so far: not validated
+        # synthetic: the text read is not the JSON of the value (no pointer is looked up in it)
+        candidate = Candidate(
+            text[reading.span.start : reading.span.end], reading.span, "guided", synthetic=True
+        )
+        parsed = ParsedCandidate(candidate, True, reading.value, False, (diagnostic,), None)
+        status, value, diagnostics, patch = finish(
+            parsed, options, validator, clock, lines, deadline
+        )
+        if status is Status.INVALID:
+            continue
+        risk = max_risk([d.risk for d in diagnostics] + [op.risk for op in patch])
+        key = (risk.rank if risk is not None else -1, len(patch), order)
+        if key[0] <= ceiling and (best is None or key < best[0]):
+            result = Result(
+                status=status,
+                value=value,
+                diagnostics=(*(document.diagnostics if document else ()), *diagnostics),
+                patch=tuple(patch),
+                timings=Timings(clock.stages),
+                candidate=candidate,
+            )
+            best = (key, result)
+    if best is not None:
+        found = _still_cut(best[1], options) if cut else best[1]
+        return replace(found, timings=Timings(clock.stages))
+    for refusal in refusals if failed else ():  # an error only where nothing better was found
+        notes.append(
+            Diagnostic(
+                code=refusal.code,
+                severity=Severity.ERROR,
+                stage="guided",
+                message=refusal.message,
+                span=refusal.span,
+                position=lines.position(refusal.span.start),
+                hint="ask for one value, or for JSON",
+                data=refusal.data,
+            )
+        )
+    if not notes:
+        return current
+    return replace(
+        current, diagnostics=(*current.diagnostics, *notes), timings=Timings(clock.stages)
+    )

@@ -1,0 +1,205 @@
+"""The last steps of the pipeline for one chosen value: validate it, repair it against the
+schema, place each diagnostic at its line:column, and decide the status.
+
+Split from :mod:`llmfix.pipeline.core` (which wires the stages together) because both the
+ordinary reading and the schema-guided readings finish their values here. Also here: the
+per-stage clock behind ``Result.timings`` and the ``limits.time`` diagnostic of a stage
+whose :class:`~llmfix.deadline.Deadline` ended.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from llmfix.deadline import Deadline, OutOfTime
+from llmfix.model import (
+    Candidate,
+    Diagnostic,
+    LineIndex,
+    PatchOp,
+    Risk,
+    Severity,
+    Span,
+    Status,
+)
+from llmfix.options import RepairOptions
+from llmfix.pipeline.partial import cut_off, drop_incomplete_tail, mark_missing, was_truncated
+from llmfix.pipeline.select import ParsedCandidate
+
+if TYPE_CHECKING:
+    from llmfix.schema.validate import SchemaValidator
+
+T = TypeVar("T")
+
+
+class Clock:
+    """Seconds spent per stage of one repair (``Result.timings``)."""
+
+    def __init__(self) -> None:
+        self.stages: dict[str, float] = {}
+
+    def run(self, stage: str, fn: Callable[[], T]) -> T:
+        start = time.perf_counter()
+        try:
+            return fn()
+        finally:
+            self.stages[stage] = self.stages.get(stage, 0.0) + time.perf_counter() - start
+
+
+READING_STAGES = ("parse", "guided")
+
+
+def _changes_value(diagnostic: Diagnostic) -> bool:
+    """A change to what the model wrote: a reading's repair, or a cleaning that is no
+    lossless one (a NUL deleted inside a string)."""
+    risk = diagnostic.risk
+    if risk is None:
+        return False
+    return diagnostic.stage in READING_STAGES or (
+        diagnostic.stage == "normalize" and risk is not Risk.LOSSLESS
+    )
+
+
+# The stages the pipeline gives a deadline of their own, as a message names them.
+STAGE_NAMES = {
+    "extract": "extraction",
+    "schema_repair": "schema repair",
+    "guided": "schema-guided reading",
+}
+
+
+def out_of_time(stop: OutOfTime, stage: str) -> Diagnostic:
+    """``limits.time`` for a ``stage`` that ran out of its time budget.
+
+    An :class:`OutOfTime` of another deadline (the caller's, which ended first) is not this
+    stage's to report: it is raised on.
+    """
+    if stop.stage != stage:
+        raise stop
+    return Diagnostic(
+        code="limits.time",
+        severity=Severity.ERROR,
+        stage=stage,
+        message=f"{STAGE_NAMES[stage]} took longer than the {stop.seconds:g} s time budget",
+        hint="raise --time-budget to give it longer",
+    )
+
+
+def place_pointers(
+    diagnostics: list[Diagnostic], candidate: Candidate, lines: LineIndex
+) -> list[Diagnostic]:
+    """Give each diagnostic that has a JSON Pointer but no span (a schema error, a schema
+    repair) the span of that value in the input, so reports point at its line:column."""
+    if not any(d.pointer is not None and d.span is None for d in diagnostics):
+        return diagnostics
+    locator = None
+    if not candidate.synthetic:  # a synthesised payload is not in the input: its start
+        from llmfix.jsontext import ValueLocator
+
+        locator = ValueLocator(candidate.text)
+    out = []
+    offset = candidate.span.start
+    for d in diagnostics:
+        if d.pointer is not None and d.span is None:
+            # a moved (renamed) value is written where it came from
+            source = d.data.get("from") if d.data is not None else None
+            where = source if isinstance(source, str) else d.pointer
+            found = locator.span(where) if locator is not None else None
+            span = (
+                Span(found[0] + offset, found[1] + offset)
+                if found is not None
+                else Span(offset, offset)
+            )
+            d = replace(d, span=span, position=lines.position(span.start))
+        out.append(d)
+    return out
+
+
+def finish(
+    chosen: ParsedCandidate,
+    options: RepairOptions,
+    validator: SchemaValidator | None,
+    clock: Clock,
+    lines: LineIndex,
+    outer: Deadline | None = None,
+) -> tuple[Status, Any, list[Diagnostic], list[PatchOp]]:
+    """Validate the chosen value, repair it against the schema (within ``outer``, the
+    caller's deadline), and decide its status."""
+    value = chosen.value
+    diagnostics = list(chosen.diagnostics)
+    patch: list[PatchOp] = []
+    errors: list[Diagnostic] = []
+    partial = options.partial and was_truncated(chosen.diagnostics)
+    if partial:
+        value, notes = drop_incomplete_tail(value, chosen.diagnostics)
+        diagnostics += notes
+    if validator is not None and (chosen.schema_errors != 0 or partial):
+        found = chosen.schema_found
+        if found is not None and not partial:  # listed when the candidate was validated
+            errors = list(found)
+        else:
+            errors = clock.run("validate", lambda: validator.errors(value))
+        if errors and options.schema_repair:
+            from llmfix.schema.repair import coerce_to_schema
+
+            outcome = None
+            deadline = Deadline(options.limits.time_budget, "schema_repair", within=outer)
+            try:
+                outcome = clock.run(
+                    "schema_repair",
+                    lambda: coerce_to_schema(
+                        value,
+                        validator.schema,
+                        disabled_rules=options.disabled_rules,
+                        max_risk=options.max_risk,
+                        deadline=deadline,
+                    ),
+                )
+            except OutOfTime as stop:
+                diagnostics.append(out_of_time(stop, "schema_repair"))
+            if outcome is not None and outcome.patch:
+                value = outcome.value
+                patch = list(outcome.patch)
+                errors = clock.run("validate", lambda: validator.errors(value))
+            if outcome is not None:
+                diagnostics += outcome.diagnostics
+    if partial:
+        errors, missing = mark_missing(errors)
+        diagnostics += missing
+    diagnostics += errors
+    diagnostics = place_pointers(diagnostics, chosen.candidate, lines)
+
+    cut = was_truncated(chosen.diagnostics)
+    if cut:
+        # The input ended inside the value: whatever its schema errors (listed all the
+        # same), it is not the whole answer, and that is what a report must count.
+        status = Status.TRUNCATED
+    elif errors:
+        status = Status.INVALID
+    elif patch or any(_changes_value(d) for d in diagnostics):
+        status = Status.REPAIRED
+    elif (
+        chosen.candidate.origin == "whole"
+        and chosen.strict
+        and not any(d.risk is not None for d in diagnostics)
+    ):
+        status = Status.VALID
+    else:
+        status = Status.EXTRACTED
+    if cut:  # closed only because the input ended: never a clean repair, nor "invalid"
+        diagnostics.append(cut_off(options.partial))
+    if chosen.candidate.in_reasoning and status is not Status.INVALID:
+        diagnostics.append(
+            Diagnostic(
+                code="extract.only_in_reasoning",
+                severity=Severity.WARNING,
+                stage="select",
+                message="the only JSON value found is inside a reasoning block",
+                span=chosen.candidate.span,
+                hint="check that the model gave a final answer outside its reasoning",
+            )
+        )
+    return status, value, diagnostics, patch

@@ -1,0 +1,670 @@
+"""Project configuration: ``llmfix.yaml`` or ``[tool.llmfix]``.
+
+Read once per run by :mod:`llmfix.run.settings` (all of it for `check`; the schema, ``checks``
+rules, ``allow-remote-refs`` and ``llm:`` for `repair`).
+
+The file is found upward from the working directory: in each directory, ``llmfix.yaml``,
+``llmfix.yml``, ``.llmfix.yaml``, then a ``pyproject.toml`` with a ``[tool.llmfix]`` table;
+the first one found wins (``--config FILE`` names one, ``--no-config`` ignores them).
+Keys may be written with ``-`` or ``_``. An unknown key is an error with a suggestion;
+values are type-checked. Paths in the file are relative to the file's directory.
+
+Precedence: built-in defaults < the file < command-line flags. ``checks:`` rules map globs
+(relative to the file's directory; a glob without ``/`` matches file names anywhere) to
+what differs for those files; the first rule that matches a file applies, and anything a
+rule leaves out comes from the top level::
+
+    schema: schemas/answer.json
+    fail-on: repaired
+    checks:
+      - files: "evals/goals/*.jsonl"
+        field: output
+        schema: schemas/goals.json
+      - files: ["logs/**/*.jsonl"]
+        tools: tools/registry.json
+        messages: all
+        options: {max_risk: safe}
+
+``options`` are the repair options of :func:`llmfix.make_options` (``pick``,
+``schema_repair``, ``disabled_rules``, ``partial``, ``max_risk``, ``max_size``,
+``max_depth``, ``time_budget``, ``allow_remote_refs``). The top-level
+``allow-remote-refs: true`` (``--allow-remote-refs``) is the same as that option.
+
+Trust: a project file arrives with the repository, so its network and secret settings
+(turning LLM repair on, ``llm:`` provider/base-url/api-key-env/cache-dir/save-prompts/redact,
+``allow-remote-refs``) are used only when the user trusted it (:mod:`llmfix.run.trust`);
+otherwise :func:`untrusted_view` leaves them out and :attr:`Settings.ignored` names them.
+The user config's ``llm:`` and ``allow-remote-refs`` come under the project file's.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, fields, replace
+from dataclasses import field as dataclass_field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from llmfix.errors import ConfigError
+
+if TYPE_CHECKING:
+    from llmfix.inputs import WalkNotes
+
+CONFIG_NAMES = ("llmfix.yaml", "llmfix.yml", ".llmfix.yaml")
+PYPROJECT = "pyproject.toml"
+
+
+@dataclass(frozen=True)
+class CheckRule:
+    """Settings for the files matching ``files`` (globs relative to the config file)."""
+
+    files: tuple[str, ...]
+    schema: str | None = None
+    tools: str | None = None
+    field: str | None = None
+    messages: str | None = None
+    kind: str | None = None
+    group_by: str | None = None
+    options: Mapping[str, object] = dataclass_field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"files": list(self.files)}
+        for name in ("schema", "tools", "field", "messages", "kind", "group_by"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        if self.options:
+            out["options"] = dict(self.options)
+        return out
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The merged settings of one `check` run (defaults < config file < flags)."""
+
+    paths: tuple[str, ...] = ()
+    schema: str | None = None
+    tools: str | None = None
+    field: str | None = None
+    messages: str = "last"
+    kind: str = "auto"
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    format: str = "text"
+    output: str | None = None
+    fail_on: str = "invalid"
+    max_risk: str | None = None
+    baseline: str | None = None
+    jobs: int = 0
+    timeout: float = 60.0
+    max_item_size: int = 10_000_000
+    group_by: str | None = None
+    write_fixed: str | None = None
+    in_place: bool = False
+    encoding: str | None = None
+    progress: bool = True
+    options: Mapping[str, object] = dataclass_field(default_factory=dict)
+    checks: tuple[CheckRule, ...] = ()
+    llm: Mapping[str, object] = dataclass_field(default_factory=dict)  # trusted llm: settings
+    llm_enabled: bool = False  # a trusted llm: section turns LLM repair on
+    config: str | None = None  # the file these came from
+    trusted: bool = True  # whether the file's network and secret settings are used
+    ignored: tuple[str, ...] = ()  # the keys of an untrusted file that were not used
+    limited: tuple[str, ...] = ()  # the limits lowered to their ceilings (llmfix.run.ceilings)
+    base: str = "."  # directory the rules' globs are relative to
+    flagged: frozenset[str] = frozenset()  # settings given on the command line
+    flag_options: Mapping[str, object] = dataclass_field(default_factory=dict)
+
+    def for_rule(self, rule: CheckRule | None, key: str) -> Any:
+        """A setting for files under ``rule``: a flag, else the rule's, else the top level."""
+        value = getattr(self, key)
+        if key == "options" and rule is not None:
+            return {**value, **rule.options, **self.flag_options}
+        if rule is None or key in self.flagged:
+            return value
+        ruled = getattr(rule, key)
+        return value if ruled is None else ruled
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in ("flagged", "flag_options", "limited"):
+                continue
+            if f.name == "checks":
+                value = [rule.to_dict() for rule in value]
+            elif f.name == "llm":
+                value = {k.replace("_", "-"): v for k, v in value.items()}
+            elif isinstance(value, tuple):
+                value = list(value)
+            elif isinstance(value, Mapping):
+                value = dict(value)
+            out[f.name.replace("_", "-")] = value
+        return out
+
+
+# key → (what it must be, check); "path" values are made relative to the file's directory
+_PATH_KEYS = frozenset({"schema", "tools", "baseline", "output", "write_fixed"})
+
+
+def _str(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _globs(value: Any) -> bool:
+    return isinstance(value, str) or (
+        isinstance(value, list) and all(isinstance(v, str) for v in value)
+    )
+
+
+def _int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+
+
+def _bool(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+def _mapping(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+def _one_of(*choices: str) -> Callable[[Any], bool]:
+    return lambda value: value in choices
+
+
+def _checks(value: Any) -> bool:
+    return isinstance(value, list)
+
+
+def _key_types() -> dict[str, tuple[str, Callable[[Any], bool]]]:
+    from llmfix.batch.gate import FAIL_ON
+    from llmfix.inputs import KINDS, MESSAGES
+    from llmfix.model import Risk
+    from llmfix.reporters import FORMATS
+
+    return {
+        "paths": ("a glob or a list of paths", _globs),
+        "schema": ("a schema path or builtin:NAME", _str),
+        "tools": ("a path to a tool registry", _str),
+        "field": ("a JSON Pointer or dotted path", _str),
+        "messages": ("one of: " + ", ".join(MESSAGES), _one_of(*MESSAGES)),
+        "kind": ("one of: " + ", ".join(KINDS), _one_of(*KINDS)),
+        "include": ("a glob or a list of globs", _globs),
+        "exclude": ("a glob or a list of globs", _globs),
+        "format": ("one of: " + ", ".join(FORMATS), _one_of(*FORMATS)),
+        "output": ("a file path", _str),
+        "fail_on": ("one of: " + ", ".join(FAIL_ON), _one_of(*FAIL_ON)),
+        "max_risk": (
+            "one of: " + ", ".join(r.value for r in Risk),
+            _one_of(*(r.value for r in Risk)),
+        ),
+        "baseline": ("a report path", _str),
+        "jobs": ("a whole number (0: all cores)", _int),
+        "timeout": ("a positive number of seconds", _number),
+        "max_item_size": ("a positive whole number", _int),
+        "group_by": ("a field name or path", _str),
+        "write_fixed": ("a directory path", _str),
+        "in_place": ("true or false", _bool),
+        "encoding": ("an encoding name", _str),
+        "progress": ("true or false", _bool),
+        "options": ("a mapping of repair options", _mapping),
+        "allow_remote_refs": ("true or false", _bool),
+        "checks": ("a list of rules", _checks),
+        "llm": ("a mapping of LLM repair settings", _mapping),
+    }
+
+
+_RULE_KEYS = ("files", "schema", "tools", "field", "messages", "kind", "group_by", "options")
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest ``llmfix.yaml`` (or pyproject with ``[tool.llmfix]``) at or above ``start``."""
+    directory = start.resolve()
+    while True:
+        for name in CONFIG_NAMES:
+            candidate = directory / name
+            if candidate.is_file():
+                return candidate
+        pyproject = directory / PYPROJECT
+        if pyproject.is_file() and _pyproject_table(pyproject) is not None:
+            return pyproject
+        if directory.parent == directory:
+            return None
+        directory = directory.parent
+
+
+def _read_toml(path: Path, text: str) -> dict[str, Any]:
+    import importlib
+
+    toml: Any = None
+    for name in ("tomllib", "tomli"):  # tomllib is Python 3.11+; tomli is the same on 3.10
+        try:
+            toml = importlib.import_module(name)
+            break
+        except ModuleNotFoundError:
+            continue
+    if toml is None:
+        raise ConfigError(f"{path}: reading pyproject.toml needs Python 3.11+ or tomli")
+    try:
+        data: dict[str, Any] = toml.loads(text)
+    except toml.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    return data
+
+
+def _pyproject_table(path: Path, data: bytes | None = None) -> Any:
+    try:
+        text = (read_bytes(path) if data is None else data).decode("utf-8")
+    except (ConfigError, UnicodeDecodeError):
+        return None
+    if "tool.llmfix" not in text:  # cheap test before parsing every pyproject upward
+        return None
+    tool = _read_toml(path, text).get("tool")
+    return tool.get("llmfix") if isinstance(tool, dict) else None
+
+
+def read_config(path: Path, raw: bytes | None = None) -> dict[str, Any]:
+    """The settings in one config file (``raw``: its bytes, when read already), keys
+    normalised and values checked.
+
+    Path values are rewritten relative to the working directory.
+    """
+    raw = read_bytes(path) if raw is None else raw
+    if path.name == PYPROJECT:
+        data = _pyproject_table(path, raw)
+        if data is None:
+            raise ConfigError(f"{path}: no [tool.llmfix] table")
+    else:
+        data = _read_yaml(path, raw)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the configuration must be a mapping of settings")
+    return _validated(data, path)
+
+
+# A config file is a few KB; a repository's FIFO, device or gigabyte file is no config.
+CONFIG_MAX_BYTES = 1_000_000
+
+
+def read_bytes(path: Path) -> bytes:
+    """A config file's bytes, read once: what is parsed is what trust is decided on. Only a
+    regular file of at most :data:`CONFIG_MAX_BYTES` is read (a FIFO would hang the run)."""
+    from llmfix.files.read import ReadRefused, read_regular
+
+    try:
+        return read_regular(str(path), CONFIG_MAX_BYTES)
+    except ReadRefused as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def _read_yaml(path: Path, raw: bytes) -> Any:
+    import yaml
+
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        # file:line:column and the problem alone: PyYAML's own text spans several lines
+        # and names the source "<unicode string>".
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        problem = " ".join((exc.problem or exc.context or "syntax error").split())
+        raise ConfigError(f"{where}: not valid YAML: {problem}") from None
+    except yaml.YAMLError as exc:
+        problem = " ".join(str(exc).split())
+        raise ConfigError(f"{path}: not valid YAML: {problem}") from None
+    return {} if data is None else data
+
+
+def _normal_key(key: Any) -> str:
+    return str(key).strip().replace("-", "_")
+
+
+def _unknown(key: str, known: Any, where: str) -> ConfigError:
+    close = difflib.get_close_matches(key, sorted(known), n=1)
+    hint = f" (did you mean {close[0].replace('_', '-')!r}?)" if close else ""
+    return ConfigError(f"{where}: unknown key {key.replace('_', '-')!r}{hint}")
+
+
+def _validated(data: Mapping[str, Any], path: Path) -> dict[str, Any]:
+    types = _key_types()
+    base = path.parent
+    out: dict[str, Any] = {}
+    for raw_key, value in data.items():
+        key = _normal_key(raw_key)
+        if key not in types:
+            raise _unknown(key, types, str(path))
+        expected, check = types[key]
+        if not check(value):
+            raise ConfigError(f"{path}: {key.replace('_', '-')} must be {expected}, not {value!r}")
+        out[key] = value
+    for key in ("include", "exclude", "paths"):
+        if isinstance(out.get(key), str):
+            out[key] = [out[key]]
+    if "allow_remote_refs" in out:  # a repair option, spelled like its flag
+        allow = out.pop("allow_remote_refs")
+        out["options"] = {"allow_remote_refs": allow, **out.get("options", {})}
+    if "options" in out:
+        out["options"] = _checked_options(out["options"], f"{path}: options")
+    if "llm" in out:
+        from llmfix.run.trust import checked_llm_section
+
+        out["llm"] = checked_llm_section(out["llm"], f"{path}: llm")
+    if "paths" in out:
+        out["paths"] = [_relative(base, p) for p in out["paths"]]
+    for key in _PATH_KEYS & set(out):
+        out[key] = _relative(base, out[key])
+    if "checks" in out:
+        out["checks"] = [_rule(entry, i, path) for i, entry in enumerate(out["checks"])]
+    return out
+
+
+def _rule(entry: Any, index: int, path: Path) -> CheckRule:
+    where = f"{path}: checks[{index}]"
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{where}: a rule must be a mapping with at least 'files'")
+    types = _key_types()
+    values: dict[str, Any] = {}
+    for raw_key, value in entry.items():
+        key = _normal_key(raw_key)
+        if key not in _RULE_KEYS:
+            raise _unknown(key, _RULE_KEYS, where)
+        if key == "files":
+            if not _globs(value) or not value:
+                raise ConfigError(f"{where}: files must be a glob or a list of globs")
+            values["files"] = (value,) if isinstance(value, str) else tuple(value)
+            continue
+        expected, check = types[key]
+        if not check(value):
+            raise ConfigError(f"{where}: {key.replace('_', '-')} must be {expected}, not {value!r}")
+        values[key] = value
+    if "files" not in values:
+        raise ConfigError(f"{where}: a rule needs 'files' (the globs it applies to)")
+    for key in ("schema", "tools"):
+        if key in values:
+            values[key] = _relative(path.parent, values[key])
+    if "options" in values:
+        values["options"] = _checked_options(values["options"], f"{where}: options")
+    return CheckRule(**values)
+
+
+def _checked_options(options: Mapping[str, Any], where: str) -> dict[str, Any]:
+    from llmfix import make_options
+
+    normal = {_normal_key(k): v for k, v in options.items()}
+    if not isinstance(normal.get("allow_remote_refs", False), bool):
+        raise ConfigError(f"{where}: allow-remote-refs must be true or false")
+    try:
+        make_options(**normal)
+    except (ConfigError, TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    return normal
+
+
+def _relative(base: Path, value: str) -> str:
+    """A path from the config file, as seen from the working directory."""
+    if value.startswith("builtin:") or value == "-" or os.path.isabs(value):
+        return value
+    joined = os.path.normpath(os.path.join(base, value))
+    try:
+        relative = os.path.relpath(joined)
+    except ValueError:  # another drive on Windows
+        return joined
+    return relative if not relative.startswith("..") else joined
+
+
+def load_settings(
+    flags: Mapping[str, Any],
+    *,
+    config: str | None = None,
+    use_config: bool = True,
+    start: Path | None = None,
+    trust: bool = False,
+) -> Settings:
+    """Merge defaults, the user config, the project file (found upward unless named) and
+    ``flags``.
+
+    ``flags`` holds only the options given on the command line (``None`` values are
+    ignored). ``options`` from flags are merged into the file's ``options``. A project
+    file's network and secret settings (see :func:`untrusted_view`) are used only when the
+    file is trusted: ``trust`` (``--trust-config``), ``LLMFIX_TRUST_CONFIG=1``, or recorded
+    by ``llmfix config trust``; otherwise they are left out and named in ``ignored``.
+    """
+    from llmfix.run.trust import env_trusts_config, is_trusted, read_user_config
+
+    user = read_user_config()
+    file_values: dict[str, Any] = {}
+    found: Path | None = None
+    raw = b""
+    if use_config:
+        if config is not None:
+            found = Path(config)
+            if not found.exists():
+                raise ConfigError(f"--config {config}: no such file")
+        else:
+            env = os.environ.get("LLMFIX_CONFIG")
+            found = Path(env) if env else find_config(start or Path.cwd())
+        if found is not None:
+            raw = read_bytes(found)  # parsed and hashed: a file swapped meanwhile is not trusted
+            file_values = read_config(found, raw)
+    trusted = found is None or trust or env_trusts_config() or is_trusted(found, raw)
+    ignored: list[str] = []
+    if found is not None and not trusted:
+        from llmfix.run.ceilings import CHECK_CEILINGS, untrusted_limits
+
+        file_values, ignored = untrusted_view(file_values, found.parent)
+        defaults = {key: getattr(Settings, key) for key in CHECK_CEILINGS}
+        file_values, looser = untrusted_limits(file_values, user.get("llm"), defaults)
+        ignored += looser
+    merged: dict[str, Any] = dict(file_values)
+    merged["llm"], merged["llm_enabled"] = _merged_llm(user.get("llm"), file_values.get("llm"))
+    if "allow_remote_refs" in user:
+        merged["options"] = {"allow_remote_refs": user["allow_remote_refs"]}
+        merged["options"].update(file_values.get("options", {}))
+    flagged: set[str] = set()
+    for key, value in flags.items():
+        if value is None or (isinstance(value, (list, tuple, dict)) and not value):
+            continue
+        flagged.add(key)
+        if key == "options":
+            merged["options"] = {**merged.get("options", {}), **value}
+        else:
+            merged[key] = value
+    from llmfix.run.ceilings import clamped_options, clamped_settings
+
+    merged, limited = clamped_settings(merged)
+    for key in ("paths", "include", "exclude", "checks"):
+        if key in merged:
+            merged[key] = tuple(merged[key])
+    settings = Settings(
+        **merged,
+        trusted=trusted,
+        ignored=tuple(ignored),
+        limited=tuple(limited),
+        flagged=frozenset(flagged),
+        flag_options=clamped_options(flags.get("options") or {})[0],  # noted in merged
+    )
+    if found is not None:
+        base = os.path.relpath(found.resolve().parent)
+        shown = os.path.relpath(found.resolve())
+        shown = str(found.resolve()) if shown.startswith("..") else shown
+        settings = replace(settings, config=shown, base=base)
+    return settings
+
+
+def _merged_llm(
+    user: Mapping[str, Any] | None, project: Mapping[str, Any] | None
+) -> tuple[dict[str, Any], bool]:
+    """The llm: settings (user config < project file) and whether they turn LLM repair on:
+    the last trusted section decides (``enabled``, true unless it says false)."""
+    merged: dict[str, Any] = {}
+    enabled = False
+    for section in (user, project):
+        if section:
+            merged.update({k: v for k, v in section.items() if k != "enabled"})
+            if "enabled" in section:  # an untrusted file's section has none
+                enabled = bool(section["enabled"])
+    return merged, enabled
+
+
+def untrusted_view(values: Mapping[str, Any], base: Path) -> tuple[dict[str, Any], list[str]]:
+    """What an untrusted project file (in directory ``base``) may set, and the keys left out
+    (as written in a file).
+
+    Left out: turning LLM repair on, the llm: keys that choose where requests go, which
+    secret they carry and where records of them are written (``provider``, ``base-url``,
+    ``api-key-env``, ``cache-dir``, ``save-prompts``, ``redact``), and
+    ``allow-remote-refs`` (top level, ``options``, a rule's ``options``); and what would
+    read or write outside the file's own directory tree: ``output``, ``write-fixed``,
+    ``schema``, ``tools``, ``baseline`` and ``paths`` entries, a rule's ``schema`` and
+    ``tools``, and ``checks`` globs, that lead out of it (``..``, absolute paths, symbolic
+    links) or into ``.git``, ``.hg``, ``.svn`` (see :mod:`llmfix.files.containment`; links met
+    while walking are the walk's to refuse). The model name, attempts, timeouts and every
+    other schema and check setting are kept (:func:`llmfix.run.ceilings.untrusted_limits` then
+    leaves out the limits it would loosen).
+    """
+    from llmfix.run.trust import LLM_NETWORK_KEYS
+
+    out = dict(values)
+    ignored: list[str] = []
+    root = os.path.realpath(base)
+    for key in ("output", "write_fixed", "schema", "tools", "baseline"):
+        if key in out and not _inside(root, out[key]):
+            ignored.append(f"{key.replace('_', '-')} (outside {base})")
+            del out[key]
+    if "paths" in out:
+        kept_paths = [p for p in out["paths"] if p == "-" or _inside(root, p)]
+        if len(kept_paths) < len(out["paths"]):
+            ignored.append(f"paths outside {base}")
+            out["paths"] = kept_paths
+    options = out.get("options")
+    if options and "allow_remote_refs" in options:
+        if options["allow_remote_refs"]:
+            ignored.append("allow-remote-refs")
+        out["options"] = {k: v for k, v in options.items() if k != "allow_remote_refs"}
+    rules = []
+    for index, rule in enumerate(out.get("checks", ())):
+        files = tuple(f for f in rule.files if not _leaves(f))
+        if len(files) < len(rule.files):
+            ignored.append(f"checks[{index}].files outside {base}")
+            rule = replace(rule, files=files)
+        for key in ("schema", "tools"):
+            if getattr(rule, key) is not None and not _inside(root, getattr(rule, key)):
+                ignored.append(f"checks[{index}].{key} (outside {base})")
+                rule = replace(rule, **{key: None})
+        if "allow_remote_refs" in rule.options:
+            if rule.options["allow_remote_refs"]:
+                ignored.append(f"checks[{index}].options.allow-remote-refs")
+            kept = {k: v for k, v in rule.options.items() if k != "allow_remote_refs"}
+            rule = replace(rule, options=kept)
+        rules.append(rule)
+    if "checks" in out:
+        out["checks"] = rules
+    llm = out.get("llm")
+    if llm:
+        if llm.get("enabled", True):
+            ignored.append("llm (turning LLM repair on)")
+        for key in LLM_NETWORK_KEYS:
+            if key in llm and not (key == "redact" and llm[key] is True):
+                ignored.append(f"llm.{key.replace('_', '-')}")
+        kept_llm = {k: v for k, v in llm.items() if k not in LLM_NETWORK_KEYS}
+        out["llm"] = {k: v for k, v in kept_llm.items() if k != "enabled"}
+    return out, ignored
+
+
+def _inside(root: str, path: str) -> bool:
+    """Whether ``path`` (symbolic links followed) is ``root`` or under it, and not in a
+    version-control directory (``.git/config`` holds a CI job's token; a hook there runs);
+    ``builtin:`` schemas are llmfix's own."""
+    from llmfix.files.containment import VCS_DIRS, within
+
+    if path.startswith("builtin:"):
+        return True
+    below = os.path.relpath(os.path.realpath(path), root).split(os.sep)
+    return within(path, root) and VCS_DIRS.isdisjoint(below)
+
+
+def _leaves(glob: str) -> bool:
+    """Whether a ``checks`` glob can match outside its file's directory, or in a
+    version-control directory."""
+    from llmfix.files.containment import VCS_DIRS
+
+    parts = glob.replace("\\", "/").split("/")
+    return os.path.isabs(glob) or ".." in parts or not VCS_DIRS.isdisjoint(parts)
+
+
+def rule_for(settings: Settings, path: str) -> int | None:
+    """The index of the first ``checks`` rule whose globs match ``path``, if any."""
+    if not settings.checks or path == "-":
+        return None
+    from llmfix.inputs import glob_match
+
+    relative = Path(os.path.relpath(os.path.abspath(path), os.path.abspath(settings.base)))
+    text = relative.as_posix()
+    for index, rule in enumerate(settings.checks):
+        if any(glob_match(pattern, text) for pattern in rule.files):
+            return index
+    return None
+
+
+def rule_files(
+    settings: Settings, *, follow_symlinks: bool = False, notes: WalkNotes | None = None
+) -> Iterator[str]:
+    """The files the ``checks`` rules name, for a run given no paths (sorted, deduplicated).
+
+    Walked as :func:`llmfix.inputs.discover_files` walks: no symbolic link followed unless
+    ``follow_symlinks`` (a glob's own folders included: ``link/*``), and, for an untrusted
+    file, none that leads out of its directory; what is passed over goes in ``notes``.
+    """
+    from llmfix.files.containment import first_link, link_problem
+    from llmfix.inputs import WalkNotes, discover_files, glob_match
+
+    notes = notes if notes is not None else WalkNotes()
+    confine = None if settings.trusted else settings.base
+    seen: set[str] = set()
+    base = Path(settings.base)
+    for rule in settings.checks:
+        for pattern in rule.files:
+            root = base / _fixed_prefix(pattern)
+            link = first_link(os.fspath(root), settings.base)
+            if link is not None and not follow_symlinks:
+                notes.skipped[os.fspath(root)] = link_problem(link, settings.base)
+                continue
+            if not (root.is_file() or root.is_dir()):
+                continue
+            found = discover_files(
+                [os.fspath(root)], follow_symlinks=follow_symlinks, confine=confine, notes=notes
+            )
+            for file in sorted(found):
+                rel = Path(file).relative_to(base).as_posix()
+                if file in notes.unlisted or glob_match(pattern, rel):
+                    name = os.path.relpath(file)
+                    if file in notes.within:  # read where it was listed, by its new name
+                        notes.within[name] = notes.within[file]
+                    if name not in seen:
+                        seen.add(name)
+                        yield name
+
+
+def _fixed_prefix(pattern: str) -> str:
+    """The directories of a glob before its first wildcard (where a walk can start)."""
+    parts = pattern.split("/")
+    if len(parts) == 1:
+        return "."
+    fixed = []
+    for part in parts[:-1]:
+        if any(c in part for c in "*?["):
+            break
+        fixed.append(part)
+    else:
+        if not any(c in parts[-1] for c in "*?["):
+            return pattern
+    return "/".join(fixed) or "."

@@ -1,0 +1,474 @@
+"""Schema-aligned repair: make a parsed value fit its JSON Schema, one reported change at a time.
+
+``coerce_to_schema`` walks the value against the schema and fixes what the schema makes
+certain: ``"12"`` where an integer is wanted, ``"Complete"`` for the enum value ``complete``,
+one string where a list is wanted, a required key spelt ``reasonning``. Every change is an
+RFC 6902 JSON Patch operation with a rule id and a risk tier (``RULES``), and a diagnostic.
+
+Principles:
+
+- A value that already fits its (sub)schema is never touched; a valid instance comes back
+  equal, with an empty patch.
+- A rule fires only where the schema says what the value should be. ``"12"`` stays a string
+  where strings are allowed; ``"yes"`` stays a string under ``type: [string, boolean]``.
+- What no rule can fix stays as it is and stays an error: numbers are never clamped into
+  range, lists never truncated, required values never invented (only ``default`` fills).
+- ``anyOf``/``oneOf`` (and ``type`` lists): every alternative is tried on a copy; the one that
+  validates with the least risky, then fewest, changes wins. Equally good alternatives with
+  different results are reported (``repair.branch_tie``) and the first is kept. When none
+  validates, the partial fixes of the only alternative whose type admits the value are kept.
+- Percentages and fractions are read only when the schema's maximum says which reading is
+  meant (see :func:`llmfix.schema.walk.read_number`); a ``number`` without a maximum leaves
+  ``"87%"`` alone.
+
+Not handled (left as they are): ``$dynamicRef``/``$recursiveRef``, ``unevaluatedProperties``,
+``dependentSchemas``, ``not``, OpenAPI's ``nullable``.
+
+Layout: this module holds :data:`RULES` and the walk (``$ref``, ``allOf``, ``if``, unions,
+type conversions); :mod:`llmfix.schema.coercers` holds one coercer per JSON type and the
+enum fixes, :mod:`llmfix.schema.objects` the object and array fixes, and
+:mod:`llmfix.schema.context` the context they share (validity cache, ``$ref`` lookups, rule
+switches, limits, the deadline). Each :class:`Rule` names the function that carries it out.
+
+Patch operations are in application order: a node's own change first (``replace``, the
+``move`` of an unwrap), then key renames (``move``), removals, its children's changes (at the
+renamed paths), then ``add`` of defaults.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from llmfix.deadline import Deadline
+from llmfix.model import Diagnostic, PatchOp, Risk
+from llmfix.schema import coercers, objects
+from llmfix.schema import walk as sw
+from llmfix.schema.budget import allowance
+from llmfix.schema.context import STAGE, Fix, RepairContext, change_diagnostic, detach_ops, note
+
+__all__ = ["RULES", "STAGE", "Rule", "SchemaRepairOutcome", "coerce_to_schema"]
+
+
+class Rule(NamedTuple):
+    """A repair rule: its risk tier, what it does, and the function that does it."""
+
+    risk: Risk
+    description: str
+    fixer: Callable[..., Any]
+
+
+RULES: dict[str, Rule] = {
+    "parse_json_string": Rule(
+        Risk.SAFE,
+        'JSON object/array sent as a string where one is wanted: "{\\"a\\": 1}" → {"a": 1}',
+        coercers.parse_json_string,
+    ),
+    "unwrap_object": Rule(
+        Risk.SAFE,
+        'object wrapped in one undeclared key holding all required keys: {"result": {...}} → {...}',
+        objects.unwrap_object,
+    ),
+    "wrap_array": Rule(
+        Risk.SAFE, 'single value where an array is wanted: "red" → ["red"]', coercers.wrap_array
+    ),
+    "unwrap_array": Rule(
+        Risk.SAFE,
+        'one-element array where its element is wanted: ["red"] → "red"',
+        coercers.unwrap_array,
+    ),
+    "coerce_number": Rule(
+        Risk.SAFE,
+        'number written as a string: "12" → 12, " 1e3 " → 1000.0, "12,111" → 12111',
+        coercers.to_number,
+    ),
+    "coerce_percent": Rule(
+        Risk.GUESS,
+        'percentage on the scale the maximum implies: "87%" → 87 (maximum 100), 0.87 (maximum 1)',
+        coercers.to_number,
+    ),
+    "coerce_fraction": Rule(
+        Risk.GUESS,
+        'fraction: "7/10" → 7 when the maximum is 10, "1/5" → 0.2 when it is at most 1 or absent',
+        coercers.to_number,
+    ),
+    "coerce_integer": Rule(
+        Risk.SAFE,
+        'integer from an integral number or numeral: 12.0 → 12, "12" → 12',
+        coercers.to_integer,
+    ),
+    "coerce_string": Rule(
+        Risk.SAFE, 'string from a number or boolean: 12 → "12", true → "true"', coercers.to_string
+    ),
+    "coerce_boolean": Rule(
+        Risk.SAFE,
+        'boolean from "true"/"false"/"yes"/"no"/"1"/"0" (any case) or 1/0: "Yes" → true',
+        coercers.to_boolean,
+    ),
+    "coerce_null": Rule(
+        Risk.SAFE,
+        'null from "null"/"None"/"nil"/"undefined"/"N/A"/"" where null is allowed: "N/A" → null',
+        coercers.to_null,
+    ),
+    "enum_case": Rule(
+        Risk.SAFE,
+        'enum/const value equal after folding case and punctuation: "In Progress" → "in_progress"',
+        coercers.fix_enum,
+    ),
+    "enum_nearest": Rule(
+        Risk.GUESS,
+        'enum/const value nearest by edit distance (≥ 0.8 similar, unique): "complet" → "complete"',
+        coercers.fix_enum,
+    ),
+    "rename_key_case": Rule(
+        Risk.SAFE,
+        'key equal to a missing declared key after folding case/_/-: "firstName" → "first_name"',
+        objects.plan_renames,
+    ),
+    "rename_key_fuzzy": Rule(
+        Risk.GUESS,
+        'near-miss of a missing declared key (≥ 0.8 similar, unique): "reasonning" → "reasoning"',
+        objects.plan_renames,
+    ),
+    # A guess, not safe: the model wrote the value, and dropping it loses data (a key it
+    # misnamed, a field the schema forgot); --max-risk safe keeps it and fails instead.
+    "remove_additional": Rule(
+        Risk.GUESS,
+        "property that additionalProperties: false forbids, removed (value kept in the diagnostic)",
+        objects.remove_additional,
+    ),
+    "fill_default": Rule(
+        Risk.SAFE,
+        'missing required property with a default filled: {} → {"n": 1}',
+        objects.fill_default,
+    ),
+}
+
+_RISKS = {rule: entry.risk for rule, entry in RULES.items()}
+
+
+@dataclass(frozen=True)
+class SchemaRepairOutcome:
+    """What :func:`coerce_to_schema` returns.
+
+    ``value`` is a new object (the input is never mutated); applying ``patch`` in order to the
+    input gives exactly ``value``; ``diagnostics`` has one warning per change, then notes.
+    """
+
+    value: Any
+    patch: tuple[PatchOp, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.patch)
+
+
+def coerce_to_schema(
+    value: Any,
+    schema: dict[str, Any] | bool,
+    *,
+    disabled_rules: frozenset[str] = frozenset(),
+    max_risk: Risk | None = None,
+    resolver: Callable[[str], Any] | None = None,
+    deadline: Deadline | None = None,
+) -> SchemaRepairOutcome:
+    """Repair ``value`` towards ``schema`` with the rules in :data:`RULES`.
+
+    ``disabled_rules`` turns rules off by id (unknown ids are ignored); rules riskier than
+    ``max_risk`` do not fire. ``resolver`` maps an absolute URI of an external ``$ref`` to
+    the schema it names; local references (``#/$defs/x``, ``#/definitions/x``, ``#``,
+    anchors, ``$id``-scoped) need no resolver. ``deadline`` is checked at every node walked;
+    when it has passed, :class:`~llmfix.deadline.OutOfTime` is raised.
+    """
+    if not isinstance(schema, dict):  # true accepts everything; nothing can satisfy false
+        return SchemaRepairOutcome(sw.copy_json(value))
+    try:
+        ctx = RepairContext(
+            schema,
+            resolver,
+            _RISKS,
+            disabled_rules,
+            max_risk,
+            deadline if deadline is not None else Deadline.never(STAGE),
+        )
+    except Exception as exc:  # a schema jsonschema cannot even load: nothing to repair against
+        unusable = note("repair.schema_unusable", f"the schema could not be loaded ({exc})", None)
+        return SchemaRepairOutcome(sw.copy_json(value), diagnostics=(unusable,))
+    root = ctx.root_resolver
+    ctx.step_allowance = functools.cache(lambda: allowance(value))
+    if ctx.is_valid(value, schema, root) is True:
+        return SchemaRepairOutcome(sw.copy_json(value))
+    fix = repair(ctx, value, schema, root, "", 0)
+    ops = detach_ops(fix.ops)
+    diagnostics = [change_diagnostic(op) for op in ops]
+    diagnostics += fix.notes
+    diagnostics += ctx.notes.values()
+    return SchemaRepairOutcome(sw.copy_json(fix.value), ops, tuple(diagnostics))
+
+
+# --- the walk ----------------------------------------------------------------------------------
+
+
+def repair(
+    ctx: RepairContext,
+    value: Any,
+    schema: Any,
+    resolver: Any,
+    pointer: str,
+    depth: int,
+    names: frozenset[str] | None = None,
+) -> Fix:
+    """Repair ``value`` (found at ``pointer``) against ``schema``."""
+    keep = Fix(value)
+    if not isinstance(schema, dict) or ctx.over_limit(depth, pointer):
+        return keep
+    # Unknown validity (a part of the schema jsonschema cannot evaluate) is no reason to
+    # stop: rules fire only on concrete defects (a wrong type, a missing or forbidden key).
+    resolver = ctx.enter(schema, resolver)
+    if ctx.is_valid(value, schema, resolver) is True:
+        return keep
+    if names is None:
+        names = ctx.declared_names(schema, resolver)
+    fix = keep
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        fix = fix.then(_follow(ctx, value, ref, resolver, pointer, depth, names))
+        if ctx.ref_overrides:
+            return fix
+    for sub in sw.subschema_list(schema.get("allOf")):
+        fix = fix.then(repair(ctx, fix.value, sub, resolver, pointer, depth + 1, names))
+    if ctx.conditionals and isinstance(schema.get("if"), (dict, bool)):
+        holds = ctx.is_valid(fix.value, schema["if"], resolver) is True
+        branch = schema.get("then") if holds else schema.get("else")
+        fix = fix.then(repair(ctx, fix.value, branch, resolver, pointer, depth + 1, names))
+    fix = fix.then(_local(ctx, fix.value, schema, resolver, pointer, depth, names))
+    for keyword in ("anyOf", "oneOf"):
+        if sw.subschema_list(schema.get(keyword)):
+            fix = fix.then(_union(ctx, fix.value, schema, keyword, resolver, pointer, depth, names))
+    return fix
+
+
+def _follow(
+    ctx: RepairContext,
+    value: Any,
+    ref: str,
+    resolver: Any,
+    pointer: str,
+    depth: int,
+    names: frozenset[str],
+) -> Fix:
+    target = ctx.lookup(ref, resolver)
+    if target is None:
+        return Fix(value)
+    contents, target_resolver = target
+    key = (id(contents), pointer)
+    if key in ctx.active_refs:  # a $ref cycle that does not descend into the value
+        return Fix(value)
+    ctx.active_refs.add(key)
+    try:
+        return repair(ctx, value, contents, target_resolver, pointer, depth + 1, names)
+    finally:
+        ctx.active_refs.discard(key)
+
+
+def _union(
+    ctx: RepairContext,
+    value: Any,
+    schema: dict[str, Any],
+    keyword: str,
+    resolver: Any,
+    pointer: str,
+    depth: int,
+    names: frozenset[str],
+) -> Fix:
+    """Try every branch of an ``anyOf``/``oneOf``; keep the best one that validates."""
+    whole = ctx.keyword_view(schema, keyword)
+    branches = sw.subschema_list(schema[keyword])
+    if ctx.is_valid(value, whole, resolver) is not False:
+        return Fix(value)
+    tried: list[tuple[int, Fix, bool]] = []
+    for index, branch in enumerate(branches):
+        fix = repair(ctx, value, branch, resolver, pointer, depth + 1, names)
+        if not fix.ops:
+            continue
+        # Its own branch first (cheap); oneOf also needs no other branch to match.
+        ok = ctx.is_valid(fix.value, branch, resolver) is True
+        if ok and keyword == "oneOf":
+            ok = ctx.is_valid(fix.value, whole, resolver) is True
+        tried.append((index, fix, ok))
+    good = [(index, fix) for index, fix, ok in tried if ok]
+    if good:
+        return _choose(good, keyword, pointer)
+    admitting = [i for i, b in enumerate(branches) if ctx.admits(b, value, resolver)]
+    if len(admitting) == 1:
+        for index, fix, _ in tried:
+            if index == admitting[0]:
+                return fix
+    return Fix(value)
+
+
+def _choose(options: list[tuple[Any, Fix]], keyword: str, pointer: str) -> Fix:
+    """The cheapest option (the first among equals), noting equals that differ."""
+    best_label, best = min(options, key=lambda option: option[1].cost)
+    rivals = [
+        label
+        for label, fix in options
+        if fix.cost == best.cost
+        and label != best_label
+        and not sw.json_equal(fix.value, best.value)
+    ]
+    if not rivals:
+        return best
+    shown = ", ".join(str(r) for r in rivals)
+    if keyword == "type":
+        message = f"the value reads equally well as {best_label} and {shown}; kept {best_label}"
+    else:
+        message = (
+            f"{keyword} branches {best_label} and {shown} fit equally well after repair; "
+            f"kept branch {best_label}"
+        )
+    tie = note(
+        "repair.branch_tie",
+        message,
+        pointer,
+        keyword=keyword,
+        kept=best_label,
+        tied=rivals,
+    )
+    return Fix(best.value, best.ops, (*best.notes, tie))
+
+
+def _local(
+    ctx: RepairContext,
+    value: Any,
+    schema: dict[str, Any],
+    resolver: Any,
+    pointer: str,
+    depth: int,
+    names: frozenset[str],
+) -> Fix:
+    """Repair against ``schema``'s own keywords (type, enum/const, object, array)."""
+    types = sw.declared_types(schema)
+    view = ctx.local_view(schema)
+    fits = types is None or any(ctx.is_type(value, t) for t in types)
+    base = Fix(value)
+    if fits:
+        base = _shape(ctx, value, schema, resolver, pointer, depth, names)
+        if types is None or ctx.is_valid(base.value, view, resolver) is not False:
+            return base
+    if types is None:  # no type to convert to
+        return base
+    best: dict[str, tuple[Fix, bool]] = {}
+    for label, fix in _conversions(ctx, value, types, schema, resolver, pointer, depth, names):
+        ok = ctx.is_valid(fix.value, view, resolver) is True
+        if label == "unwrap" and not ok:
+            continue
+        if label not in best or (ok and not best[label][1]):
+            best[label] = (fix, ok)
+    good = [(label, fix) for label, (fix, ok) in best.items() if ok]
+    if good:
+        return _choose(good, "type", pointer)
+    if fits or not best or sw.enum_members(schema) is not None:
+        return base
+    # The value has a type the schema does not allow: fixing the type is still progress.
+    return min(best.values(), key=lambda option: option[0].cost)[0]
+
+
+def _conversions(
+    ctx: RepairContext,
+    value: Any,
+    types: list[str],
+    schema: dict[str, Any],
+    resolver: Any,
+    pointer: str,
+    depth: int,
+    names: frozenset[str],
+) -> list[tuple[str, Fix]]:
+    """Every reading of ``value`` as another allowed type, each followed through."""
+    out: list[tuple[str, Fix]] = []
+    for target in types:
+        if ctx.is_type(value, target):
+            continue
+        for new, rule, message in coercers.readings(value, target, schema):
+            if not ctx.allowed(rule):
+                continue
+            op = ctx.replace(pointer, value, new, rule, message)
+            fix = Fix(new, (op,)).then(
+                _shape(ctx, new, schema, resolver, pointer, depth + 1, names)
+            )
+            if rule == "wrap_array" and not _first_item_fits(ctx, fix.value, schema, resolver):
+                continue
+            out.append((target, fix))
+    unwrapped = coercers.unwrap_array(value, types)
+    # The unwrapped element is repaired one level deeper at the same place, without passing
+    # through repair(): [[[...]]] keeps the depth limit and the deadline here.
+    if (
+        unwrapped is not None
+        and ctx.allowed(unwrapped.rule)
+        and not ctx.over_limit(depth + 1, pointer, visit=False)
+    ):
+        inner = unwrapped.value
+        op = ctx.replace(pointer, value, inner, unwrapped.rule, unwrapped.message)
+        fix = Fix(inner, (op,)).then(
+            _local(ctx, inner, schema, resolver, pointer, depth + 1, names)
+        )
+        out.append(("unwrap", fix))
+    return out
+
+
+def _first_item_fits(ctx: RepairContext, array: Any, schema: dict[str, Any], resolver: Any) -> bool:
+    prefix, rest = ctx.item_schemas(schema)
+    item_schema = prefix[0] if prefix else rest
+    return item_schema is None or ctx.is_valid(array[0], item_schema, resolver) is not False
+
+
+def _shape(
+    ctx: RepairContext,
+    value: Any,
+    schema: dict[str, Any],
+    resolver: Any,
+    pointer: str,
+    depth: int,
+    names: frozenset[str],
+) -> Fix:
+    """Repair a value whose type fits: its members, its items, or its enum value."""
+    if isinstance(value, dict):
+        return objects.fix_object(ctx, repair, value, schema, resolver, pointer, depth, names)
+    if isinstance(value, list):
+        return objects.fix_array(ctx, repair, value, schema, resolver, pointer, depth)
+    return coercers.fix_enum(ctx, value, schema, pointer)
+
+
+def rule_ids(names: Iterable[str]) -> frozenset[str]:
+    """Schema repair rule ids as written by a user (``enum-case`` or ``enum_case``).
+
+    Both spellings name the same rule everywhere (flags, config files, the library); an
+    unknown id is a :class:`~llmfix.errors.ConfigError` with the closest known one.
+    """
+    names = list(names)
+    if not names:
+        return frozenset()  # (and schema_repair is not imported)
+    from llmfix.errors import ConfigError
+
+    known = all_rule_ids()
+    found = set()
+    for name in names:
+        rule = str(name).strip().replace("-", "_")
+        if rule not in known:
+            import difflib
+
+            close = difflib.get_close_matches(rule, sorted(known), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else " (see `llmfix rules`)"
+            raise ConfigError(f"unknown rule {name!r}{hint}")
+        found.add(rule)
+    return frozenset(found)
+
+
+def all_rule_ids() -> frozenset[str]:
+    """Every schema repair rule id, and ``tool_name`` (renaming an unknown tool, --tools)."""
+    from llmfix.schema.repair import RULES
+
+    return frozenset(RULES) | {"tool_name"}
