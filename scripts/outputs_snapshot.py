@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -110,10 +111,13 @@ def corpora(out: Path) -> None:
     for corpus in sorted((ROOT / "tests" / "corpora").glob("*.jsonl")):
         dest = out / "corpora" / corpus.stem
         dest.mkdir(parents=True)
+        # A copy, named relative to the run: a report's keys (SARIF fingerprints) hash the
+        # path, which would differ between two checkouts.
+        shutil.copyfile(corpus, dest / corpus.name)
         for fmt, suffix in FORMATS.items():
             run = _llmfix(
                 "check",
-                str(corpus),
+                corpus.name,
                 "--field",
                 "input",
                 "--no-config",
