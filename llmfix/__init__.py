@@ -7,11 +7,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING, Any
 
 import llmfix.pipeline.extract as _extract_stage
 import llmfix.stream as _stream_package  # noqa: F401 - so the function below owns the name
+from llmfix._version import __version__
 from llmfix.batch.responses import read_response, repair_response
 from llmfix.errors import ConfigError, InputError, LlmfixError, ProviderError, SchemaError
 from llmfix.jsontext import JsonNumber, dumps
@@ -27,16 +27,12 @@ from llmfix.model import (
     Status,
 )
 from llmfix.options import Limits, RepairOptions
+from llmfix.pipeline.keywords import make_options
 
 if TYPE_CHECKING:
     from llmfix.schema.load import SchemaSpec
     from llmfix.stream.reader import StreamParser
 
-__version__ = "0.1.0"
-
-_DEFAULT_OPTIONS = RepairOptions()
-_LIMIT_NAMES = frozenset(f.name for f in dataclasses.fields(Limits))
-_OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(RepairOptions)) - {"limits"}
 
 __all__ = [
     "Candidate",
@@ -61,6 +57,7 @@ __all__ = [
     "dumps",
     "extract",
     "load_schema",
+    "make_options",
     "read_response",
     "repair",
     "repair_response",
@@ -156,38 +153,3 @@ def extract(text: str) -> list[Candidate]:
 
     candidates, _ = _extract_stage.extract_candidates(normalize_document(text))
     return candidates
-
-
-def make_options(**options: Any) -> RepairOptions:
-    """Build :class:`RepairOptions` from keyword arguments, rejecting unknown names."""
-    if not options:
-        return _DEFAULT_OPTIONS
-    from llmfix.options import ENGINES, PICKS
-
-    limit_names, option_names = _LIMIT_NAMES, _OPTION_NAMES
-    unknown = set(options) - limit_names - option_names
-    if unknown:
-        import difflib
-
-        name = sorted(unknown)[0]
-        close = difflib.get_close_matches(name, sorted(limit_names | option_names), n=1)
-        suggestion = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ConfigError(f"unknown option {name!r}{suggestion}")
-    limits = Limits(**{k: v for k, v in options.items() if k in limit_names})
-    rest = {k: v for k, v in options.items() if k in option_names}
-    if rest.get("pick", "best") not in PICKS:
-        raise ConfigError(f"unknown pick {rest['pick']!r} (expected one of: {', '.join(PICKS)})")
-    if rest.get("engine", "llmfix") not in ENGINES:
-        raise ConfigError(
-            f"unknown engine {rest['engine']!r} (expected one of: {', '.join(ENGINES)})"
-        )
-    if isinstance(rest.get("max_risk"), str):
-        try:
-            rest["max_risk"] = Risk.parse(rest["max_risk"])
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from None
-    if "disabled_rules" in rest:
-        from llmfix.schema.repair import rule_ids
-
-        rest["disabled_rules"] = rule_ids(rest["disabled_rules"])
-    return RepairOptions(limits=limits, **rest)

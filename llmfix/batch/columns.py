@@ -135,8 +135,8 @@ class ColumnChecker:
         max_item_size: int = 10_000_000,
         **options: Any,
     ) -> None:
-        from llmfix import make_options
         from llmfix.batch.core import BatchLimits, Profile
+        from llmfix.pipeline.keywords import make_options
 
         self.column = column
         self.tool_column = tool_column

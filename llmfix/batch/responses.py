@@ -83,9 +83,9 @@ def repair_response(
     batch request, a missing ``field``) gets an ``unparseable`` result holding its error.
     ``options`` are those of :func:`llmfix.repair`.
     """
-    from llmfix import make_options
     from llmfix.batch.core import Profile, check_item
     from llmfix.pipeline.core import make_validator
+    from llmfix.pipeline.keywords import make_options
 
     run_options = make_options(**options)
     validator = make_validator(schema, allow_remote=run_options.allow_remote_refs)

@@ -238,7 +238,7 @@ class HtmlReporter(Reporter):
         ]
 
     def finish(self, summary: BatchSummary) -> None:
-        from llmfix import __version__
+        from llmfix._version import __version__
 
         meta = {
             "codes": list(self._codes),

@@ -141,7 +141,7 @@ class SarifReporter(Reporter):
         self._count += 1
 
     def finish(self, summary: BatchSummary) -> None:
-        from llmfix import __version__
+        from llmfix._version import __version__
 
         rules = [
             {

@@ -224,6 +224,13 @@ class StreamParser(ToolCallStream):
             self._boundary = True
         return self._take_events(now=True)
 
+    def _arguments_parser(self) -> StreamParser:
+        """A parser of its own for one structured call's arguments (made here, not in
+        :mod:`llmfix.stream.calls`, which this module imports)."""
+        return StreamParser(
+            options=self._options, strings="growing" if self._growing else "complete"
+        )
+
     def feed_reasoning(self, text: str) -> list[Event]:
         """Reasoning the API sends apart from the answer (never read as the answer)."""
         if text:
