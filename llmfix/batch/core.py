@@ -50,7 +50,7 @@ from llmfix.model import (
     Status,
     build,
 )
-from llmfix.options import RepairOptions
+from llmfix.options import RepairOptions, make_room
 from llmfix.pipeline.core import repair_text, strict_document
 
 if TYPE_CHECKING:
@@ -372,8 +372,6 @@ def _init_worker(profiles: Mapping[str, Profile], timeout: float | None, parent:
     # The parent handles Ctrl-C; a worker dying of it would break the pool mid-report.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _end_with_parent(parent)
-    from llmfix.batch.core import make_room
-
     make_room()  # a spawned worker starts with the interpreter's recursion limit
     _WORKER["profiles"] = profiles
     _WORKER["timeout"] = timeout
@@ -406,8 +404,6 @@ def _end_with_parent(parent: int) -> None:
 
 
 def _ask_kernel_to_end_with_parent() -> None:
-    import sys
-
     if not sys.platform.startswith("linux"):
         return
     try:
@@ -816,13 +812,3 @@ class BatchSummary:
         if self.groups is not None:
             out["groups"] = {k: v.to_dict() for k, v in sorted(self.groups.items())}
         return out
-
-
-RECURSION_LIMIT = 5_000  # Python frames: 600 levels x 3 (YAML) + the command's own stack
-
-
-def make_room() -> None:
-    """Let Python code recurse as deep as :data:`MAX_DEPTH` levels need (the command line and
-    the pool's workers call this; the library leaves the interpreter's setting alone)."""
-    if sys.getrecursionlimit() < RECURSION_LIMIT:
-        sys.setrecursionlimit(RECURSION_LIMIT)

@@ -47,8 +47,12 @@ def make_options(**options: Any) -> RepairOptions:
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
     if "disabled_rules" in rest:
-        # (start-up: the schema repair rules load only when a run names rules to disable)
-        from llmfix.schema.repair import rule_ids
+        rules = list(rest["disabled_rules"])
+        if rules:
+            # (start-up: the schema repair rules load only when a run names rules to disable)
+            from llmfix.schema.repair import rule_ids
 
-        rest["disabled_rules"] = rule_ids(rest["disabled_rules"])
+            rest["disabled_rules"] = rule_ids(rules)
+        else:
+            rest["disabled_rules"] = frozenset()
     return RepairOptions(limits=limits, **rest)

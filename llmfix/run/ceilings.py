@@ -12,7 +12,8 @@ The depth ceiling is what the code can honour: every writer of a value (the JSON
 HTML reports, ``--write-fixed``, the ``-j`` pool's pickles) recurses at least once per
 level. CPython 3.12 stops C code at about 1,500 nested calls (pickle takes two a level:
 about 750 levels), and the command line raises Python's own recursion limit to
-:data:`RECURSION_LIMIT` (:func:`make_room`), enough for PyYAML's three frames a level.
+:data:`~llmfix.options.RECURSION_LIMIT` (:func:`~llmfix.options.make_room`), enough for
+PyYAML's three frames a level.
 """
 
 from __future__ import annotations
