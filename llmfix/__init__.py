@@ -28,6 +28,7 @@ from llmfix.model import (
 )
 from llmfix.options import Limits, RepairOptions
 from llmfix.pipeline.keywords import make_options
+from llmfix.pipeline.normalize import normalize_document
 
 if TYPE_CHECKING:
     from llmfix.schema.load import SchemaSpec
@@ -149,7 +150,5 @@ def stream(
 
 def extract(text: str) -> list[Candidate]:
     """Every candidate JSON payload in ``text``, in order of appearance (no selection)."""
-    from llmfix.pipeline.normalize import normalize_document
-
     candidates, _ = _extract_stage.extract_candidates(normalize_document(text))
     return candidates

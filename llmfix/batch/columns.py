@@ -35,13 +35,20 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from llmfix.batch.core import BatchLimits, Profile, Tally, run_items
+from llmfix.errors import ConfigError
+from llmfix.inputs import Item, ReadOptions, input_error, items_from_lines
 from llmfix.model import Severity
+from llmfix.pipeline.core import make_validator
+from llmfix.pipeline.keywords import make_options
+from llmfix.schema.load import load_schema
+from llmfix.schema.validate import SchemaValidator
+from llmfix.toolcalls.registry import ToolRegistry
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from llmfix.batch.core import BatchLimits, Outcome, Profile
-    from llmfix.inputs import Item
+    from llmfix.batch.core import Outcome
 
 RESULT_COLUMNS: tuple[str, ...] = (
     "status",
@@ -106,8 +113,6 @@ def check_items(
     """Check items one after another in this process (an engine's task is the parallelism)."""
     from dataclasses import replace
 
-    from llmfix.batch.core import run_items
-
     yield from run_items(items, profiles, replace(limits, jobs=1))
 
 
@@ -135,9 +140,6 @@ class ColumnChecker:
         max_item_size: int = 10_000_000,
         **options: Any,
     ) -> None:
-        from llmfix.batch.core import BatchLimits, Profile
-        from llmfix.pipeline.keywords import make_options
-
         self.column = column
         self.tool_column = tool_column
         self.response = response
@@ -153,8 +155,6 @@ class ColumnChecker:
     def __call__(self, batch: Any) -> Any:
         """``batch`` with the result columns appended (same type: Table, RecordBatch, pandas)."""
         import pyarrow as pa
-
-        from llmfix.errors import ConfigError
 
         kind = type(batch)
         table = _as_table(batch)
@@ -177,8 +177,6 @@ class ColumnChecker:
         return table.to_pandas()
 
     def _item(self, index: int, value: Any, tool: Any) -> Item:
-        from llmfix.inputs import Item, ReadOptions, input_error, items_from_lines
-
         where = f"row {index + 1}"
         if value is None:
             error = input_error("input.missing_field", f"{where}: {self.column} is null")
@@ -217,10 +215,6 @@ def _empty(table: pa.Table) -> pa.RecordBatch:
 
 
 def _validator(schema: Any, allow_remote: bool) -> Any:
-    from llmfix.pipeline.core import make_validator
-    from llmfix.schema.load import load_schema
-    from llmfix.schema.validate import SchemaValidator
-
     if isinstance(schema, SchemaValidator):
         return schema
     spec = load_schema(schema) if isinstance(schema, str) else schema
@@ -228,8 +222,6 @@ def _validator(schema: Any, allow_remote: bool) -> Any:
 
 
 def _tools(path: str, allow_remote: bool) -> dict[str, Any]:
-    from llmfix.toolcalls.registry import ToolRegistry
-
     registry = ToolRegistry.load(path, allow_remote=allow_remote)
     found = {name: registry.validator_for(name) for name in registry.names}
     return {name: v for name, v in found.items() if v is not None}
@@ -255,8 +247,6 @@ def merge_summaries(parts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     ``parts`` are :func:`partial_summary` dicts, or rows of an engine's aggregation with
     the same keys; ``errors`` counts rows per error code.
     """
-    from llmfix.batch.core import Tally
-
     tally = Tally()
     errors: Counter[str] = Counter()
     for part in parts:

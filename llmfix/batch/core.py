@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from llmfix.batch.gate import gate_failures
 from llmfix.batch.hints import FieldHints as FieldHints  # cli/check.py imports it from here
 from llmfix.deadline import Deadline, OutOfTime
+from llmfix.inputs.items import reading_notes, with_reading_changes
 from llmfix.model import (
     Diagnostic,
     LineIndex,
@@ -52,6 +53,7 @@ from llmfix.model import (
 )
 from llmfix.options import RepairOptions, make_room
 from llmfix.pipeline.core import repair_text, strict_document
+from llmfix.pipeline.responses import apply_finish, refused_result
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -205,8 +207,6 @@ def check_item(item: Item, profile: Profile) -> Result:
     """Check one item's text (:func:`check_text`), with what its API response said applied:
     a refusal is ``refused``, a cut-off answer ``truncated`` (see
     :mod:`llmfix.pipeline.responses`)."""
-    from llmfix.pipeline.responses import apply_finish, refused_result
-
     if item.finish is not None and item.finish.kind == "refused":
         return refused_result(item.finish)
     result = _check(item.text, profile, item.tool, item.kind == "tool-result")
@@ -332,8 +332,6 @@ def _payload(item: Item, limits: BatchLimits) -> Payload | Outcome:
     if item.error is not None:
         return Outcome(item, None, item.error)
     if item.finish is not None and item.finish.kind == "refused":
-        from llmfix.pipeline.responses import refused_result
-
         return Outcome(item, refused_result(item.finish))
     if len(item.text) > limits.max_item_size:
         error = _error(
@@ -347,14 +345,10 @@ def _payload(item: Item, limits: BatchLimits) -> Payload | Outcome:
 def _outcome(item: Item, done: Done, profiles: Mapping[str, Profile]) -> Outcome:
     result, error, anchor, seconds = done
     if result is not None and item.finish is not None:  # what the API said (stop reason)
-        from llmfix.pipeline.responses import apply_finish
-
         partial = profiles[item.profile].options.partial
         result = apply_finish(result, item.finish, partial=partial)
     if result is not None and item.diagnostics:  # bytes the reader replaced are a change
         from dataclasses import replace
-
-        from llmfix.inputs.items import reading_notes, with_reading_changes
 
         notes = reading_notes(item.diagnostics)
         if len(notes) != len(item.diagnostics):

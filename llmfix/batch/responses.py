@@ -40,6 +40,7 @@ import json
 from typing import TYPE_CHECKING, Any, Literal
 
 from llmfix.model import Result, Status
+from llmfix.pipeline.keywords import make_options
 
 if TYPE_CHECKING:
     from llmfix.inputs import Item
@@ -85,7 +86,6 @@ def repair_response(
     """
     from llmfix.batch.core import Profile, check_item
     from llmfix.pipeline.core import make_validator
-    from llmfix.pipeline.keywords import make_options
 
     run_options = make_options(**options)
     validator = make_validator(schema, allow_remote=run_options.allow_remote_refs)

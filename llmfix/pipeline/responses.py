@@ -42,6 +42,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from llmfix.model import Diagnostic, Result, Severity, Status
+from llmfix.pipeline.partial import not_arrived
 
 if TYPE_CHECKING:
     pass
@@ -256,8 +257,6 @@ def apply_finish(result: Result, finish: Finish | None, *, partial: bool = False
 def _not_arrived(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     """``diagnostics`` with each schema error that a cut explains (a missing required
     property, too few items) made a ``partial.missing`` warning, where it was."""
-    from llmfix.pipeline.partial import not_arrived
-
     return [not_arrived(d) or d for d in diagnostics]
 
 

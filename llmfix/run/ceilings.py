@@ -22,6 +22,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from llmfix.options import Limits
+
 MAX_DEPTH = 600
 JOBS_PER_CPU = 4  # -j ceiling: this many workers per usable CPU
 
@@ -73,8 +75,6 @@ def untrusted_limits(
     out (as ``key: value (looser than default)``); ``check_defaults``: the run's default of
     each key of :data:`CHECK_CEILINGS` (the caller's settings class holds them)."""
     from dataclasses import replace
-
-    from llmfix.options import Limits
 
     out = dict(values)
     ignored: list[str] = []

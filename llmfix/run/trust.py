@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from llmfix.errors import ConfigError
+from llmfix.files.atomic import write_atomic
 
 if TYPE_CHECKING:
     from llmfix.run.config_file import Settings
@@ -189,8 +190,6 @@ def _read_store() -> dict[str, str]:
 
 
 def _write_store(store: Mapping[str, str]) -> None:
-    from llmfix.files.atomic import write_atomic
-
     path = trust_store_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     entries = [{"path": p, "sha256": store[p]} for p in sorted(store)]

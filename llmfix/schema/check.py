@@ -26,6 +26,7 @@ from llmfix.schema.explain import (
     shorten,
     type_with_article,
 )
+from llmfix.schema.fast import meta_valid_fast
 
 DEFAULT_DRAFT = "2020-12"
 
@@ -119,8 +120,6 @@ def detect_specification(contents: Any, default: Any) -> Any:
 
 
 def check_against_metaschema(cls: Any, schema: Any, source: str, draft: str) -> None:
-    from llmfix.schema.fast import meta_valid_fast
-
     if meta_valid_fast(schema, draft):  # compiled: a valid schema needs no jsonschema walk
         return
     from jsonschema.exceptions import best_match

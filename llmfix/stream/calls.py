@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from llmfix.model import Diagnostic, Result, Severity, Status
 from llmfix.stream.events import Event
+from llmfix.toolcalls import check_tool_calls
 
 if TYPE_CHECKING:
     from llmfix.options import RepairOptions
@@ -105,8 +106,6 @@ class ToolCallStream:
         return self._take_events()
 
     def _check_tools(self, text: str, *, structured: bool = False) -> Result:
-        from llmfix.toolcalls import check_tool_calls
-
         options = self._options
         extra = dict(self._tool_options)
         if structured:

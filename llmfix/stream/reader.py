@@ -48,6 +48,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from llmfix.model import Diagnostic, Result, Risk, Severity, Span
+from llmfix.pipeline.core import repair_text
 from llmfix.stream.calls import StructuredCall, ToolCallStream
 from llmfix.stream.events import Event, View
 from llmfix.stream.scan import (
@@ -252,7 +253,6 @@ class StreamParser(ToolCallStream):
         text = self.text
         if self._tools:
             return self._check_tools(text)
-        from llmfix.pipeline.core import repair_text
 
         return repair_text(text, options=self._options, validator=self._validator)
 

@@ -20,6 +20,7 @@ from llmfix.formats import ForwardSearch
 from llmfix.formats.prose import scan_value
 from llmfix.jsontext import read_float
 from llmfix.model import Diagnostic, LineIndex, Risk, Severity, Span
+from llmfix.parse.core import parse_json
 
 if TYPE_CHECKING:
     from llmfix.pipeline.responses import Finish
@@ -255,8 +256,6 @@ def lenient_json(
     scan: Scan, start: int, end: int
 ) -> tuple[Any, tuple[Diagnostic, ...], bool] | None:
     """Parse ``text[start:end]`` with the parse stage: (value, diagnostics, truncated)."""
-    from llmfix.parse.core import parse_json
-
     outcome = parse_json(scan.text[start:end], deadline=scan.parse_deadline())
     if not outcome.ok:
         scan.deadline.check()  # the parser stopped because the time was spent
@@ -284,7 +283,6 @@ def decode_json_text(
         return _decoder.decode(raw), [], True
     except (ValueError, RecursionError):
         pass
-    from llmfix.parse.core import parse_json
 
     outcome = parse_json(raw, deadline=scan.parse_deadline())
     if not outcome.ok:
