@@ -50,6 +50,15 @@ if TYPE_CHECKING:
 
     from llmfix.batch.core import Outcome
 
+__all__ = [
+    "RESULT_COLUMNS",
+    "ColumnChecker",
+    "check_table",
+    "merge_summaries",
+    "partial_summary",
+    "result_schema",
+]
+
 RESULT_COLUMNS: tuple[str, ...] = (
     "status",
     "value",

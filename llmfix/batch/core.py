@@ -145,6 +145,7 @@ def check_text(
     it ends first, :class:`~llmfix.deadline.OutOfTime` is raised.
     """
     if tool is None and profile.tool_calls:
+        # (start-up: the tool-call readers load only for a run that reads tool calls)
         from llmfix.toolcalls import check_tool_calls
 
         options = profile.options
@@ -162,6 +163,7 @@ def check_text(
     validator = profile.validator
     unknown: Diagnostic | None = None
     if tool is not None:  # a tool call's arguments: the tool's schema, not the answer's
+        # (start-up: the tool-call readers load only for a run that reads tool calls)
         from llmfix.toolcalls.base import valid_name
 
         validator = None
@@ -222,6 +224,7 @@ def _check(
         return check_text(text, profile, tool, deadline=deadline)
     from dataclasses import replace
 
+    # (start-up: the tool-call readers load only for a run that reads tool calls)
     from llmfix.toolcalls.results import check_tool_result
 
     validator = (profile.outputs or {}).get(tool or "")
@@ -233,6 +236,7 @@ def _check(
 
 
 def _bad_name(name: str) -> Diagnostic:
+    # (start-up: the tool-call readers load only for a run that reads tool calls)
     from llmfix.toolcalls.base import NAME_HINT, shown_name
 
     what = f"named {shown_name(name)}" if name else "with no name"

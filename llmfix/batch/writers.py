@@ -37,6 +37,11 @@ if TYPE_CHECKING:
     from llmfix.files.read import Within
     from llmfix.inputs import Item
 
+__all__ = [
+    "FixWriter",
+    "ResultsWriter",
+]
+
 
 # ---------------------------------------------------------------------- repaired copies
 
@@ -441,6 +446,7 @@ class ResultsWriter:
             raise ConfigError(f"--results {root}: cannot create: {exc.strerror or exc}") from None
 
     def add(self, outcome: Outcome) -> None:
+        # (start-up: the Arrow columns load only for --results)
         from llmfix.batch.columns import result_row
 
         item = outcome.item
@@ -467,6 +473,7 @@ class ResultsWriter:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        # (start-up: the Arrow columns load only for --results)
         from llmfix.batch.columns import result_schema
 
         fields = [("id", pa.string()), ("source", pa.string()), ("line", pa.int64())]

@@ -31,6 +31,12 @@ from llmfix.engines import check_unit
 if TYPE_CHECKING:
     from llmfix.engines import Job
 
+__all__ = [
+    "RayChecker",
+    "check_dataset",
+    "summarize",
+]
+
 
 class RayChecker(ColumnChecker):
     """A :class:`~llmfix.batch.columns.ColumnChecker` for

@@ -36,6 +36,12 @@ from llmfix.errors import ConfigError
 if TYPE_CHECKING:
     from llmfix.engines import Job
 
+__all__ = [
+    "check_dataframe",
+    "summarize",
+    "summary_frame",
+]
+
 _CHECKERS: dict[str, ColumnChecker] = {}
 
 RESULT_FIELDS = (

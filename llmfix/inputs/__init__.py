@@ -282,6 +282,7 @@ def _saved_stream_items(
     ``PATH:1:0[:tK]``); records that are not JSON and a stop at the token limit are
     warnings on each item.
     """
+    # (start-up: the stream decoder loads only for a saved stream)
     from llmfix.stream.wire import reassemble
 
     decoder = reassemble(text)

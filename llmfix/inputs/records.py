@@ -72,6 +72,7 @@ def record_items(
         yield _field_item(record, raw, base, options.field, common, single_file)
         return
     if options.tool_results and isinstance(record, dict) and record.get("jsonrpc") == "2.0":
+        # (start-up: the tool-call readers load only for a run that reads tool calls)
         from llmfix.toolcalls.results import mcp_results
 
         results = mcp_results(record, {} if calls is None else calls)
@@ -79,6 +80,7 @@ def record_items(
         return
     shape, body, prefix = _shape(record)
     if options.tool_results and shape == "transcript":
+        # (start-up: the tool-call readers load only for a run that reads tool calls)
         from llmfix.toolcalls.results import transcript_results
 
         results = transcript_results(body.get("messages") or [])

@@ -61,6 +61,7 @@ def make_validator(schema: Any, *, allow_remote: bool = False) -> SchemaValidato
             "got a file name or string, not a schema: to use a schema file or a bundled "
             f"schema, pass schema=llmfix.load_schema({str(schema)!r})",
         )
+    # (start-up: the schema modules load only for a run with a schema)
     from llmfix.schema.load import SchemaSpec, schema_from_value
     from llmfix.schema.validate import SchemaValidator
 
@@ -508,6 +509,7 @@ def _still_cut(reading: Result, options: RepairOptions) -> Result:
 def _refused_in_words(text: str, clock: Clock) -> Result | None:
     """``refused`` for an answer with no JSON value that is a refusal in words; it is not
     read around (no schema-guided reading takes the refusal for a string)."""
+    # (start-up: loaded only for an answer with no JSON value)
     from llmfix.pipeline.refusals import text_refusal
 
     refusal = clock.run("select", lambda: text_refusal(text))
@@ -528,6 +530,7 @@ def _collected(
     parsed: list[ParsedCandidate], validator: SchemaValidator, clock: Clock
 ) -> list[ParsedCandidate]:
     """Several JSON values where the schema wants an array: one more candidate, the array."""
+    # (start-up: the schema-guided readers load only when a reading is needed)
     from llmfix.guided import wants_array
 
     if not wants_array(validator.schema):
@@ -593,6 +596,7 @@ def _guided(
     deadline: Deadline,
 ) -> Result:
     """:func:`_read_guided` within its ``deadline``."""
+    # (start-up: the schema-guided readers load only when a reading is needed)
     from llmfix.guided import invented_keys
 
     # How risky a reading may be to replace the current result: anything that validates
@@ -620,6 +624,7 @@ def _guided(
     ordinary = (chosen.value, chosen.candidate.span) if chosen is not None and chosen.ok else None
     document = normalize_document(text) if not strict else None  # its reasoning blocks
     reasoning = document.reasoning if document is not None else ()
+    # (start-up: the schema-guided readers load only when a reading is needed)
     from llmfix.guided import read_answer
 
     readings, refusals = clock.run(

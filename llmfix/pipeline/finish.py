@@ -142,6 +142,7 @@ def finish(
         else:
             errors = clock.run("validate", lambda: validator.errors(value))
         if errors and options.schema_repair:
+            # (start-up: schema repair loads only for a value that fails its schema)
             from llmfix.schema.repair import coerce_to_schema
 
             outcome = None

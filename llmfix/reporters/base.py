@@ -205,6 +205,7 @@ def output_stream(path: Path | None, default: TextIO) -> Iterator[TextIO]:
 def item_record(checked: Checked, root: str | None = None) -> dict[str, Any]:
     """One item of the versioned report (JSON/YAML): id, location, status, value, diagnostics;
     its ``key`` names the file relative to ``root`` (see :func:`llmfix.batch.core.stable_key`)."""
+    # (start-up: repair's own report loads nothing of the batch run)
     from llmfix.batch.core import stable_key
 
     outcome = checked.outcome

@@ -107,6 +107,7 @@ def untrusted_limits(
 def _llm_bounds(user_llm: Mapping[str, Any]) -> dict[str, Any]:
     """The value each llm: limit may not exceed in a project file: the user config's, else
     the default."""
+    # (start-up: nothing of llmfix.llm loads while LLM repair is off)
     from llmfix.llm.config import LlmConfig
 
     return {name: user_llm.get(name, getattr(LlmConfig, name)) for name in LLM_LIMITS}

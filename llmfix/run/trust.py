@@ -151,6 +151,7 @@ def checked_llm_section(value: Any, source: str) -> dict[str, Any]:
     enabled = section.pop("enabled", True)
     if not isinstance(enabled, bool):
         raise ConfigError(f"{source}.enabled: expected true or false, got {enabled!r}")
+    # (start-up: nothing of llmfix.llm loads while LLM repair is off)
     from llmfix.llm.config import LlmConfig
 
     LlmConfig.from_mapping(section, source=source)  # unknown keys and types are errors

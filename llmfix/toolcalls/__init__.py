@@ -5,8 +5,8 @@
 'f'
 
 :func:`extract_tool_calls` finds the calls (every format in :data:`FORMATS`, detected without
-a hint); :func:`check_tool_calls` checks them against a
-:class:`~llmfix.toolcalls.registry.ToolRegistry` and returns a
+a hint); :func:`check_tool_calls` checks them against a :class:`ToolRegistry` (the tools'
+definitions, ``ToolRegistry.load(path)``) and returns a
 :class:`~llmfix.model.Result` whose value is the list of calls.
 """
 
@@ -15,12 +15,14 @@ from __future__ import annotations
 from llmfix.toolcalls.base import ToolCall, ToolCallExtraction
 from llmfix.toolcalls.check import EMITS, check_tool_calls
 from llmfix.toolcalls.detect import FORMATS, extract_tool_calls
+from llmfix.toolcalls.registry import ToolRegistry
 
 __all__ = [
     "EMITS",
     "FORMATS",
     "ToolCall",
     "ToolCallExtraction",
+    "ToolRegistry",
     "check_tool_calls",
     "extract_tool_calls",
 ]
