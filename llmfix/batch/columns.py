@@ -41,9 +41,6 @@ from llmfix.inputs import Item, ReadOptions, input_error, items_from_lines
 from llmfix.model import Severity
 from llmfix.pipeline.core import make_validator
 from llmfix.pipeline.keywords import make_options
-from llmfix.schema.load import load_schema
-from llmfix.schema.validate import SchemaValidator
-from llmfix.toolcalls.registry import ToolRegistry
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -224,6 +221,10 @@ def _empty(table: pa.Table) -> pa.RecordBatch:
 
 
 def _validator(schema: Any, allow_remote: bool) -> Any:
+    # (start-up: the schema modules load only for a checker given a schema)
+    from llmfix.schema.load import load_schema
+    from llmfix.schema.validate import SchemaValidator
+
     if isinstance(schema, SchemaValidator):
         return schema
     spec = load_schema(schema) if isinstance(schema, str) else schema
@@ -231,6 +232,9 @@ def _validator(schema: Any, allow_remote: bool) -> Any:
 
 
 def _tools(path: str, allow_remote: bool) -> dict[str, Any]:
+    # (start-up: the tool registry loads only for a checker given tools)
+    from llmfix.toolcalls.registry import ToolRegistry
+
     registry = ToolRegistry.load(path, allow_remote=allow_remote)
     found = {name: registry.validator_for(name) for name in registry.names}
     return {name: v for name, v in found.items() if v is not None}

@@ -89,7 +89,6 @@ from llmfix.inputs.sources import (
 from llmfix.jsontext import loads, strict_or_not
 from llmfix.model import Diagnostic, Position, Severity, build
 from llmfix.pipeline.responses import stream_finish
-from llmfix.stream.sniff import looks_like_stream
 
 __all__ = [
     "JSONL_SUFFIXES",
@@ -204,13 +203,13 @@ def items_from_text(
 ) -> Iterator[Item]:
     """The items in ``text`` read as ``kind`` (``auto``: JSON, then JSON Lines, then text)."""
     warnings = source.diagnostics if source is not None else ()
-    if (
-        kind in ("auto", "text", "json", "jsonl")
-        and options.field is None
-        and looks_like_stream(text)
-    ):
-        yield from _saved_stream_items(text, name, options, warnings)
-        return
+    if kind in ("auto", "text", "json", "jsonl") and options.field is None:
+        # (start-up: the stream sniffer loads only when a text may be a saved stream)
+        from llmfix.stream.sniff import looks_like_stream
+
+        if looks_like_stream(text):
+            yield from _saved_stream_items(text, name, options, warnings)
+            return
     if kind == "auto":
         kind = _sniff(text)
     if kind == "jsonl":
@@ -260,6 +259,8 @@ def _saved_stream_file(path: str, options: ReadOptions, within: Within | None = 
     """Whether a ``.jsonl`` file holds a recorded stream (its lines are chunks or events)."""
     if options.field is not None or options.kind == "jsonl":
         return False
+    # (start-up: the stream sniffer loads only when a text may be a saved stream)
+    from llmfix.stream.sniff import looks_like_stream
 
     try:
         with open_regular(path, within=within) as handle:  # (not a FIFO: the read reports it)

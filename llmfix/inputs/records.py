@@ -30,7 +30,6 @@ from llmfix.pipeline.responses import (
     responses_finish,
     responses_refusal,
 )
-from llmfix.stream.sniff import looks_like_stream
 
 if TYPE_CHECKING:
     from llmfix.toolcalls.results import ToolResult
@@ -263,6 +262,9 @@ def response_shape(text: str) -> str | None:
     """The API response shape of a JSON text (``chat-completion``, ``response``, ...), or
     ``None`` when it is not one (not JSON, or a plain document). A recorded stream (SSE
     events, NDJSON chunks) is ``stream``: it is read as the message it reassembles into."""
+    # (start-up: the stream sniffer loads only when a response's shape is asked for)
+    from llmfix.stream.sniff import looks_like_stream
+
     if looks_like_stream(text):
         return "stream"
     if not text.lstrip().startswith(("{", "[")) or not _RESPONSE_KEYS.search(text):

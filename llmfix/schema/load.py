@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Any
 
 from llmfix.errors import SchemaError
-from llmfix.files.read import DEFAULT_READ_LIMIT, ReadRefused, read_regular
 
 SHAPES: tuple[str, ...] = (
     "json-schema",
@@ -123,6 +122,9 @@ def directory_uri(path: Path) -> str:
 
 def read_schema_document(path: Path, source: str | None = None) -> Any:
     """Read and parse one schema document (no unwrapping); used for ``$ref`` files too."""
+    # (start-up: `llmfix schemas` imports this module and reads no schema file)
+    from llmfix.files.read import DEFAULT_READ_LIMIT, ReadRefused, read_regular
+
     source = str(path) if source is None else source
     if path.is_dir():
         raise SchemaError(source, "is a directory, not a schema file")

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from llmfix.model import Diagnostic, Result, Severity, Status
 from llmfix.stream.events import Event
-from llmfix.toolcalls import check_tool_calls
 
 if TYPE_CHECKING:
     from llmfix.options import RepairOptions
@@ -106,6 +105,9 @@ class ToolCallStream:
         return self._take_events()
 
     def _check_tools(self, text: str, *, structured: bool = False) -> Result:
+        # (start-up: a stream read without tools loads no tool-call reader)
+        from llmfix.toolcalls import check_tool_calls
+
         options = self._options
         extra = dict(self._tool_options)
         if structured:

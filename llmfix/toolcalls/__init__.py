@@ -12,10 +12,14 @@ definitions, ``ToolRegistry.load(path)``) and returns a
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from llmfix.toolcalls.base import ToolCall, ToolCallExtraction
 from llmfix.toolcalls.check import EMITS, check_tool_calls
 from llmfix.toolcalls.detect import FORMATS, extract_tool_calls
-from llmfix.toolcalls.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from llmfix.toolcalls.registry import ToolRegistry
 
 __all__ = [
     "EMITS",
@@ -26,3 +30,12 @@ __all__ = [
     "check_tool_calls",
     "extract_tool_calls",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ToolRegistry":
+        # (start-up: reading tool calls, as `llmfix extract` does, needs no registry)
+        from llmfix.toolcalls.registry import ToolRegistry
+
+        return ToolRegistry
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

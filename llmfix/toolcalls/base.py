@@ -20,7 +20,6 @@ from llmfix.formats import ForwardSearch
 from llmfix.formats.prose import scan_value
 from llmfix.jsontext import read_float
 from llmfix.model import Diagnostic, LineIndex, Risk, Severity, Span
-from llmfix.parse.core import parse_json
 
 if TYPE_CHECKING:
     from llmfix.pipeline.responses import Finish
@@ -256,6 +255,9 @@ def lenient_json(
     scan: Scan, start: int, end: int
 ) -> tuple[Any, tuple[Diagnostic, ...], bool] | None:
     """Parse ``text[start:end]`` with the parse stage: (value, diagnostics, truncated)."""
+    # (start-up: the lenient parser loads only for arguments that are not strict JSON)
+    from llmfix.parse.core import parse_json
+
     outcome = parse_json(scan.text[start:end], deadline=scan.parse_deadline())
     if not outcome.ok:
         scan.deadline.check()  # the parser stopped because the time was spent
@@ -283,6 +285,8 @@ def decode_json_text(
         return _decoder.decode(raw), [], True
     except (ValueError, RecursionError):
         pass
+    # (start-up: the lenient parser loads only for arguments that are not strict JSON)
+    from llmfix.parse.core import parse_json
 
     outcome = parse_json(raw, deadline=scan.parse_deadline())
     if not outcome.ok:

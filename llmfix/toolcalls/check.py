@@ -58,7 +58,6 @@ from llmfix.model import (
 )
 from llmfix.options import Limits
 from llmfix.pipeline.responses import apply_finish
-from llmfix.schema.repair import coerce_to_schema
 from llmfix.toolcalls.base import (
     NAME_HINT,
     STAGE,
@@ -412,6 +411,9 @@ class _Checker:
         assert validator is not None
         errors = validator.errors(arguments)
         if errors and self.schema_repair:
+            # (start-up: schema repair loads only for arguments that fail their schema)
+            from llmfix.schema.repair import coerce_to_schema
+
             outcome = coerce_to_schema(
                 arguments,
                 validator.schema,

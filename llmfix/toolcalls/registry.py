@@ -25,12 +25,14 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llmfix.errors import SchemaError
 from llmfix.model import Risk
-from llmfix.schema.load import describe_kind, read_schema_document, schema_from_value
-from llmfix.schema.validate import SchemaValidator
+from llmfix.schema.load import describe_kind
+
+if TYPE_CHECKING:
+    from llmfix.schema.validate import SchemaValidator
 
 # A name close enough to be suggested, and close enough (and unique) to be renamed to.
 SUGGEST_CUTOFF = 0.6
@@ -89,6 +91,9 @@ class ToolRegistry:
     @classmethod
     def load(cls, path: str, *, strict: bool = True, allow_remote: bool = False) -> ToolRegistry:
         """Read tools from a JSON or YAML file (see the module docstring)."""
+        # (start-up: the schema modules load only when tools are read)
+        from llmfix.schema.load import read_schema_document
+
         value = read_schema_document(Path(path).expanduser(), source=path)
         return cls.from_value(value, source=path, strict=strict, allow_remote=allow_remote)
 
@@ -118,6 +123,10 @@ class ToolRegistry:
         return registry
 
     def _compile(self, name: str, strict: bool, allow_remote: bool) -> None:
+        # (start-up: the schema modules load only when tools are read)
+        from llmfix.schema.load import schema_from_value
+        from llmfix.schema.validate import SchemaValidator
+
         tool = self.tools[name]
         if tool.output_schema is not None:
             where = f"{self.source} (tool {name!r}, output schema)"
@@ -276,6 +285,9 @@ def _looks_like_tool(value: Mapping[str, Any]) -> bool:
 
 
 def _read_tool(entry: Any, where: str, source: str) -> Tool:
+    # (start-up: the schema modules load only when tools are read)
+    from llmfix.schema.load import schema_from_value
+
     if not isinstance(entry, Mapping):
         raise SchemaError(
             source, f"{where}: expected a tool definition, got {describe_kind(entry)}"
