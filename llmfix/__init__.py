@@ -3,15 +3,19 @@
 >>> import llmfix
 >>> llmfix.repair('Sure! ```json\\n{"age": 12,}\\n```').value
 {'age': 12}
+
+The API is this module and the modules in :data:`PUBLIC_MODULES`, each of which lists what
+it offers in ``__all__``. Every other module and package is private: its names may change
+in any release, and the README and docs import none of them (``tests/test_public_api.py``).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING, Any
 
 import llmfix.pipeline.extract as _extract_stage
 import llmfix.stream as _stream_package  # noqa: F401 - so the function below owns the name
+from llmfix._version import __version__
 from llmfix.batch.responses import read_response, repair_response
 from llmfix.errors import ConfigError, InputError, LlmfixError, ProviderError, SchemaError
 from llmfix.jsontext import JsonNumber, dumps
@@ -27,18 +31,29 @@ from llmfix.model import (
     Status,
 )
 from llmfix.options import Limits, RepairOptions
+from llmfix.pipeline.keywords import make_options
+from llmfix.pipeline.normalize import normalize_document
 
 if TYPE_CHECKING:
     from llmfix.schema.load import SchemaSpec
     from llmfix.stream.reader import StreamParser
 
-__version__ = "0.1.0"
-
-_DEFAULT_OPTIONS = RepairOptions()
-_LIMIT_NAMES = frozenset(f.name for f in dataclasses.fields(Limits))
-_OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(RepairOptions)) - {"limits"}
+# The documented modules; each one's ``__all__`` is its API (the package face's is above).
+PUBLIC_MODULES: tuple[str, ...] = (
+    "llmfix",
+    "llmfix.errors",  # the exceptions the library raises
+    "llmfix.model",  # Result, Diagnostic and the values they hold
+    "llmfix.toolcalls",  # tool calls: find them in any format, check them against tools
+    "llmfix.stream.wire",  # WireDecoder: API streams (SSE, NDJSON) as deltas for a parser
+    "llmfix.batch.columns",  # ColumnChecker: Arrow batches in your own pipeline
+    "llmfix.batch.writers",  # FixWriter, ResultsWriter: repaired copies and result rows
+    "llmfix.engines.ray",  # Ray Data datasets
+    "llmfix.engines.spark",  # Spark DataFrames
+    "llmfix.run",  # a command's run, built as the command line builds it
+)
 
 __all__ = [
+    "PUBLIC_MODULES",
     "Candidate",
     "ConfigError",
     "Diagnostic",
@@ -61,6 +76,7 @@ __all__ = [
     "dumps",
     "extract",
     "load_schema",
+    "make_options",
     "read_response",
     "repair",
     "repair_response",
@@ -72,13 +88,14 @@ def repair(text: str, schema: Any = None, **options: Any) -> Result:
     """Repair one raw model response.
 
     ``schema`` is a JSON Schema (a dict or bool), a ``SchemaSpec`` from
-    ``llmfix.schema.load.load_schema``, or ``None``. ``options`` are the fields of
+    :func:`load_schema`, or ``None``. ``options`` are the fields of
     :class:`RepairOptions` (``pick``, ``schema_repair``, ``disabled_rules``, ``partial``,
     ``max_risk``, ``guided``) and of :class:`Limits` (``max_size``, ``max_depth``,
     ``time_budget``).
     Never prints, never exits; raises :class:`SchemaError` for a bad schema and
     :class:`ConfigError` for a bad option.
     """
+    # (start-up: loaded on the first call, not by `import llmfix` or `llmfix --help`)
     from llmfix.pipeline.core import repair_text
 
     return repair_text(text, schema, make_options(**options))
@@ -87,14 +104,15 @@ def repair(text: str, schema: Any = None, **options: Any) -> Result:
 def check_tool_calls(text: str, tools: Any = None, **options: Any) -> Result:
     """Read the tool calls in ``text`` (any format ``llmfix repair --tools`` reads) and check
     each against ``tools``: a ``ToolRegistry``
-    (``llmfix.toolcalls.registry.ToolRegistry.load(path)``),
+    (``llmfix.toolcalls.ToolRegistry.load(path)``),
     an OpenAI, Anthropic or MCP tools list as a value, or ``None``.
 
-    ``options`` are those of :func:`llmfix.toolcalls.check.check_tool_calls` (``fmt``,
+    ``options`` are those of :func:`llmfix.toolcalls.check_tool_calls` (``fmt``,
     ``salvage``, ``max_risk``, ``expect_sequence``, ``strict``, ``emit``,
     ``schema_repair``, ``disabled_rules``, ``time_budget``). The result's value is the
     list of calls. Never prints, never exits.
     """
+    # (start-up: loaded on the first call, not by `import llmfix` or `llmfix --help`)
     from llmfix.toolcalls.check import check_tool_calls as check
     from llmfix.toolcalls.registry import ToolRegistry
 
@@ -108,6 +126,7 @@ def check_tool_calls(text: str, tools: Any = None, **options: Any) -> Result:
 
 def load_schema(ref: str) -> SchemaSpec:
     """A schema from a ``.json``/``.yaml`` file or ``builtin:NAME``, to pass as ``schema=``."""
+    # (start-up: loaded on the first call, not by `import llmfix` or `llmfix --help`)
     from llmfix.schema.load import load_schema as load
 
     return load(ref)
@@ -121,11 +140,12 @@ def stream(
     ``parser.feed(chunk)`` returns :class:`~llmfix.stream.reader.Event` objects (snapshots
     that are never taken back); ``parser.close()`` returns what :func:`repair` returns on the
     whole text (with ``tools``: the tool-call check of ``llmfix repair --tools``).
-    ``tools`` is a :class:`~llmfix.toolcalls.registry.ToolRegistry` or a list of OpenAI,
+    ``tools`` is a :class:`~llmfix.toolcalls.ToolRegistry` or a list of OpenAI,
     Anthropic or MCP tool definitions; ``strings`` is ``"complete"`` (a string shows once it
     closed) or ``"growing"`` (the string being written shows as it grows). Other ``options``
     are those of :func:`repair`.
     """
+    # (start-up: loaded on the first call, not by `import llmfix` or `llmfix --help`)
     from llmfix.pipeline.core import make_validator
     from llmfix.stream.reader import STRING_MODES
     from llmfix.stream.reader import StreamParser as _Parser
@@ -135,6 +155,7 @@ def stream(
     made = make_options(**options)
     registry = None
     if tools is not None:
+        # (start-up: loaded on the first call, not by `import llmfix` or `llmfix --help`)
         from llmfix.toolcalls.registry import ToolRegistry
 
         if schema is not None:
@@ -152,42 +173,5 @@ def stream(
 
 def extract(text: str) -> list[Candidate]:
     """Every candidate JSON payload in ``text``, in order of appearance (no selection)."""
-    from llmfix.pipeline.normalize import normalize_document
-
     candidates, _ = _extract_stage.extract_candidates(normalize_document(text))
     return candidates
-
-
-def make_options(**options: Any) -> RepairOptions:
-    """Build :class:`RepairOptions` from keyword arguments, rejecting unknown names."""
-    if not options:
-        return _DEFAULT_OPTIONS
-    from llmfix.options import ENGINES, PICKS
-
-    limit_names, option_names = _LIMIT_NAMES, _OPTION_NAMES
-    unknown = set(options) - limit_names - option_names
-    if unknown:
-        import difflib
-
-        name = sorted(unknown)[0]
-        close = difflib.get_close_matches(name, sorted(limit_names | option_names), n=1)
-        suggestion = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ConfigError(f"unknown option {name!r}{suggestion}")
-    limits = Limits(**{k: v for k, v in options.items() if k in limit_names})
-    rest = {k: v for k, v in options.items() if k in option_names}
-    if rest.get("pick", "best") not in PICKS:
-        raise ConfigError(f"unknown pick {rest['pick']!r} (expected one of: {', '.join(PICKS)})")
-    if rest.get("engine", "llmfix") not in ENGINES:
-        raise ConfigError(
-            f"unknown engine {rest['engine']!r} (expected one of: {', '.join(ENGINES)})"
-        )
-    if isinstance(rest.get("max_risk"), str):
-        try:
-            rest["max_risk"] = Risk.parse(rest["max_risk"])
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from None
-    if "disabled_rules" in rest:
-        from llmfix.schema.repair import rule_ids
-
-        rest["disabled_rules"] = rule_ids(rest["disabled_rules"])
-    return RepairOptions(limits=limits, **rest)

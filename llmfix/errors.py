@@ -6,6 +6,16 @@ one base class, prints ``str(error)`` on one line and exits with code 2.
 
 from __future__ import annotations
 
+__all__ = [
+    "ConfigError",
+    "InputError",
+    "InputTooLarge",
+    "LlmfixError",
+    "PathRefused",
+    "ProviderError",
+    "SchemaError",
+]
+
 
 class LlmfixError(Exception):
     """Base class of every error llmfix raises on purpose."""

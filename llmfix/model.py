@@ -14,6 +14,21 @@ from enum import Enum
 from itertools import accumulate, islice
 from typing import Any, TypeVar
 
+__all__ = [
+    "REPORT_VERSION",
+    "Candidate",
+    "Diagnostic",
+    "ExitCode",
+    "PatchOp",
+    "Position",
+    "Result",
+    "Risk",
+    "Severity",
+    "Span",
+    "Status",
+    "Timings",
+]
+
 
 class Risk(str, Enum):
     """How sure a repair is to give the value the model meant (DESIGN.md, risk tiers)."""

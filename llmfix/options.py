@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -35,3 +36,14 @@ class RepairOptions:
     max_risk: Risk | None = None
     allow_remote_refs: bool = False  # fetch http(s) $ref targets when building the validator
     guided: bool = True  # with a schema, read answers that are not JSON (llmfix.guided)
+
+
+RECURSION_LIMIT = 5_000  # Python frames: 600 levels x 3 (YAML) + the command's own stack
+
+
+def make_room() -> None:
+    """Let Python code recurse as deep as the depth ceiling's levels need (the command line
+    and the ``-j`` pool's workers call this; the library leaves the interpreter's setting
+    alone). Here, on the ground floor, so that the command line's first act loads nothing."""
+    if sys.getrecursionlimit() < RECURSION_LIMIT:
+        sys.setrecursionlimit(RECURSION_LIMIT)

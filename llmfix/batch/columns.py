@@ -35,13 +35,26 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from llmfix.batch.core import BatchLimits, Profile, Tally, run_items
+from llmfix.errors import ConfigError
+from llmfix.inputs import Item, ReadOptions, input_error, items_from_lines
 from llmfix.model import Severity
+from llmfix.pipeline.core import make_validator
+from llmfix.pipeline.keywords import make_options
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from llmfix.batch.core import BatchLimits, Outcome, Profile
-    from llmfix.inputs import Item
+    from llmfix.batch.core import Outcome
+
+__all__ = [
+    "RESULT_COLUMNS",
+    "ColumnChecker",
+    "check_table",
+    "merge_summaries",
+    "partial_summary",
+    "result_schema",
+]
 
 RESULT_COLUMNS: tuple[str, ...] = (
     "status",
@@ -106,8 +119,6 @@ def check_items(
     """Check items one after another in this process (an engine's task is the parallelism)."""
     from dataclasses import replace
 
-    from llmfix.batch.core import run_items
-
     yield from run_items(items, profiles, replace(limits, jobs=1))
 
 
@@ -135,9 +146,6 @@ class ColumnChecker:
         max_item_size: int = 10_000_000,
         **options: Any,
     ) -> None:
-        from llmfix import make_options
-        from llmfix.batch.core import BatchLimits, Profile
-
         self.column = column
         self.tool_column = tool_column
         self.response = response
@@ -153,8 +161,6 @@ class ColumnChecker:
     def __call__(self, batch: Any) -> Any:
         """``batch`` with the result columns appended (same type: Table, RecordBatch, pandas)."""
         import pyarrow as pa
-
-        from llmfix.errors import ConfigError
 
         kind = type(batch)
         table = _as_table(batch)
@@ -177,8 +183,6 @@ class ColumnChecker:
         return table.to_pandas()
 
     def _item(self, index: int, value: Any, tool: Any) -> Item:
-        from llmfix.inputs import Item, ReadOptions, input_error, items_from_lines
-
         where = f"row {index + 1}"
         if value is None:
             error = input_error("input.missing_field", f"{where}: {self.column} is null")
@@ -217,7 +221,7 @@ def _empty(table: pa.Table) -> pa.RecordBatch:
 
 
 def _validator(schema: Any, allow_remote: bool) -> Any:
-    from llmfix.pipeline.core import make_validator
+    # (start-up: the schema modules load only for a checker given a schema)
     from llmfix.schema.load import load_schema
     from llmfix.schema.validate import SchemaValidator
 
@@ -228,6 +232,7 @@ def _validator(schema: Any, allow_remote: bool) -> Any:
 
 
 def _tools(path: str, allow_remote: bool) -> dict[str, Any]:
+    # (start-up: the tool registry loads only for a checker given tools)
     from llmfix.toolcalls.registry import ToolRegistry
 
     registry = ToolRegistry.load(path, allow_remote=allow_remote)
@@ -255,8 +260,6 @@ def merge_summaries(parts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     ``parts`` are :func:`partial_summary` dicts, or rows of an engine's aggregation with
     the same keys; ``errors`` counts rows per error code.
     """
-    from llmfix.batch.core import Tally
-
     tally = Tally()
     errors: Counter[str] = Counter()
     for part in parts:

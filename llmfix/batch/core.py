@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from llmfix.batch.gate import gate_failures
 from llmfix.batch.hints import FieldHints as FieldHints  # cli/check.py imports it from here
 from llmfix.deadline import Deadline, OutOfTime
+from llmfix.inputs.items import reading_notes, with_reading_changes
 from llmfix.model import (
     Diagnostic,
     LineIndex,
@@ -50,8 +51,9 @@ from llmfix.model import (
     Status,
     build,
 )
-from llmfix.options import RepairOptions
+from llmfix.options import RepairOptions, make_room
 from llmfix.pipeline.core import repair_text, strict_document
+from llmfix.pipeline.responses import apply_finish, refused_result
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -143,6 +145,7 @@ def check_text(
     it ends first, :class:`~llmfix.deadline.OutOfTime` is raised.
     """
     if tool is None and profile.tool_calls:
+        # (start-up: the tool-call readers load only for a run that reads tool calls)
         from llmfix.toolcalls import check_tool_calls
 
         options = profile.options
@@ -160,6 +163,7 @@ def check_text(
     validator = profile.validator
     unknown: Diagnostic | None = None
     if tool is not None:  # a tool call's arguments: the tool's schema, not the answer's
+        # (start-up: the tool-call readers load only for a run that reads tool calls)
         from llmfix.toolcalls.base import valid_name
 
         validator = None
@@ -205,8 +209,6 @@ def check_item(item: Item, profile: Profile) -> Result:
     """Check one item's text (:func:`check_text`), with what its API response said applied:
     a refusal is ``refused``, a cut-off answer ``truncated`` (see
     :mod:`llmfix.pipeline.responses`)."""
-    from llmfix.pipeline.responses import apply_finish, refused_result
-
     if item.finish is not None and item.finish.kind == "refused":
         return refused_result(item.finish)
     result = _check(item.text, profile, item.tool, item.kind == "tool-result")
@@ -222,6 +224,7 @@ def _check(
         return check_text(text, profile, tool, deadline=deadline)
     from dataclasses import replace
 
+    # (start-up: the tool-call readers load only for a run that reads tool calls)
     from llmfix.toolcalls.results import check_tool_result
 
     validator = (profile.outputs or {}).get(tool or "")
@@ -233,6 +236,7 @@ def _check(
 
 
 def _bad_name(name: str) -> Diagnostic:
+    # (start-up: the tool-call readers load only for a run that reads tool calls)
     from llmfix.toolcalls.base import NAME_HINT, shown_name
 
     what = f"named {shown_name(name)}" if name else "with no name"
@@ -332,8 +336,6 @@ def _payload(item: Item, limits: BatchLimits) -> Payload | Outcome:
     if item.error is not None:
         return Outcome(item, None, item.error)
     if item.finish is not None and item.finish.kind == "refused":
-        from llmfix.pipeline.responses import refused_result
-
         return Outcome(item, refused_result(item.finish))
     if len(item.text) > limits.max_item_size:
         error = _error(
@@ -347,14 +349,10 @@ def _payload(item: Item, limits: BatchLimits) -> Payload | Outcome:
 def _outcome(item: Item, done: Done, profiles: Mapping[str, Profile]) -> Outcome:
     result, error, anchor, seconds = done
     if result is not None and item.finish is not None:  # what the API said (stop reason)
-        from llmfix.pipeline.responses import apply_finish
-
         partial = profiles[item.profile].options.partial
         result = apply_finish(result, item.finish, partial=partial)
     if result is not None and item.diagnostics:  # bytes the reader replaced are a change
         from dataclasses import replace
-
-        from llmfix.inputs.items import reading_notes, with_reading_changes
 
         notes = reading_notes(item.diagnostics)
         if len(notes) != len(item.diagnostics):
@@ -372,8 +370,6 @@ def _init_worker(profiles: Mapping[str, Profile], timeout: float | None, parent:
     # The parent handles Ctrl-C; a worker dying of it would break the pool mid-report.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _end_with_parent(parent)
-    from llmfix.batch.core import make_room
-
     make_room()  # a spawned worker starts with the interpreter's recursion limit
     _WORKER["profiles"] = profiles
     _WORKER["timeout"] = timeout
@@ -406,8 +402,6 @@ def _end_with_parent(parent: int) -> None:
 
 
 def _ask_kernel_to_end_with_parent() -> None:
-    import sys
-
     if not sys.platform.startswith("linux"):
         return
     try:
@@ -816,13 +810,3 @@ class BatchSummary:
         if self.groups is not None:
             out["groups"] = {k: v.to_dict() for k, v in sorted(self.groups.items())}
         return out
-
-
-RECURSION_LIMIT = 5_000  # Python frames: 600 levels x 3 (YAML) + the command's own stack
-
-
-def make_room() -> None:
-    """Let Python code recurse as deep as :data:`MAX_DEPTH` levels need (the command line and
-    the pool's workers call this; the library leaves the interpreter's setting alone)."""
-    if sys.getrecursionlimit() < RECURSION_LIMIT:
-        sys.setrecursionlimit(RECURSION_LIMIT)

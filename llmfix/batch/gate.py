@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, cast
 
+from llmfix.errors import ConfigError
 from llmfix.model import Result, Risk, Status
 from llmfix.options import RepairOptions
 
@@ -73,8 +74,6 @@ class Gate:
     @classmethod
     def parse(cls, fail_on: str = "invalid", max_risk: str | Risk | None = None) -> Gate:
         """The gate the flags name; :class:`~llmfix.errors.ConfigError` for a bad value."""
-        from llmfix.errors import ConfigError
-
         if fail_on not in FAIL_ON:
             raise ConfigError(f"--fail-on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}")
         risk = None

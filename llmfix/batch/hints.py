@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from typing import TYPE_CHECKING, Any
 
+from llmfix.inputs import closest_field, field_tokens
+
 if TYPE_CHECKING:
     from llmfix.inputs import Item
 
@@ -59,7 +61,6 @@ class FieldHints:
     def _suggest(self, flag: str, spec: str, record: Any) -> None:
         if self.records > _SAMPLED:
             return
-        from llmfix.inputs import closest_field, field_tokens
 
         close = closest_field(record, field_tokens(spec))
         if close is not None:

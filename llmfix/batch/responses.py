@@ -40,6 +40,7 @@ import json
 from typing import TYPE_CHECKING, Any, Literal
 
 from llmfix.model import Result, Status
+from llmfix.pipeline.keywords import make_options
 
 if TYPE_CHECKING:
     from llmfix.inputs import Item
@@ -59,6 +60,7 @@ def read_response(
     batch output record, a transcript; anything else is one document (its whole text).
     Each item carries the answer's text, its ``finish`` (cut off / refused) and ``model``.
     """
+    # (start-up: the package face imports this module; the readers load on the first call)
     from llmfix.inputs import ReadOptions, items_from_text
 
     text = response if isinstance(response, str) else json.dumps(response, ensure_ascii=False)
@@ -83,7 +85,7 @@ def repair_response(
     batch request, a missing ``field``) gets an ``unparseable`` result holding its error.
     ``options`` are those of :func:`llmfix.repair`.
     """
-    from llmfix import make_options
+    # (start-up: the package face imports this module; the checks load on the first call)
     from llmfix.batch.core import Profile, check_item
     from llmfix.pipeline.core import make_validator
 

@@ -15,13 +15,32 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, TextIO
 
+from llmfix.batch.gate import writable
 from llmfix.errors import ConfigError, InputError, PathRefused
 from llmfix.files.atomic import OUTPUT_ERRORS, AtomicFile
+from llmfix.files.containment import (
+    DIR_FDS,
+    link_problem,
+    open_below,
+    real_below,
+    refuse_mirror_root,
+    refuse_vcs,
+    same_files,
+)
+from llmfix.files.read import ReadRefused, open_regular
+from llmfix.inputs import fixed_record, resolve_field
+from llmfix.inputs.items import changed_only_by_reading
+from llmfix.jsontext import ValueLocator, dumps
 
 if TYPE_CHECKING:
     from llmfix.batch.core import Checked, Outcome
     from llmfix.files.read import Within
     from llmfix.inputs import Item
+
+__all__ = [
+    "FixWriter",
+    "ResultsWriter",
+]
 
 
 # ---------------------------------------------------------------------- repaired copies
@@ -65,8 +84,6 @@ class FixWriter:
         self.refused = refused
         self._input_files: dict[tuple[int, int], str] | None = None
         if root is not None:
-            from llmfix.files.containment import refuse_mirror_root
-
             refuse_mirror_root(str(root))
 
     def add(self, checked: Checked) -> None:
@@ -126,8 +143,6 @@ class FixWriter:
         walked input rewritten in place (``within``, no links followed) is written through
         its folders opened from the walk's root without following links, as the mirror is:
         a folder swapped for a link after the input was read again is not followed."""
-        from llmfix.files.containment import DIR_FDS, open_below, refuse_vcs
-
         if self.root is None:
             if within is None or within.follow or not DIR_FDS:
                 return AtomicFile(target, keep_mode=True)
@@ -154,8 +169,6 @@ class FixWriter:
     def _in_place_below(
         self, target: Path, root: str, open_below: Callable[[str, Sequence[str], str], int]
     ) -> AtomicFile:
-        from llmfix.files.containment import link_problem, real_below
-
         folder = os.path.realpath(target.parent)
         if not real_below(folder, root):
             raise PathRefused(str(target), link_problem(str(target.parent), root), "rewriting")
@@ -168,8 +181,6 @@ class FixWriter:
 
     def _refuse_an_input(self, target: Path, found: tuple[int, int] | None) -> None:
         """Refuse ``target`` (its device and inode: ``found``) when it is an input."""
-        from llmfix.files.containment import same_files
-
         if found is None:
             return
         if self._input_files is None:  # once, when a target first exists already
@@ -244,9 +255,6 @@ def _spliced(
     target replaced by its repaired JSON (ASCII with ``\\u`` escapes when ``raw`` is not
     UTF-8), and the fixed record (``record``, changed). The bytes are ``None`` when a
     target is not found in ``raw`` holding what ``record`` holds there."""
-    from llmfix.inputs import fixed_record, resolve_field
-    from llmfix.jsontext import ValueLocator, dumps
-
     targets = {item.target for item, _ in fixes if item.target is not None}
     try:  # (the values fixed_record replaces, not changes: read before it runs)
         was = {target: resolve_field(record, target) for target in targets}
@@ -308,8 +316,6 @@ def _document(original: BinaryIO, value: object) -> bytes:
     """A repaired document as JSON, in the original's ways: its line endings (CRLF when
     it has them), and ASCII with ``\\u`` escapes when it is not UTF-8 (Latin-1, UTF-16:
     the text is then the same in any encoding that reads ASCII)."""
-    from llmfix.jsontext import dumps
-
     utf8, crlf = _layout(original)
     text = dumps(value, indent=2, ensure_ascii=not utf8) + "\n"
     if crlf:  # (a newline inside a JSON string is written as \n: only the layout's)
@@ -366,8 +372,6 @@ def _copy_lines(
 def _fixed_line(record: object, fixes: list[tuple[Item, object]], raw: bytes) -> bytes:
     """A JSONL line with its repairs put back as :func:`fixed_document` puts them back
     (the rest of its bytes kept), else its repaired record on one line."""
-    from llmfix.jsontext import dumps
-
     ending = b"\r\n" if raw.endswith(b"\r\n") else b"\n" if raw.endswith(b"\n") else b""
     body = raw[: len(raw) - len(ending)]
     spliced, fixed = _spliced(body, record, fixes)
@@ -379,8 +383,6 @@ def _fixed_line(record: object, fixes: list[tuple[Item, object]], raw: bytes) ->
 def _original(source: str, within: Within | None = None) -> BinaryIO:
     """The input file, opened again to copy what was not repaired (only where ``within``
     says, as the check read it)."""
-    from llmfix.files.read import ReadRefused, open_regular
-
     try:
         return open_regular(source, within=within)
     except ReadRefused as exc:
@@ -404,9 +406,6 @@ def _identity(
 def _fixed_value(checked: Checked) -> object:
     """The value to write back for an item, or ``_UNCHANGED``: only what the gate allowed
     (the rule `repair` follows for stdout, ``-o`` and ``--in-place``)."""
-    from llmfix.batch.gate import writable
-    from llmfix.inputs.items import changed_only_by_reading
-
     result = checked.outcome.result
     if result is None or result.status.value == "valid" or changed_only_by_reading(result):
         return _UNCHANGED  # (bytes the reader replaced are no repair to write back)
@@ -437,7 +436,6 @@ class ResultsWriter:
                 raise ConfigError(
                     "--results-format parquet needs pyarrow: pip install 'llmfix[parquet]'"
                 ) from None
-        from llmfix.files.containment import refuse_vcs
 
         refuse_vcs(str(root))
         if root.is_dir() and any(root.glob("part-*")):
@@ -448,6 +446,7 @@ class ResultsWriter:
             raise ConfigError(f"--results {root}: cannot create: {exc.strerror or exc}") from None
 
     def add(self, outcome: Outcome) -> None:
+        # (start-up: the Arrow columns load only for --results)
         from llmfix.batch.columns import result_row
 
         item = outcome.item
@@ -474,6 +473,7 @@ class ResultsWriter:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        # (start-up: the Arrow columns load only for --results)
         from llmfix.batch.columns import result_schema
 
         fields = [("id", pa.string()), ("source", pa.string()), ("line", pa.int64())]

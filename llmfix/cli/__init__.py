@@ -80,7 +80,7 @@ def _app_for(args: list[str]) -> typer.Typer:
 def main() -> None:
     """Console-script entry point: usage errors become one line and exit code 2."""
     args = sys.argv[1:] or ["--help"]
-    from llmfix.batch.core import make_room
+    from llmfix.options import make_room
 
     make_room()  # values as deep as the depth ceiling are written without a RecursionError
     try:

@@ -400,10 +400,10 @@ def _nothing_matched(settings: Settings, what: str) -> str:
 
 def _profiles(run: RunSettings) -> tuple[dict[str, Profile], dict[str, ReadOptions]]:
     """One profile (schema, tools, options) and one way of reading per ``checks`` rule."""
-    from llmfix import make_options
     from llmfix.batch.core import Profile
     from llmfix.files.read import byte_limit
     from llmfix.inputs import KINDS, MESSAGES, ReadOptions, field_tokens
+    from llmfix.pipeline.keywords import make_options
 
     settings, gate, tool_calls = run.config, run.gate, run.tool_calls
     cache: dict[str, tuple[ToolRegistry, dict[str, SchemaValidator]]] = {}

@@ -99,7 +99,7 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        from llmfix import __version__
+        from llmfix._version import __version__
 
         sys.stdout.write(f"llmfix {__version__}\n")
         raise typer.Exit()

@@ -16,7 +16,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from llmfix.batch.columns import check_items
 from llmfix.errors import ConfigError
+from llmfix.inputs import PARQUET_SUFFIXES, items_from_file, parquet_items
+from llmfix.inputs.jsonl import open_parquet
 
 if TYPE_CHECKING:
     from llmfix.batch.core import BatchLimits, Outcome, Profile
@@ -51,8 +54,6 @@ def plan_units(
 ) -> list[Unit]:
     """Units for ``(path, profile)`` pairs: Parquet files split by row group; each file
     read where discovery listed it (``within``, by path)."""
-    from llmfix.inputs import PARQUET_SUFFIXES
-
     within = within or {}
     units: list[Unit] = []
     for path, profile in files:
@@ -69,8 +70,6 @@ def plan_units(
 
 def _row_groups(path: str, within: Within | None = None) -> int:
     try:
-        from llmfix.inputs.jsonl import open_parquet
-
         file = open_parquet(path, within)
         try:
             return int(file.num_row_groups)
@@ -82,9 +81,6 @@ def _row_groups(path: str, within: Within | None = None) -> int:
 
 def check_unit(job: Job, index: int) -> list[bytes]:
     """Check one unit (on a worker): one pickled outcome per item, in order."""
-    from llmfix.batch.columns import check_items
-    from llmfix.inputs import items_from_file, parquet_items
-
     unit = job.units[index]
     reader = job.readers[unit.profile]
     if unit.row_group is None:

@@ -26,9 +26,16 @@ import pyarrow as pa
 import ray
 
 from llmfix.batch.columns import ColumnChecker, merge_summaries, partial_summary
+from llmfix.engines import check_unit
 
 if TYPE_CHECKING:
     from llmfix.engines import Job
+
+__all__ = [
+    "RayChecker",
+    "check_dataset",
+    "summarize",
+]
 
 
 class RayChecker(ColumnChecker):
@@ -75,8 +82,6 @@ def summarize(ds: Any) -> dict[str, Any]:
 
 
 def _check_units(batch: pa.Table, job: Job) -> pa.Table:
-    from llmfix.engines import check_unit
-
     blobs = [blob for i in batch.column("unit").to_pylist() for blob in check_unit(job, i)]
     return pa.table({"outcome": pa.array(blobs, pa.binary())})
 

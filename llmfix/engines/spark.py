@@ -30,10 +30,17 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, LongType, StringType, StructField, StructType
 
 from llmfix.batch.columns import ColumnChecker, merge_summaries
+from llmfix.engines import check_unit
 from llmfix.errors import ConfigError
 
 if TYPE_CHECKING:
     from llmfix.engines import Job
+
+__all__ = [
+    "check_dataframe",
+    "summarize",
+    "summary_frame",
+]
 
 _CHECKERS: dict[str, ColumnChecker] = {}
 
@@ -121,8 +128,6 @@ def run_job(job: Job, workers: int) -> Iterator[bytes]:
         shared = context.broadcast(job)  # read once per Python worker, not per task
 
         def check(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            from llmfix.engines import check_unit
-
             for batch in batches:
                 for index in batch.column(0).to_pylist():
                     blobs = check_unit(shared.value, index)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from llmfix.errors import InputError, PathRefused
+from llmfix.files.containment import descriptor_path, refuse_vcs
 
 if TYPE_CHECKING:
     pass
@@ -87,7 +88,6 @@ class AtomicFile:
         if directory is not None:
             self.handle: TextIO = self._open_in(directory, keep_mode)
             return
-        from llmfix.files.containment import refuse_vcs
 
         target = self.path
         refuse_vcs(str(target))
@@ -143,8 +143,6 @@ class AtomicFile:
     def _refuse_opened_vcs(self) -> None:
         """Check the temp file where it was really made: a directory on the way may have
         become a link to ``.git`` since the target's path was checked."""
-        from llmfix.files.containment import descriptor_path, refuse_vcs
-
         real = descriptor_path(self.handle.fileno())
         if real is None:
             return

@@ -60,6 +60,7 @@ _NEVER = Deadline.never("guided")
 
 def __getattr__(name: str) -> Any:
     if name in ("Reading", "Refusal"):
+        # (start-up: the schema-guided readers load only when a reading is needed)
         from llmfix.guided import reading
 
         return getattr(reading, name)
@@ -102,6 +103,7 @@ def read_answer(
     """
     if not isinstance(schema, dict):
         return [], []
+    # (start-up: the schema-guided readers load only when a reading is needed)
     from llmfix.guided.formats import (
         read_key_values,
         read_table,
@@ -177,6 +179,7 @@ def collect_values(
     kept = [(span, v) for span, v in values if fits(v)]
     if len(kept) < 2:
         return None
+    # (start-up: the schema-guided readers load only when a reading is needed)
     from llmfix.guided.reading import Reading
 
     span = Span(kept[0][0].start, kept[-1][0].end)

@@ -31,6 +31,7 @@ from llmfix.deadline import CHECK_EVERY, Deadline
 from llmfix.guided import shape
 from llmfix.guided.reading import NEVER, Reading
 from llmfix.model import Risk, Span
+from llmfix.parse.core import parse_json
 
 _MAX_OBJECT_TEXT = 1_000_000
 _FENCED = re.compile(r"\A(`{3,}|~{3,})[^\n]*\n(.*?)\n?[ \t]*\1\Z", re.S)
@@ -157,8 +158,6 @@ def _value(raw: str, schema: Any, root: Any) -> Any:
         return raw[1:-1]  # `inline code`
     structured = shape.wants(schema, root, "object") or shape.wants(schema, root, "array")
     if structured and not shape.wants(schema, root, "string"):
-        from llmfix.parse.core import parse_json
-
         outcome = parse_json(raw)
         if outcome.ok and isinstance(outcome.value, (dict, list)):
             return outcome.value

@@ -19,7 +19,7 @@ from typing import Any
 from llmfix.deadline import Deadline
 from llmfix.guided import shape
 from llmfix.guided.reading import NEVER, Reading, strip_wrappers, unfence
-from llmfix.guided.scalars import read_scalars
+from llmfix.guided.scalars import plain, read_scalars
 from llmfix.model import Risk, Span
 
 _ENTRY = re.compile(r"^[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+(\S[^\n]*?)[ \t]*$", re.MULTILINE)
@@ -58,8 +58,6 @@ def _mentioned_members(text: str, base: int, item_schema: Any, root: Any) -> Rea
     """Every enum member the prose names, in order, where an array of members is wanted:
     ``The review mentions price and delivery.`` → ``["price", "delivery"]`` (a guess)."""
     import re
-
-    from llmfix.guided.scalars import plain
 
     members = [m for m in _members(item_schema, root) or [] if isinstance(m, str) and m.strip()]
     if not members or len(text) > 20_000:

@@ -20,6 +20,7 @@ from typing import Any
 
 from llmfix.deadline import Deadline
 from llmfix.guided import shape
+from llmfix.guided.lists import read_lists
 from llmfix.guided.reading import NEVER, Reading
 from llmfix.guided.scalars import read_scalars
 from llmfix.model import Risk, Span, max_risk
@@ -106,8 +107,6 @@ def _refine(
         return value
     readings, _ = read_scalars(value, 0, schema, root, deadline)
     if any("array" in shape.types(a) for a in alts):
-        from llmfix.guided.lists import read_lists
-
         listed = read_lists(value, 0, schema, root, deadline)
         if listed is not None and "\n" in value:
             readings.insert(0, listed)
@@ -135,8 +134,6 @@ def single_property(
     """The answer as the value of the one property an object schema declares: a list or a
     member, boolean, null or number read from ``text``, or the JSON value the ordinary reading
     gave when it is not an object (``[1, 2]`` → ``{"numbers": [1, 2]}``)."""
-    from llmfix.guided.lists import read_lists
-
     out: list[Reading] = []
     for alt in shape.alternatives(schema, schema):
         props = shape.properties(alt, schema)

@@ -88,6 +88,7 @@ from llmfix.inputs.sources import (
 )
 from llmfix.jsontext import loads, strict_or_not
 from llmfix.model import Diagnostic, Position, Severity, build
+from llmfix.pipeline.responses import stream_finish
 
 __all__ = [
     "JSONL_SUFFIXES",
@@ -203,6 +204,7 @@ def items_from_text(
     """The items in ``text`` read as ``kind`` (``auto``: JSON, then JSON Lines, then text)."""
     warnings = source.diagnostics if source is not None else ()
     if kind in ("auto", "text", "json", "jsonl") and options.field is None:
+        # (start-up: the stream sniffer loads only when a text may be a saved stream)
         from llmfix.stream.sniff import looks_like_stream
 
         if looks_like_stream(text):
@@ -257,6 +259,7 @@ def _saved_stream_file(path: str, options: ReadOptions, within: Within | None = 
     """Whether a ``.jsonl`` file holds a recorded stream (its lines are chunks or events)."""
     if options.field is not None or options.kind == "jsonl":
         return False
+    # (start-up: the stream sniffer loads only when a text may be a saved stream)
     from llmfix.stream.sniff import looks_like_stream
 
     try:
@@ -280,7 +283,7 @@ def _saved_stream_items(
     ``PATH:1:0[:tK]``); records that are not JSON and a stop at the token limit are
     warnings on each item.
     """
-    from llmfix.pipeline.responses import stream_finish
+    # (start-up: the stream decoder loads only for a saved stream)
     from llmfix.stream.wire import reassemble
 
     decoder = reassemble(text)

@@ -71,6 +71,7 @@ def record_items(
         yield _field_item(record, raw, base, options.field, common, single_file)
         return
     if options.tool_results and isinstance(record, dict) and record.get("jsonrpc") == "2.0":
+        # (start-up: the tool-call readers load only for a run that reads tool calls)
         from llmfix.toolcalls.results import mcp_results
 
         results = mcp_results(record, {} if calls is None else calls)
@@ -78,6 +79,7 @@ def record_items(
         return
     shape, body, prefix = _shape(record)
     if options.tool_results and shape == "transcript":
+        # (start-up: the tool-call readers load only for a run that reads tool calls)
         from llmfix.toolcalls.results import transcript_results
 
         results = transcript_results(body.get("messages") or [])
@@ -260,6 +262,7 @@ def response_shape(text: str) -> str | None:
     """The API response shape of a JSON text (``chat-completion``, ``response``, ...), or
     ``None`` when it is not one (not JSON, or a plain document). A recorded stream (SSE
     events, NDJSON chunks) is ``stream``: it is read as the message it reassembles into."""
+    # (start-up: the stream sniffer loads only when a response's shape is asked for)
     from llmfix.stream.sniff import looks_like_stream
 
     if looks_like_stream(text):

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from llmfix.errors import InputError, InputTooLarge
+from llmfix.files.containment import shown, within
 from llmfix.files.read import (
     DEFAULT_READ_LIMIT,
     NotRegular,
@@ -270,8 +271,6 @@ class _Walk:
 
     def inside(self, path: str) -> bool:
         """Whether ``path`` stays in ``confine`` (links followed); else it is noted."""
-        from llmfix.files.containment import shown, within
-
         if self.confine is None or within(path, self.confine):
             return True
         self.notes.skipped[path] = f"leads outside {shown(self.confine)}"

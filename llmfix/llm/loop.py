@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from llmfix.errors import ConfigError, InputError
+from llmfix.files.atomic import write_atomic
 from llmfix.llm.cache import AnswerCache, cache_key
 from llmfix.llm.config import LlmConfig
 from llmfix.llm.partial import merge, plan_partial
@@ -64,6 +65,7 @@ from llmfix.llm.providers import (
 from llmfix.llm.redact import redact, scrub
 from llmfix.model import Diagnostic, PatchOp, Result, Risk, Severity, Status, Timings
 from llmfix.options import RepairOptions
+from llmfix.pipeline.core import repair_text
 
 if TYPE_CHECKING:
     from llmfix.schema.validate import SchemaValidator
@@ -498,8 +500,6 @@ class _Loop:
 
     def _evaluate(self, answer: str, partial: PartialRequest | None) -> Result:
         """The answer through the whole pipeline (merged into the valid part if partial)."""
-        from llmfix.pipeline.core import repair_text
-
         if partial is not None:
             parsed = repair_text(answer, options=self.options)
             merged = merge(partial, parsed.value) if parsed.value is not None else None
@@ -596,7 +596,6 @@ class _Loop:
     def _save(self, attempt: Attempt) -> None:
         if not self.config.save_prompts:
             return
-        from llmfix.files.atomic import write_atomic
 
         directory = Path(self.config.save_prompts).expanduser()
         try:

@@ -120,6 +120,7 @@ def _lenient(
             f"input of {len(text):,} characters is over the {limits.max_size:,} character "
             "limit for repair",
         )
+    # (start-up: the lenient parser loads only for text that is not strict JSON)
     from llmfix.repair_parser import repair_parse  # imported before the clock starts
 
     if deadline is None:
@@ -264,6 +265,7 @@ def _with_json_repair(
     deadline: Deadline,
     within: Placement | None = None,
 ) -> ParseOutcome:
+    # (optional engine: json_repair loads only for --engine json-repair)
     from llmfix.parse.json_repair import (
         UNMAPPED,
         EngineError,

@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 from llmfix.deadline import Deadline, OutOfTime
+from llmfix.errors import SchemaError
 from llmfix.gcpause import paused_gc
 from llmfix.jsontext import NotStrict, nests_deeper, strict_or_not
 from llmfix.model import (
@@ -42,7 +43,9 @@ from llmfix.parse.core import ParseOutcome, Placement, parse_json, relocate
 from llmfix.pipeline.extract import broken_whole, extract_candidates, found_alone
 from llmfix.pipeline.finish import Clock, finish, out_of_time
 from llmfix.pipeline.normalize import clean_payload, normalize_document
-from llmfix.pipeline.select import ParsedCandidate, select_candidates
+from llmfix.pipeline.partial import cut_off
+from llmfix.pipeline.responses import text_refused_result
+from llmfix.pipeline.select import ParsedCandidate, collect_candidate, select_candidates
 
 if TYPE_CHECKING:
     from llmfix.schema.validate import SchemaValidator
@@ -53,13 +56,12 @@ def make_validator(schema: Any, *, allow_remote: bool = False) -> SchemaValidato
     if schema is None:
         return None
     if isinstance(schema, (str, os.PathLike)):
-        from llmfix.errors import SchemaError
-
         raise SchemaError(
             str(schema),
             "got a file name or string, not a schema: to use a schema file or a bundled "
             f"schema, pass schema=llmfix.load_schema({str(schema)!r})",
         )
+    # (start-up: the schema modules load only for a run with a schema)
     from llmfix.schema.load import SchemaSpec, schema_from_value
     from llmfix.schema.validate import SchemaValidator
 
@@ -497,8 +499,6 @@ def _still_cut(reading: Result, options: RepairOptions) -> Result:
     """A schema-guided reading of a cut-off answer: its value (what arrived, read the way the
     schema says), still ``truncated`` and still saying so (``parse.cut_off``). Never a clean
     ``repaired``: truncation outranks whatever a reading made of the text."""
-    from llmfix.pipeline.partial import cut_off
-
     return replace(
         reading,
         status=Status.TRUNCATED,
@@ -509,12 +509,12 @@ def _still_cut(reading: Result, options: RepairOptions) -> Result:
 def _refused_in_words(text: str, clock: Clock) -> Result | None:
     """``refused`` for an answer with no JSON value that is a refusal in words; it is not
     read around (no schema-guided reading takes the refusal for a string)."""
+    # (start-up: loaded only for an answer with no JSON value)
     from llmfix.pipeline.refusals import text_refusal
 
     refusal = clock.run("select", lambda: text_refusal(text))
     if refusal is None:
         return None
-    from llmfix.pipeline.responses import text_refused_result
 
     return replace(text_refused_result(refusal), timings=Timings(clock.stages))
 
@@ -530,11 +530,11 @@ def _collected(
     parsed: list[ParsedCandidate], validator: SchemaValidator, clock: Clock
 ) -> list[ParsedCandidate]:
     """Several JSON values where the schema wants an array: one more candidate, the array."""
+    # (start-up: the schema-guided readers load only when a reading is needed)
     from llmfix.guided import wants_array
 
     if not wants_array(validator.schema):
         return []
-    from llmfix.pipeline.select import collect_candidate
 
     found = clock.run(
         "guided", lambda: collect_candidate(parsed, lambda v: validator.is_valid([v]))
@@ -596,6 +596,7 @@ def _guided(
     deadline: Deadline,
 ) -> Result:
     """:func:`_read_guided` within its ``deadline``."""
+    # (start-up: the schema-guided readers load only when a reading is needed)
     from llmfix.guided import invented_keys
 
     # How risky a reading may be to replace the current result: anything that validates
@@ -623,6 +624,7 @@ def _guided(
     ordinary = (chosen.value, chosen.candidate.span) if chosen is not None and chosen.ok else None
     document = normalize_document(text) if not strict else None  # its reasoning blocks
     reasoning = document.reasoning if document is not None else ()
+    # (start-up: the schema-guided readers load only when a reading is needed)
     from llmfix.guided import read_answer
 
     readings, refusals = clock.run(

@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from llmfix.deadline import Deadline, OutOfTime
+from llmfix.jsontext import ValueLocator
 from llmfix.model import (
     Candidate,
     Diagnostic,
@@ -97,8 +98,6 @@ def place_pointers(
         return diagnostics
     locator = None
     if not candidate.synthetic:  # a synthesised payload is not in the input: its start
-        from llmfix.jsontext import ValueLocator
-
         locator = ValueLocator(candidate.text)
     out = []
     offset = candidate.span.start
@@ -143,6 +142,7 @@ def finish(
         else:
             errors = clock.run("validate", lambda: validator.errors(value))
         if errors and options.schema_repair:
+            # (start-up: schema repair loads only for a value that fails its schema)
             from llmfix.schema.repair import coerce_to_schema
 
             outcome = None

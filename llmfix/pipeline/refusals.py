@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 
+from llmfix.pipeline.normalize import normalize_document
+
 # The longest answer read as a possible refusal (reasoning blocks left out), in characters.
 LONGEST = 1200
 
@@ -108,8 +110,6 @@ def text_refusal(text: str) -> str | None:
 def _plain(text: str) -> str:
     """The answer's words: reasoning blocks left out, markup and quotes removed."""
     if "<" in text:
-        from llmfix.pipeline.normalize import normalize_document
-
         document = normalize_document(text)
         for block in reversed(document.reasoning):
             text = text[: block.start] + " " + text[block.end :]

@@ -256,6 +256,7 @@ def apply_finish(result: Result, finish: Finish | None, *, partial: bool = False
 def _not_arrived(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     """``diagnostics`` with each schema error that a cut explains (a missing required
     property, too few items) made a ``partial.missing`` warning, where it was."""
+    # (start-up: loaded only for an answer cut off by its stop reason)
     from llmfix.pipeline.partial import not_arrived
 
     return [not_arrived(d) or d for d in diagnostics]

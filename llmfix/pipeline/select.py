@@ -202,6 +202,7 @@ def collect_candidate(
             top.append(p)
     if len(top) < 2:
         return None
+    # (start-up: the schema-guided readers load only when a reading is needed)
     from llmfix.guided import collect_values
 
     reading = collect_values([(p.candidate.span, p.value) for p in top], fits)

@@ -34,6 +34,7 @@ from operator import attrgetter
 from typing import Any
 
 from llmfix.deadline import Deadline
+from llmfix.formats import fences
 from llmfix.gcpause import paused_gc
 from llmfix.repair_parser import _text as T
 from llmfix.repair_parser._frames import NEVER
@@ -207,8 +208,6 @@ def _parse_fenced_blocks(
 ) -> tuple[Any, list[Repair]]:
     """Prose with markdown code fences: the value(s) in the fenced blocks (fences read by
     :mod:`llmfix.formats.fences`)."""
-    from llmfix.formats import fences  # here: keeps this edit inside the function
-
     repairs: list[Repair] = []
     values: list[Any] = []
     spans: list[tuple[int, int]] = []

@@ -8,6 +8,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from llmfix.formats import fences
 from llmfix.jsontext import (
     JsonNumber,
     read_float,
@@ -110,8 +111,6 @@ class Values(Decoding):
 
     def _fence_in_string(self, pos: int) -> int:
         """``"```json {...}```"``: a fenced value written as a string; where it starts."""
-        from llmfix.formats import fences  # rarely needed: loaded on first use
-
         text = self.text
         end = self.end
         fence_end = fences.marker_end(text, pos + 1, end)

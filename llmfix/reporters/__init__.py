@@ -9,6 +9,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+from llmfix.errors import ConfigError
+
 if TYPE_CHECKING:
     from llmfix.reporters.base import Reporter
 
@@ -31,8 +33,6 @@ def reporter_class(name: str) -> type[Reporter]:
     try:
         module, attribute = REPORTERS[name]
     except KeyError:
-        from llmfix.errors import ConfigError
-
         raise ConfigError(
             f"unknown format {name!r} (expected one of: {', '.join(FORMATS)})"
         ) from None
@@ -65,7 +65,6 @@ def report_target(spec: str) -> tuple[str, str]:
     for suffix, name in REPORT_SUFFIXES.items():
         if lower.endswith(suffix):
             return name, spec
-    from llmfix.errors import ConfigError
 
     raise ConfigError(
         f"--report {spec}: the file name must end in .sarif, .json, .yaml, .yml, .xml or .html, "

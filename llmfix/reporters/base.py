@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, ClassVar, TextIO
 
+from llmfix.files.atomic import OUTPUT_ERRORS, atomic_output
 from llmfix.model import Diagnostic, Position, Severity, Status
 
 if TYPE_CHECKING:
@@ -176,8 +177,6 @@ def diagnostic_location(checked: Checked, diagnostic: Diagnostic) -> Location:
 
 def spool() -> IO[str]:
     """A temporary text file that stays in memory until it grows past a few MB."""
-    from llmfix.files.atomic import OUTPUT_ERRORS
-
     return tempfile.SpooledTemporaryFile(
         max_size=8_000_000, mode="w+", encoding="utf-8", errors=OUTPUT_ERRORS, newline=""
     )
@@ -198,7 +197,6 @@ def output_stream(path: Path | None, default: TextIO) -> Iterator[TextIO]:
     if path is None:
         yield default
         return
-    from llmfix.files.atomic import atomic_output
 
     with atomic_output(path) as handle:
         yield handle
@@ -207,6 +205,7 @@ def output_stream(path: Path | None, default: TextIO) -> Iterator[TextIO]:
 def item_record(checked: Checked, root: str | None = None) -> dict[str, Any]:
     """One item of the versioned report (JSON/YAML): id, location, status, value, diagnostics;
     its ``key`` names the file relative to ``root`` (see :func:`llmfix.batch.core.stable_key`)."""
+    # (start-up: repair's own report loads nothing of the batch run)
     from llmfix.batch.core import stable_key
 
     outcome = checked.outcome

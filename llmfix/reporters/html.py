@@ -29,6 +29,10 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from llmfix._version import __version__
+from llmfix.batch.core import BatchSummary, Checked, Outcome
+from llmfix.files.atomic import atomic_output
+from llmfix.inputs import Item, input_error
 from llmfix.model import Severity
 from llmfix.reporters.base import (
     STATUS_LABELS,
@@ -41,8 +45,7 @@ from llmfix.reporters.base import (
 from llmfix.reporters.sinks import for_html
 
 if TYPE_CHECKING:
-    from llmfix.batch.core import BatchSummary, Checked, Tally
-    from llmfix.inputs import Item
+    from llmfix.batch.core import Tally
     from llmfix.model import Diagnostic, Result
 
 # Per item, at most: what is cut is flagged and said on the page.
@@ -238,8 +241,6 @@ class HtmlReporter(Reporter):
         ]
 
     def finish(self, summary: BatchSummary) -> None:
-        from llmfix import __version__
-
         meta = {
             "codes": list(self._codes),
             "kinds": self._kinds,
@@ -520,9 +521,6 @@ def repair_entry(
 ) -> Checked:
     """One `repair` answer as a judged item, for :func:`write_html_report`: the whole input
     (``item`` None), or an answer read out of an API response."""
-    from llmfix.batch.core import Checked, Outcome
-    from llmfix.inputs import Item
-
     if item is None:
         item = Item(id=name, source=name, line=1, text=text, kind="file", whole_file=True)
     return Checked(Outcome(item, result), tuple(failures))
@@ -530,9 +528,6 @@ def repair_entry(
 
 def unreadable_entry(name: str, message: str) -> Checked:
     """A `repair` input that could not be read."""
-    from llmfix.batch.core import Checked, Outcome
-    from llmfix.inputs import Item, input_error
-
     error = input_error("input.unreadable", message)
     item = Item(id=name, source=name, line=1, text="", kind="file", error=error)
     return Checked(Outcome(item, None, error), (f"not checked ({error.code})",))
@@ -542,9 +537,6 @@ def write_html_report(
     path: Path, entries: Iterable[Checked], *, title: str, tool_calls: bool = False
 ) -> None:
     """Write the HTML report of ``entries`` atomically (``repair --report FILE.html``)."""
-    from llmfix.batch.core import BatchSummary
-    from llmfix.files.atomic import atomic_output
-
     summary = BatchSummary()
     with atomic_output(path) as out:
         reporter = HtmlReporter(out, title=title, tool_calls=tool_calls)

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import quote
 
+from llmfix._version import __version__
+from llmfix.batch.core import stable_key
 from llmfix.model import Severity
 from llmfix.reporters.base import (
     Reporter,
@@ -103,7 +105,6 @@ class SarifReporter(Reporter):
         region: dict[str, int] = {"startLine": location.line}
         if location.column is not None:
             region["startColumn"] = location.column
-        from llmfix.batch.core import stable_key
 
         item = checked.item
         item_key = stable_key(item, self.options.root or str(self._root))
@@ -141,8 +142,6 @@ class SarifReporter(Reporter):
         self._count += 1
 
     def finish(self, summary: BatchSummary) -> None:
-        from llmfix import __version__
-
         rules = [
             {
                 "id": code,

@@ -12,7 +12,8 @@ The depth ceiling is what the code can honour: every writer of a value (the JSON
 HTML reports, ``--write-fixed``, the ``-j`` pool's pickles) recurses at least once per
 level. CPython 3.12 stops C code at about 1,500 nested calls (pickle takes two a level:
 about 750 levels), and the command line raises Python's own recursion limit to
-:data:`RECURSION_LIMIT` (:func:`make_room`), enough for PyYAML's three frames a level.
+:data:`~llmfix.options.RECURSION_LIMIT` (:func:`~llmfix.options.make_room`), enough for
+PyYAML's three frames a level.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from typing import Any
+
+from llmfix.options import Limits
 
 MAX_DEPTH = 600
 JOBS_PER_CPU = 4  # -j ceiling: this many workers per usable CPU
@@ -73,8 +76,6 @@ def untrusted_limits(
     each key of :data:`CHECK_CEILINGS` (the caller's settings class holds them)."""
     from dataclasses import replace
 
-    from llmfix.options import Limits
-
     out = dict(values)
     ignored: list[str] = []
     option_defaults = {name: getattr(Limits, name) for name in OPTION_CEILINGS}
@@ -106,6 +107,7 @@ def untrusted_limits(
 def _llm_bounds(user_llm: Mapping[str, Any]) -> dict[str, Any]:
     """The value each llm: limit may not exceed in a project file: the user config's, else
     the default."""
+    # (start-up: nothing of llmfix.llm loads while LLM repair is off)
     from llmfix.llm.config import LlmConfig
 
     return {name: user_llm.get(name, getattr(LlmConfig, name)) for name in LLM_LIMITS}

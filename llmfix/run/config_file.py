@@ -397,7 +397,7 @@ def _rule(entry: Any, index: int, path: Path) -> CheckRule:
 
 
 def _checked_options(options: Mapping[str, Any], where: str) -> dict[str, Any]:
-    from llmfix import make_options
+    from llmfix.pipeline.keywords import make_options
 
     normal = {_normal_key(k): v for k, v in options.items()}
     if not isinstance(normal.get("allow_remote_refs", False), bool):

@@ -14,15 +14,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, TextIO
 
+from llmfix.batch.core import STAGE, Outcome, Profile, check_item, judge
 from llmfix.errors import LlmfixError
+from llmfix.inputs import ReadOptions, field_tokens, items_from_lines
+from llmfix.inputs.items import reading_notes, with_reading_changes
 from llmfix.jsontext import dumps
-from llmfix.model import ExitCode
+from llmfix.model import Diagnostic, ExitCode, Severity
 
 if TYPE_CHECKING:
-    from llmfix.batch.core import Outcome, Profile
     from llmfix.batch.gate import FailOn
     from llmfix.inputs import Item
-    from llmfix.model import Diagnostic, Risk
+    from llmfix.model import Risk
     from llmfix.options import RepairOptions
     from llmfix.schema.validate import SchemaValidator
 
@@ -46,9 +48,6 @@ def repair_jsonl(
     ``notes``: what reading found on a line, by number (a line over the size read, bytes
     replaced), filled as ``lines`` is read (:class:`llmfix.inputs.jsonl.JsonLines`).
     """
-    from llmfix.batch.core import Outcome, Profile, judge
-    from llmfix.inputs import ReadOptions, field_tokens, items_from_lines
-
     if field is not None:
         field_tokens(field)
     profile = Profile(validator=validator, options=options)
@@ -61,9 +60,6 @@ def repair_jsonl(
             try:
                 outcome = _checked(item, profile)
             except LlmfixError as exc:
-                from llmfix.batch.core import STAGE
-                from llmfix.model import Diagnostic, Severity
-
                 error = Diagnostic("batch.crash", Severity.ERROR, STAGE, str(exc))
                 outcome = Outcome(item, None, error)
         checked = judge(outcome, fail_on, max_risk, partial=options.partial)
@@ -85,14 +81,10 @@ def repair_jsonl(
 
 def _checked(item: Item, profile: Profile) -> Outcome:
     """``item`` checked, with bytes its reader replaced counted as a change."""
-    from llmfix.batch.core import Outcome, check_item
-
     result = check_item(item, profile)
     if not item.diagnostics:
         return Outcome(item, result)
     from dataclasses import replace
-
-    from llmfix.inputs.items import reading_notes, with_reading_changes
 
     result = with_reading_changes(result, item.diagnostics)
     return Outcome(replace(item, diagnostics=reading_notes(item.diagnostics)), result)

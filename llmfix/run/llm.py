@@ -13,7 +13,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from llmfix.errors import ConfigError
+from llmfix.llm.config import LlmConfig
+from llmfix.llm.loop import CallBudget, llm_repair, needs_llm
+from llmfix.llm.providers import make_provider
 from llmfix.model import Risk
+from llmfix.run.ceilings import llm_ceiling_problems
+from llmfix.run.trust import env_llm_settings
 
 # What the provider did to a run, told once per kind even with -q: it could not be reached,
 # answered with something that is not an API response, refused requests, or the run's
@@ -27,8 +33,6 @@ FAULT_CODES = (
 
 if TYPE_CHECKING:
     from llmfix.batch.core import Outcome, Profile
-    from llmfix.llm.config import LlmConfig
-    from llmfix.llm.loop import CallBudget
     from llmfix.llm.providers import Provider
     from llmfix.model import Result
     from llmfix.options import RepairOptions
@@ -63,8 +67,6 @@ class LlmRun:
         max_risk: Risk | None = None,
     ) -> tuple[Result, dict[str, Any] | None]:
         """The model's repair of ``text`` when the rules left it broken, and its record."""
-        from llmfix.llm.loop import llm_repair, needs_llm
-
         if max_risk is not None and max_risk is not Risk.GUESS:
             return result, None  # a model's answer is a guess: it would fail --max-risk anyway
         if not needs_llm(result):
@@ -136,16 +138,9 @@ def build_llm_run(settings: Settings, flags: Mapping[str, object]) -> LlmRun:
     """The run's LLM repair: the config's ``llm:`` settings < ``LLMFIX_*`` < ``flags`` (the
     LLM flags given; ``None``: not given). Whether it runs at all is decided before (see
     :attr:`llmfix.run.settings.RunSettings.llm_enabled`)."""
-    from llmfix.llm.config import LlmConfig
-    from llmfix.llm.loop import CallBudget
-    from llmfix.llm.providers import make_provider
-    from llmfix.run.trust import env_llm_settings
-
     base = LlmConfig.from_mapping(settings.llm, source="config: llm")
     config = base.with_overrides(**env_llm_settings()).with_overrides(**flags)
     config.require_model()
-    from llmfix.errors import ConfigError
-    from llmfix.run.ceilings import llm_ceiling_problems
 
     above = llm_ceiling_problems(config.to_dict())  # an untrusted file's were left out before
     if above:

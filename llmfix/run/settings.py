@@ -352,8 +352,8 @@ def repair_settings(flags: RepairFlags, config: "Settings | None" = None) -> Run
     given); :class:`ConfigError` (or ``SchemaError``) for a bad one."""
     from dataclasses import replace
 
-    from llmfix import make_options
     from llmfix.batch.gate import Gate
+    from llmfix.pipeline.keywords import make_options
 
     if config is None:
         config = repair_config(flags)
@@ -490,8 +490,8 @@ def check_config(flags: CheckFlags) -> "Settings":
 def check_settings(flags: CheckFlags, config: "Settings | None" = None) -> RunSettings:
     """The settings of a `check` run (``config``: :func:`check_config`, read when not given);
     :class:`ConfigError` for a bad combination."""
-    from llmfix import make_options
     from llmfix.batch.gate import Gate
+    from llmfix.pipeline.keywords import make_options
 
     if config is None:
         config = check_config(flags)

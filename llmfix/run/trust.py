@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from llmfix.errors import ConfigError
+from llmfix.files.atomic import write_atomic
 
 if TYPE_CHECKING:
     from llmfix.run.config_file import Settings
@@ -150,6 +151,7 @@ def checked_llm_section(value: Any, source: str) -> dict[str, Any]:
     enabled = section.pop("enabled", True)
     if not isinstance(enabled, bool):
         raise ConfigError(f"{source}.enabled: expected true or false, got {enabled!r}")
+    # (start-up: nothing of llmfix.llm loads while LLM repair is off)
     from llmfix.llm.config import LlmConfig
 
     LlmConfig.from_mapping(section, source=source)  # unknown keys and types are errors
@@ -189,8 +191,6 @@ def _read_store() -> dict[str, str]:
 
 
 def _write_store(store: Mapping[str, str]) -> None:
-    from llmfix.files.atomic import write_atomic
-
     path = trust_store_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     entries = [{"path": p, "sha256": store[p]} for p in sorted(store)]

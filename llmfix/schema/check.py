@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from llmfix.errors import SchemaError
 from llmfix.model import Diagnostic, Severity
@@ -26,9 +26,7 @@ from llmfix.schema.explain import (
     shorten,
     type_with_article,
 )
-
-if TYPE_CHECKING:
-    from llmfix.schema.validate import SchemaValidator
+from llmfix.schema.fast import meta_valid_fast
 
 DEFAULT_DRAFT = "2020-12"
 
@@ -122,8 +120,6 @@ def detect_specification(contents: Any, default: Any) -> Any:
 
 
 def check_against_metaschema(cls: Any, schema: Any, source: str, draft: str) -> None:
-    from llmfix.schema.fast import meta_valid_fast
-
     if meta_valid_fast(schema, draft):  # compiled: a valid schema needs no jsonschema walk
         return
     from jsonschema.exceptions import best_match
@@ -218,11 +214,15 @@ class SchemaWalk:
     """One pass over the subschemas validation can reach, the way jsonschema reaches them
     (applicator keywords and ``$ref``, with the same base URIs and draft switches): resolve
     each ``$ref``, compile each pattern, and find reference cycles that never step into
-    the value. Definitions nothing refers to are never applied, so they are not checked."""
+    the value. Definitions nothing refers to are never applied, so they are not checked.
 
-    def __init__(self, owner: SchemaValidator, draft: str) -> None:
-        self.owner = owner
-        self.source = owner.spec.source
+    It is handed the validator's document and its ``retrieved`` table (URI → resource,
+    filled while the walk resolves references), not the validator itself."""
+
+    def __init__(self, source: str, document: Any, retrieved: dict[str, Any], draft: str) -> None:
+        self.source = source
+        self.document = document
+        self.retrieved = retrieved
         self.draft = draft
         self.graph: dict[tuple[int, str, str], list[tuple[int, str, str]]] = {}
         self.patterns: set[str] = set()
@@ -232,7 +232,7 @@ class SchemaWalk:
         meta-schema (the root's check does not look inside it the same way)."""
         drafts = draft_table()
         labels = {id(spec): label for label, (_, spec) in drafts.items()}
-        stack: list[tuple[Any, Any]] = [(self.owner._document, drafts[self.draft][1])]
+        stack: list[tuple[Any, Any]] = [(self.document, drafts[self.draft][1])]
         seen: set[int] = set()
         while stack:
             node, spec = stack.pop()
@@ -252,7 +252,7 @@ class SchemaWalk:
     def run(self, resolver: Any) -> None:
         drafts = draft_table()
         switch = _metaschema_ids()
-        stack: list[tuple[Any, Any, str]] = [(self.owner._document, resolver, self.draft)]
+        stack: list[tuple[Any, Any, str]] = [(self.document, resolver, self.draft)]
         while stack:
             contents, resolver, label = stack.pop()
             if not isinstance(contents, dict):
@@ -391,8 +391,8 @@ class SchemaWalk:
 
     def _locate(self, node_id: int) -> str:
         """Where a subschema is, as ``#/json/pointer`` (or ``file#/pointer``)."""
-        documents: list[tuple[str, Any]] = [("#", self.owner._document)]
-        documents += [(f"{uri}#", res.contents) for uri, res in self.owner._retrieved.items()]
+        documents: list[tuple[str, Any]] = [("#", self.document)]
+        documents += [(f"{uri}#", res.contents) for uri, res in self.retrieved.items()]
         for prefix, document in documents:
             found = _find_path(document, node_id)
             if found is not None:

@@ -122,6 +122,7 @@ def directory_uri(path: Path) -> str:
 
 def read_schema_document(path: Path, source: str | None = None) -> Any:
     """Read and parse one schema document (no unwrapping); used for ``$ref`` files too."""
+    # (start-up: `llmfix schemas` imports this module and reads no schema file)
     from llmfix.files.read import DEFAULT_READ_LIMIT, ReadRefused, read_regular
 
     source = str(path) if source is None else source

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from llmfix.deadline import Deadline
+from llmfix.errors import ConfigError
 from llmfix.model import Diagnostic, PatchOp, Risk
 from llmfix.schema import coercers, objects
 from llmfix.schema import walk as sw
@@ -451,7 +452,6 @@ def rule_ids(names: Iterable[str]) -> frozenset[str]:
     names = list(names)
     if not names:
         return frozenset()  # (and schema_repair is not imported)
-    from llmfix.errors import ConfigError
 
     known = all_rule_ids()
     found = set()
@@ -469,6 +469,4 @@ def rule_ids(names: Iterable[str]) -> frozenset[str]:
 
 def all_rule_ids() -> frozenset[str]:
     """Every schema repair rule id, and ``tool_name`` (renaming an unknown tool, --tools)."""
-    from llmfix.schema.repair import RULES
-
     return frozenset(RULES) | {"tool_name"}

@@ -166,7 +166,7 @@ class SchemaValidator:
         specifications: Any = importlib.import_module("jsonschema_specifications").REGISTRY
         registry: Any = Registry(retrieve=self._retrieve)  # type: ignore[call-arg]
         registry = specifications.combine(registry.with_resource(self._root_uri, root))
-        walk = SchemaWalk(self, self.draft)
+        walk = SchemaWalk(spec.source, self._document, self._retrieved, self.draft)
         try:
             walk.check_embedded_dialects()
             registry = registry.crawl()

@@ -36,15 +36,21 @@ class ToolCallStream:
         _checked_at: int
         _total: int
         _boundary: bool
+        _chunks: list[str]
+        _index: int
 
         @property
         def text(self) -> str: ...
 
         def feed(self, chunk: str) -> list[Event]: ...
 
+        def flush(self) -> list[Event]: ...
+
         def feed_reasoning(self, text: str) -> list[Event]: ...
 
         def _take_events(self) -> list[Event]: ...
+
+        def _arguments_parser(self) -> ToolCallStream: ...
 
     def _call_events(self, call: StructuredCall, events: list[Event]) -> None:
         self._events += [call.relabel(e) for e in events if e.kind == "value"]
@@ -99,6 +105,7 @@ class ToolCallStream:
         return self._take_events()
 
     def _check_tools(self, text: str, *, structured: bool = False) -> Result:
+        # (start-up: a stream read without tools loads no tool-call reader)
         from llmfix.toolcalls import check_tool_calls
 
         options = self._options
@@ -194,16 +201,12 @@ class StructuredCall:
     """A tool call arriving as deltas of its own (OpenAI ``tool_calls``, Anthropic ``tool_use``)."""
 
     def __init__(self, owner: ToolCallStream, index: int) -> None:
-        from llmfix.stream.reader import StreamParser  # (reader imports this module)
-
         self.index = index
         self.id: str | None = None
         self.name: str | None = None
         self.done = False
         self.empty = False
-        self.parser = StreamParser(
-            options=owner._options, strings="growing" if owner._growing else "complete"
-        )
+        self.parser = owner._arguments_parser()
         self._owner = owner
 
     def relabel(self, event: Event) -> Event:

@@ -48,6 +48,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from llmfix.model import Diagnostic, Result, Risk, Severity, Span
+from llmfix.pipeline.core import repair_text
 from llmfix.stream.calls import StructuredCall, ToolCallStream
 from llmfix.stream.events import Event, View
 from llmfix.stream.scan import (
@@ -224,6 +225,13 @@ class StreamParser(ToolCallStream):
             self._boundary = True
         return self._take_events(now=True)
 
+    def _arguments_parser(self) -> StreamParser:
+        """A parser of its own for one structured call's arguments (made here, not in
+        :mod:`llmfix.stream.calls`, which this module imports)."""
+        return StreamParser(
+            options=self._options, strings="growing" if self._growing else "complete"
+        )
+
     def feed_reasoning(self, text: str) -> list[Event]:
         """Reasoning the API sends apart from the answer (never read as the answer)."""
         if text:
@@ -245,7 +253,6 @@ class StreamParser(ToolCallStream):
         text = self.text
         if self._tools:
             return self._check_tools(text)
-        from llmfix.pipeline.core import repair_text
 
         return repair_text(text, options=self._options, validator=self._validator)
 

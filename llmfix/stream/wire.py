@@ -32,6 +32,11 @@ from llmfix.stream.sniff import ANTHROPIC_TYPES, sniff
 from llmfix.stream.sniff import is_stream_record as is_stream_record
 from llmfix.stream.sniff import looks_like_stream as looks_like_stream
 
+__all__ = [
+    "Delta",
+    "WireDecoder",
+]
+
 DeltaKind = Literal["text", "reasoning", "tool"]
 FORMATS: tuple[str, ...] = ("auto", "raw", "sse", "ndjson")
 

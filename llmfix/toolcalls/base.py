@@ -255,6 +255,7 @@ def lenient_json(
     scan: Scan, start: int, end: int
 ) -> tuple[Any, tuple[Diagnostic, ...], bool] | None:
     """Parse ``text[start:end]`` with the parse stage: (value, diagnostics, truncated)."""
+    # (start-up: the lenient parser loads only for arguments that are not strict JSON)
     from llmfix.parse.core import parse_json
 
     outcome = parse_json(scan.text[start:end], deadline=scan.parse_deadline())
@@ -284,6 +285,7 @@ def decode_json_text(
         return _decoder.decode(raw), [], True
     except (ValueError, RecursionError):
         pass
+    # (start-up: the lenient parser loads only for arguments that are not strict JSON)
     from llmfix.parse.core import parse_json
 
     outcome = parse_json(raw, deadline=scan.parse_deadline())

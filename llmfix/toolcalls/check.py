@@ -57,6 +57,7 @@ from llmfix.model import (
     Timings,
 )
 from llmfix.options import Limits
+from llmfix.pipeline.responses import apply_finish
 from llmfix.toolcalls.base import (
     NAME_HINT,
     STAGE,
@@ -144,8 +145,6 @@ def check_tool_calls(
 def _finished_as_said(result: Result, extraction: ToolCallExtraction, partial: bool) -> Result:
     """``result`` with the response's stop reason applied (one rule with ``check``'s):
     cut-off calls are ``truncated``; a refusal is ``refused`` and has no calls."""
-    from llmfix.pipeline.responses import apply_finish
-
     finished = apply_finish(result, extraction.finish, partial=partial)
     return finished if finished.value is not None else replace(finished, value=[])
 
@@ -412,6 +411,7 @@ class _Checker:
         assert validator is not None
         errors = validator.errors(arguments)
         if errors and self.schema_repair:
+            # (start-up: schema repair loads only for arguments that fail their schema)
             from llmfix.schema.repair import coerce_to_schema
 
             outcome = coerce_to_schema(

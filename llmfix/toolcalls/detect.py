@@ -31,11 +31,12 @@ from llmfix.errors import ConfigError
 from llmfix.formats import fences
 from llmfix.formats.envelopes import drop_reasoning_tags
 from llmfix.model import Diagnostic, Severity, Span
+from llmfix.pipeline.extract import extract_candidates
 from llmfix.pipeline.normalize import Document, normalize_document
 from llmfix.toolcalls import json_formats as jf
 from llmfix.toolcalls import pythonic as py
 from llmfix.toolcalls import xml_formats as xf
-from llmfix.toolcalls.base import Call, Hit, Scan, ToolCall, ToolCallExtraction
+from llmfix.toolcalls.base import Call, Hit, Scan, ToolCall, ToolCallExtraction, lenient_json
 from llmfix.toolcalls.structured import Document as StructuredDocument
 from llmfix.toolcalls.structured import read_document
 
@@ -472,9 +473,6 @@ class _Gate:
         return self.bare_json(consumed)
 
     def bare_json(self, consumed: list[Span]) -> tuple[list[Call], list[Span]]:
-        from llmfix.pipeline.extract import extract_candidates
-        from llmfix.toolcalls.base import lenient_json
-
         text = self.scan.text
         if "{" not in text and "[" not in text:
             return [], []

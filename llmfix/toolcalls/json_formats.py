@@ -21,6 +21,8 @@ from llmfix.toolcalls.base import (
     calls_from_values,
     json_values,
 )
+from llmfix.toolcalls.pythonic import parse_pythonic
+from llmfix.toolcalls.xml_formats import parse_invokes
 
 # ------------------------------------------------------------------------ plain envelopes
 
@@ -253,8 +255,6 @@ def read_deepseek(scan: Scan, m: re.Match[str]) -> Hit:
     limit = calls_end.start() if calls_end else len(text)
     hit = Hit("deepseek-v3", m.start(), calls_end.end() if calls_end else limit)
     if scan.find(_STEPTML, m.end(), limit) is not None:
-        from llmfix.toolcalls.xml_formats import parse_invokes
-
         hit.family = "step3"
         hit.calls, hit.notes = parse_invokes(
             scan, m.end(), limit, "step3", bounded=calls_end is not None
@@ -384,7 +384,6 @@ def read_python_tag(scan: Scan, m: re.Match[str], close: re.Pattern[str]) -> Hit
         hit = Hit("llama3", m.start(), stop)
         _no_json(scan, hit, "llama3")
         return hit
-    from llmfix.toolcalls.pythonic import parse_pythonic
 
     calls, notes = parse_pythonic(scan, m.end(), end, "llama3", bounded=found is not None)
     return Hit("llama3", m.start(), found.end() if found else end, calls, notes)

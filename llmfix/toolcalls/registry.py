@@ -91,6 +91,7 @@ class ToolRegistry:
     @classmethod
     def load(cls, path: str, *, strict: bool = True, allow_remote: bool = False) -> ToolRegistry:
         """Read tools from a JSON or YAML file (see the module docstring)."""
+        # (start-up: the schema modules load only when tools are read)
         from llmfix.schema.load import read_schema_document
 
         value = read_schema_document(Path(path).expanduser(), source=path)
@@ -122,6 +123,7 @@ class ToolRegistry:
         return registry
 
     def _compile(self, name: str, strict: bool, allow_remote: bool) -> None:
+        # (start-up: the schema modules load only when tools are read)
         from llmfix.schema.load import schema_from_value
         from llmfix.schema.validate import SchemaValidator
 
@@ -283,6 +285,7 @@ def _looks_like_tool(value: Mapping[str, Any]) -> bool:
 
 
 def _read_tool(entry: Any, where: str, source: str) -> Tool:
+    # (start-up: the schema modules load only when tools are read)
     from llmfix.schema.load import schema_from_value
 
     if not isinstance(entry, Mapping):

@@ -26,7 +26,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from llmfix.jsontext import dumps
 from llmfix.model import Diagnostic, Result, Severity, Status
+from llmfix.pipeline.core import repair_text
 
 if TYPE_CHECKING:
     from llmfix.options import RepairOptions
@@ -133,8 +135,6 @@ def _call_result(
         yield ToolResult(0, tool, "", False, None, _tool_error(tool, text or ""))
         return
     if "structuredContent" in result:
-        from llmfix.jsontext import dumps
-
         structured = dumps(result["structuredContent"])  # numbers as the tool wrote them
         yield ToolResult(0, tool, structured, True, (*path, "structuredContent"))
         return
@@ -224,6 +224,5 @@ def check_tool_result(
             hint="give the tool an outputSchema in the --tools file",
         )
         return Result(status=Status.VALID, value=None, diagnostics=(note,))
-    from llmfix.pipeline.core import repair_text
 
     return repair_text(text, options=options, validator=validator)

@@ -37,6 +37,7 @@ from llmfix.toolcalls.base import (
     calls_from_values,
     json_values,
 )
+from llmfix.toolcalls.pythonic import parse_pythonic
 from llmfix.toolcalls.values import (
     ArgumentsBuilder,
     schema_types,
@@ -113,7 +114,6 @@ def read_function_calls(scan: Scan, m: re.Match[str]) -> Hit:
     if _HAS_INVOKE.search(text, m.end(), end):
         calls, notes = parse_invokes(scan, m.end(), end, "anthropic-xml", bounded=close is not None)
         return Hit("anthropic-xml", m.start(), hit_end, calls, notes)
-    from llmfix.toolcalls.pythonic import parse_pythonic
 
     calls, notes = parse_pythonic(scan, m.end(), end, "olmo3", bounded=close is not None)
     return Hit("olmo3", m.start(), hit_end, calls, notes)
