@@ -35,6 +35,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from llmfix import codes
 from llmfix.model import Severity
 
 if TYPE_CHECKING:
@@ -177,11 +178,11 @@ class ColumnChecker:
         return table.to_pandas()
 
     def _item(self, index: int, value: Any, tool: Any) -> Item:
-        from llmfix.inputs import Item, ReadOptions, input_error, items_from_lines
+        from llmfix.inputs import Item, ReadOptions, items_from_lines
 
         where = f"row {index + 1}"
         if value is None:
-            error = input_error("input.missing_field", f"{where}: {self.column} is null")
+            error = codes.INPUT_MISSING_FIELD.at(f"{where}: {self.column} is null")
             return Item(
                 id=where, source=self.column, line=index + 1, text="", kind="row", error=error
             )

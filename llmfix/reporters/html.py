@@ -29,6 +29,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from llmfix import codes
 from llmfix.model import Severity
 from llmfix.reporters.base import (
     STATUS_LABELS,
@@ -531,9 +532,9 @@ def repair_entry(
 def unreadable_entry(name: str, message: str) -> Checked:
     """A `repair` input that could not be read."""
     from llmfix.batch.core import Checked, Outcome
-    from llmfix.inputs import Item, input_error
+    from llmfix.inputs import Item
 
-    error = input_error("input.unreadable", message)
+    error = codes.INPUT_UNREADABLE.at(message)
     item = Item(id=name, source=name, line=1, text="", kind="file", error=error)
     return Checked(Outcome(item, None, error), (f"not checked ({error.code})",))
 

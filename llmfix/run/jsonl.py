@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, TextIO
 
+from llmfix import codes
 from llmfix.errors import LlmfixError
 from llmfix.jsontext import dumps
 from llmfix.model import ExitCode
@@ -61,10 +62,7 @@ def repair_jsonl(
             try:
                 outcome = _checked(item, profile)
             except LlmfixError as exc:
-                from llmfix.batch.core import STAGE
-                from llmfix.model import Diagnostic, Severity
-
-                error = Diagnostic("batch.crash", Severity.ERROR, STAGE, str(exc))
+                error = codes.BATCH_CRASH.at(str(exc))
                 outcome = Outcome(item, None, error)
         checked = judge(outcome, fail_on, max_risk, partial=options.partial)
         failed = failed or checked.failed

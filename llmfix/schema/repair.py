@@ -42,12 +42,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from llmfix import codes
 from llmfix.deadline import Deadline
 from llmfix.model import Diagnostic, PatchOp, Risk
 from llmfix.schema import coercers, objects
 from llmfix.schema import walk as sw
 from llmfix.schema.budget import allowance
-from llmfix.schema.context import STAGE, Fix, RepairContext, change_diagnostic, detach_ops, note
+from llmfix.schema.context import STAGE, Fix, RepairContext, change_diagnostic, detach_ops
 
 __all__ = ["RULES", "STAGE", "Rule", "SchemaRepairOutcome", "coerce_to_schema"]
 
@@ -195,7 +196,7 @@ def coerce_to_schema(
             deadline if deadline is not None else Deadline.never(STAGE),
         )
     except Exception as exc:  # a schema jsonschema cannot even load: nothing to repair against
-        unusable = note("repair.schema_unusable", f"the schema could not be loaded ({exc})", None)
+        unusable = codes.REPAIR_SCHEMA_UNUSABLE.at(f"the schema could not be loaded ({exc})")
         return SchemaRepairOutcome(sw.copy_json(value), diagnostics=(unusable,))
     root = ctx.root_resolver
     ctx.step_allowance = functools.cache(lambda: allowance(value))
@@ -330,13 +331,8 @@ def _choose(options: list[tuple[Any, Fix]], keyword: str, pointer: str) -> Fix:
             f"{keyword} branches {best_label} and {shown} fit equally well after repair; "
             f"kept branch {best_label}"
         )
-    tie = note(
-        "repair.branch_tie",
-        message,
-        pointer,
-        keyword=keyword,
-        kept=best_label,
-        tied=rivals,
+    tie = codes.REPAIR_BRANCH_TIE.at(
+        message, pointer=pointer, data={"keyword": keyword, "kept": best_label, "tied": rivals}
     )
     return Fix(best.value, best.ops, (*best.notes, tie))
 
