@@ -32,15 +32,21 @@ GUESS = Risk.GUESS
 
 @dataclass(frozen=True)
 class Example:
-    """An input that produces a code through the library: ``llmfix.repair(text, schema,
-    **options)``, or ``llmfix.check_tool_calls(text, tools, **options)`` when ``tools`` is
-    given. ``llmfix explain`` runs it to show the real diagnostics; a test checks that each
+    """An input that produces a code through the library, run ``via``:
+
+    - ``"repair"``: ``llmfix.repair(text, schema, **options)``;
+    - ``"tools"``: ``llmfix.check_tool_calls(text, tools, **options)``;
+    - ``"parse"``: the parse stage alone, ``llmfix.parse.core.parse_json(text)`` (a repair
+      of the reader's that a whole answer gets from extraction instead).
+
+    ``llmfix explain`` runs it to show the real diagnostics; a test checks that each
     example still produces its code."""
 
     text: str
     schema: Any = None
     tools: Any = None
     options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    via: str = "repair"
 
 
 @dataclass(frozen=True, eq=False)
@@ -157,7 +163,7 @@ def _ex(text: str, schema: Any = None, **options: Any) -> Example:
 
 
 def _tools_ex(text: str, tools: Any, **options: Any) -> Example:
-    return Example(text, None, tools, options)
+    return Example(text, None, tools, options, via="tools")
 
 
 _WEATHER = [
@@ -313,7 +319,7 @@ EXTRACT_DOUBLE_ENCODED = _code(
     "a JSON document inside a JSON string",
     """The whole answer is a JSON string whose content is a JSON document; the inner
     document is read.""",
-    _ex('"{\\"a\\": 1}"'),
+    _ex('"{\\"a\\": 1}"', {"type": "object"}),
 )
 EXTRACT_IN_REASONING = _code(
     "extract.in_reasoning",
@@ -354,7 +360,7 @@ EXTRACT_NONE = _code(
     "nothing JSON-like in the text",
     """No fence, envelope, bracket or other sign of JSON was found; the whole text is
     passed on as it is (a schema may still read it; see `guided.*`).""",
-    _ex("I cannot help with that today"),
+    _ex("just some words here"),
 )
 EXTRACT_TOO_MANY = _code(
     "extract.too_many",
@@ -370,17 +376,16 @@ EXTRACT_TOO_MANY = _code(
 
 
 def _parse(
-    name: str, risks: Risk | tuple[Risk, ...] | None, summary: str, doc: str, text: str | None
+    name: str,
+    risks: Risk | tuple[Risk, ...] | None,
+    summary: str,
+    doc: str,
+    text: str | None,
+    *,
+    reader: bool = False,
 ) -> Code:
-    return _code(
-        f"parse.{name}",
-        "parse",
-        WARNING,
-        risks,
-        summary,
-        doc,
-        _ex(text) if text is not None else None,
-    )
+    example = Example(text, via="parse" if reader else "repair") if text is not None else None
+    return _code(f"parse.{name}", "parse", WARNING, risks, summary, doc, example)
 
 
 _REPAIR = "The lenient reader repaired the text; the span and line:column say where."
@@ -406,15 +411,16 @@ PARSE_FENCE = _parse(
     "fence",
     LOSSLESS,
     "a markdown code fence around the value removed",
-    _REPAIR + " Reported when the reader itself met the fence.",
-    '```json\n{"a": 1}\n``` and [1',
+    _REPAIR + " Reported when the reader itself met the fence (inside a value).",
+    '{"a": ```json\n[1]\n```}',
 )
 PARSE_JSONP = _parse(
     "jsonp",
     LOSSLESS,
     "a JSONP `callback(...)` wrapper removed",
-    _REPAIR + " Reported when the reader itself met the wrapper.",
-    None,
+    _REPAIR + " Reported when the reader itself met the wrapper (extraction usually does).",
+    'cb({"a": 1});',
+    reader=True,
 )
 PARSE_MONGO_WRAPPER = _parse(
     "mongo_wrapper",
@@ -427,8 +433,9 @@ PARSE_SPECIAL_WHITESPACE = _parse(
     "special_whitespace",
     LOSSLESS,
     "a non-JSON space character (no-break space, BOM, …) removed",
-    _REPAIR,
-    '{"a":\u00a01, "b": [1,\u00a02}',
+    _REPAIR + " In a whole answer, normalization usually replaces it first (`normalize.nfkc`).",
+    "[\u00a01]",
+    reader=True,
 )
 PARSE_SINGLE_QUOTES = _parse(
     "single_quotes", SAFE, "a string in single quotes", _REPAIR, "{'a': 'b'}"
@@ -566,17 +573,23 @@ PARSE_LEADING_TEXT = _parse(
     GUESS,
     "text before the JSON value removed",
     _REPAIR + " Reported when the reader itself met the text (extraction usually does).",
-    None,
+    'Sure: {"a": 1',
+    reader=True,
 )
 PARSE_TRAILING_TEXT = _parse(
-    "trailing_text", GUESS, "text after the JSON value removed", _REPAIR, '{"a": 1} x]'
+    "trailing_text",
+    GUESS,
+    "text after the JSON value removed",
+    _REPAIR + " Reported when the reader itself met the text (extraction usually does).",
+    '{"a": 1} thanks!',
+    reader=True,
 )
 PARSE_STRAY_TEXT = _parse(
     "stray_text",
     GUESS,
     "a token that belongs to no key or value removed",
     _REPAIR,
-    '{"a": 1, : 2}',
+    '{"a": 1 x}',
 )
 PARSE_NDJSON = _parse(
     "ndjson", GUESS, "several top-level values read as one array", _REPAIR, '{"a": 1}\n{"a": 2'
@@ -691,7 +704,7 @@ GUIDED_KNOWN_KEYS = _guided(
     GUESS,
     "an object re-read with its declared keys bounding the values",
     _ex(
-        '{"code": ```python\nprint("hi")\n```, "type": "code"}',
+        '{"code": ```python\ndef main():\n    print("hi")\n```, "type": "code"}',
         {
             "type": "object",
             "properties": {"code": {"type": "string"}, "type": {"type": "string"}},
@@ -843,7 +856,7 @@ def _schema(name: str, summary: str, text: str | None = None, schema: Any = None
         f"""The value does not fit the schema: {summary}. The pointer says where; schema
         repair fixes what the schema makes certain (see `llmfix rules`), and what it cannot
         fix stays an error.""",
-        _ex(text, schema) if text is not None else None,
+        _ex(text, schema, schema_repair=False) if text is not None else None,
     )
 
 
@@ -856,8 +869,8 @@ SCHEMA_CONST = _schema("const", "the value is not the `const`", '"x"', {"const":
 SCHEMA_ADDITIONAL_PROPERTIES = _schema(
     "additional_properties",
     "a property `additionalProperties` does not allow",
-    '{"a": 1}',
-    {"properties": {"a": {"type": "string"}}, "additionalProperties": {"type": "string"}},
+    '{"a": 1, "b": 2}',
+    {"properties": {"a": {}}, "additionalProperties": False},
 )
 SCHEMA_ADDITIONAL_ITEMS = _schema(
     "additional_items",
@@ -1004,7 +1017,7 @@ SCHEMA_UNRESOLVABLE_REF = _code(
     "a `$ref` of the schema cannot be resolved",
     """The schema refers to a definition that does not exist (or a remote document that
     was not given); the value cannot be checked against it. Fix the schema.""",
-    _ex("1", {"$ref": "#/$defs/missing"}),
+    None,
 )
 SCHEMA_UNKNOWN_DIALECT = _code(
     "schema.unknown_dialect",
@@ -1014,7 +1027,7 @@ SCHEMA_UNKNOWN_DIALECT = _code(
     "unknown `$schema`: validated as 2020-12",
     """The schema's `$schema` names a dialect llmfix does not know; it is validated as
     draft 2020-12.""",
-    _ex("1", {"$schema": "https://example.com/my-dialect", "type": "integer"}),
+    None,
 )
 
 # --- schema repair -----------------------------------------------------------------------
@@ -1171,7 +1184,7 @@ REPAIR_SCHEMA_UNUSABLE = _code(
     "a part of the schema could not be used for repair",
     """A part of the schema could not be evaluated (a bad regular expression, an unknown
     type, an unresolvable `$ref`); repair did not use it.""",
-    _ex('"1"', {"type": "integer", "not": {"pattern": "("}}),
+    None,
 )
 
 # --- tools -------------------------------------------------------------------------------
@@ -1216,7 +1229,7 @@ TOOLS_ARGUMENTS_NOT_OBJECT = _tools(
     ERROR,
     "the call's arguments are not an object",
     """A call's arguments must be a JSON object (named arguments).""",
-    _tools_ex('{"name": "get_weather", "arguments": [1]}', _WEATHER),
+    None,
 )
 TOOLS_ARGUMENTS_NOT_JSON = _tools(
     "arguments_not_json",
@@ -1267,6 +1280,7 @@ TOOLS_MALFORMED_ARGUMENT = _tools(
     "an argument that cannot be read",
     """An argument of an XML or Python-style call is written so that no value can be
     read from it.""",
+    _tools_ex("[get_weather(city=Paris)]", _WEATHER),
 )
 TOOLS_POSITIONAL_ARGUMENT = _tools(
     "positional_argument",
@@ -1287,6 +1301,7 @@ TOOLS_UNREGISTERED_IN_PROSE = _tools(
     "a tool-like name in the prose that is not registered",
     """The prose mentions what looks like a call to a tool the registry does not hold; the
     model may have meant to call it.""",
+    _tools_ex("I will call get_time now.", _WEATHER),
 )
 TOOLS_FORMAT_CONFLICT = _tools(
     "format_conflict",
@@ -1299,7 +1314,13 @@ TOOLS_IN_REASONING = _tools(
     "in_reasoning",
     WARNING,
     "a tool call inside a reasoning block",
-    """A call was found inside the model's reasoning; it is not taken as a call.""",
+    """A call was found inside the model's reasoning; it is left out when the answer
+    makes calls outside it, and used (with this warning) when it makes none.""",
+    _tools_ex(
+        '<think>{"name": "get_weather", "arguments": {"city": "A"}}</think>'
+        '{"name": "get_weather", "arguments": {"city": "B"}}',
+        _WEATHER,
+    ),
 )
 TOOLS_MALFORMED_CALL = _tools(
     "malformed_call",
@@ -1474,7 +1495,12 @@ RESPONSE_CUT_OFF = _code(
     "the API's stop reason says the answer was cut off",
     """The response's `finish_reason` (or stop reason) says the token limit was hit. A
     warning with `--partial`. Raise the request's token limit.""",
-    _ex('{"choices": [{"finish_reason": "length", "message": {"content": "{\\"a\\": [1"}}]}'),
+    _tools_ex(
+        '{"choices": [{"finish_reason": "length", "message": {"content": null, "tool_calls": '
+        '[{"id": "c1", "type": "function", "function": {"name": "get_weather", '
+        '"arguments": "{\\"city\\": \\"Pa"}}]}}]}',
+        _WEATHER,
+    ),
 )
 RESPONSE_REFUSED = _code(
     "response.refused",
@@ -1485,7 +1511,11 @@ RESPONSE_REFUSED = _code(
     """The response carries a refusal, its stop reason says the content was filtered, or
     the answer is a refusal in words with no JSON in it; the refusal text is in the message
     and `data`.""",
-    _ex('{"choices": [{"finish_reason": "stop", "message": {"refusal": "I cannot do that"}}]}'),
+    _tools_ex(
+        '{"choices": [{"finish_reason": "stop", "message": {"content": null, '
+        '"refusal": "I cannot do that"}}]}',
+        None,
+    ),
 )
 
 # --- input, batch, check ---------------------------------------------------------------------
