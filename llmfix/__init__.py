@@ -187,7 +187,7 @@ def make_options(**options: Any) -> RepairOptions:
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
     if "disabled_rules" in rest:
-        from llmfix.schema.repair import rule_ids
+        from llmfix.rules import rule_ids
 
         rest["disabled_rules"] = rule_ids(rest["disabled_rules"])
     return RepairOptions(limits=limits, **rest)

@@ -719,7 +719,10 @@ GUIDED_XML = _guided(
     _ex("<Person><name>Ada</name><age>36</age></Person>", _PERSON),
 )
 GUIDED_YAML = _guided(
-    "yaml", (SAFE, GUESS), "a YAML block read as a value", _ex("```yaml\nname: Ada\nage: 36\n```", _PERSON)
+    "yaml",
+    (SAFE, GUESS),
+    "a YAML block read as a value",
+    _ex("```yaml\nname: Ada\nage: 36\n```", _PERSON),
 )
 GUIDED_KEY_VALUE = _guided(
     "key_value",

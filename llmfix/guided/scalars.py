@@ -300,11 +300,11 @@ def _number_token(text: str) -> str:
 def number_risk(text: str, *, integer: bool, upper: float | None) -> Risk:
     """The risk schema repair gives the same reading: a percentage or a fraction read on the
     scale the maximum implies (``"4/5"`` → 4) is a guess, as ``coerce_fraction`` is."""
-    from llmfix.schema.repair import RULES
+    from llmfix.rules import RULES
 
     found = sw.read_number(_number_token(text), integer=integer, upper=upper)
-    rule = RULES.get(found[1]) if found is not None else None
-    return rule[0] if rule is not None else Risk.SAFE
+    rule = RULES.get(("schema", found[1])) if found is not None else None
+    return rule.risk if rule is not None else Risk.SAFE
 
 
 def _number(
