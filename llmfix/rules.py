@@ -24,9 +24,9 @@ __all__ = ["KINDS", "RULES", "RuleRecord", "all_rule_ids", "get", "markdown", "r
 
 # What each kind of rule repairs, in the order ``llmfix explain`` lists them.
 KINDS: dict[str, str] = {
-    "parse": "a repair of the lenient reader (syntax)",
-    "schema": "a schema repair rule (makes a parsed value fit its schema)",
-    "tools": "a tool-call repair (--tools)",
+    "parse": "a repair of the lenient reader",
+    "schema": "a schema repair rule, making a parsed value fit its schema",
+    "tools": "a tool-call repair, with --tools",
     "guided": "a schema-guided reading of an answer that is not JSON",
 }
 

@@ -53,7 +53,7 @@ def test_each_table_sits_between_its_markers_once() -> None:
     text = README.read_text(encoding="utf-8")
     for name in ("codes", "rules"):
         start, end = markers(name)
-        assert text.count(start) == 1 and text.count(end) == 1
+        assert (text.count(start), text.count(end)) == (1, 1)
 
 
 def test_every_registered_code_is_in_the_table_once() -> None:
