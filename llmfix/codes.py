@@ -1020,7 +1020,7 @@ SCHEMA_UNRESOLVABLE_REF = _code(
     "a `$ref` of the schema cannot be resolved",
     """The schema refers to a definition that does not exist (or a remote document that
     was not given); the value cannot be checked against it. Fix the schema.""",
-    None,
+    _ex('{"a": 1}', {"$dynamicRef": "#nowhere"}),
 )
 SCHEMA_UNKNOWN_DIALECT = _code(
     "schema.unknown_dialect",
@@ -1187,7 +1187,7 @@ REPAIR_SCHEMA_UNUSABLE = _code(
     "a part of the schema could not be used for repair",
     """A part of the schema could not be evaluated (a bad regular expression, an unknown
     type, an unresolvable `$ref`); repair did not use it.""",
-    None,
+    _ex('{"a": 1}', {"$dynamicRef": "#nowhere"}),
 )
 
 # --- tools -------------------------------------------------------------------------------
@@ -1232,13 +1232,14 @@ TOOLS_ARGUMENTS_NOT_OBJECT = _tools(
     ERROR,
     "the call's arguments are not an object",
     """A call's arguments must be a JSON object (named arguments).""",
-    None,
+    _tools_ex('{"name": "get_weather", "arguments": [1, 2]}', None),
 )
 TOOLS_ARGUMENTS_NOT_JSON = _tools(
     "arguments_not_json",
     ERROR,
     "the call's arguments string is not JSON",
     """The arguments were sent as a string (as APIs do) that no reading makes into JSON.""",
+    _tools_ex('{"name": "get_weather", "arguments": "}}}"}', None),
 )
 TOOLS_DUPLICATE_ID = _tools(
     "duplicate_id",

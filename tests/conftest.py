@@ -7,6 +7,7 @@ when the whole suite ran and passed, a registered code no test made fails the ru
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,7 @@ EMITTED: set[str] = set()
 
 
 def _recording(method: Any) -> Any:
+    @functools.wraps(method)
     def made(self: codes.Code, *args: Any, **kwargs: Any) -> Any:
         EMITTED.add(self.id)
         return method(self, *args, **kwargs)

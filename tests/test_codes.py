@@ -5,6 +5,7 @@ not registered cannot be made."""
 from __future__ import annotations
 
 import inspect
+import json
 from typing import Any
 
 import pytest
@@ -153,3 +154,45 @@ def test_rule_ids_take_either_spelling_and_name_the_closest() -> None:
     with pytest.raises(ConfigError, match="did you mean 'enum_case'"):
         rules.rule_ids(["enum_cas"])
     assert "tool_name" in rules.all_rule_ids()
+
+
+# -- codes made outside a repair call (a batch's gate, a saved stream, an MCP exchange) ----
+
+
+def test_an_item_failing_a_gate_with_no_diagnostic_of_its_own_gets_check_gate() -> None:
+    from llmfix.batch.core import Checked, Outcome
+    from llmfix.inputs import Item
+    from llmfix.model import Result, Status
+    from llmfix.reporters.base import failing_diagnostics
+
+    item = Item(id="a.json", source="a.json", line=1, text="1", kind="file")
+    checked = Checked(Outcome(item, Result(status=Status.VALID, value=1)), ("status valid",))
+    assert [(d.code, d.stage, d.message) for d in failing_diagnostics(checked)] == [
+        ("check.gate", "check", "status valid")
+    ]
+
+
+def test_a_saved_stream_that_ended_at_the_token_limit_is_noted() -> None:
+    from llmfix.inputs import ReadOptions, items_from_text
+
+    chunks = [
+        {"choices": [{"index": 0, "delta": {"content": '{"a": [1'}, "finish_reason": None}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]},
+    ]
+    text = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks) + "data: [DONE]\n\n"
+    (item,) = items_from_text(text, "saved.sse", ReadOptions())
+    notes = [d for d in item.diagnostics if d.code == "stream.cut_off"]
+    assert [(d.severity, d.stage) for d in notes] == [("warning", "input")]
+
+
+def test_a_json_rpc_error_to_a_tool_call_is_toolresult_rpc_error() -> None:
+    from llmfix.toolcalls.results import mcp_results
+
+    calls: dict[Any, str] = {}
+    request = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "get"}}
+    answer = {"jsonrpc": "2.0", "id": 7, "error": {"code": -32602, "message": "bad arguments"}}
+    assert list(mcp_results(request, calls)) == []
+    (result,) = mcp_results(answer, calls)
+    assert result.error is not None
+    assert (result.error.code, result.error.severity) == ("toolresult.rpc_error", "error")
+    assert result.error.message == 'the call to tool "get" failed: bad arguments'

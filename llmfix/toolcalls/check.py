@@ -432,26 +432,24 @@ class _Checker:
                 )
         reported = set()
         for error in errors:
-            code = error.code
             data = dict(error.data or {})
             message = f"{name}(): {error.message}"
-            if code == codes.SCHEMA_REQUIRED.id:
-                code = codes.TOOLS_MISSING_ARGUMENT.id
-                if not error.pointer and "property" in data:
-                    message = f"{name}(): missing required argument {data['property']!r}"
-            if code == codes.SCHEMA_ADDITIONAL_PROPERTIES.id and error.pointer:
+            missing = error.code == codes.SCHEMA_REQUIRED.id  # a missing required argument
+            if missing and not error.pointer and "property" in data:
+                message = f"{name}(): missing required argument {data['property']!r}"
+            if error.code == codes.SCHEMA_ADDITIONAL_PROPERTIES.id and error.pointer:
                 reported.add(error.pointer.rsplit("/", 1)[-1])
+            placed = {
+                "pointer": prefix + (error.pointer or ""),
+                "span": call.span,
+                "position": self.lines.position(call.span.start),
+                "message": message,
+                "data": data or None,
+            }
             self.diagnostics.append(
-                replace(
-                    error,
-                    code=code,
-                    stage=STAGE if code.startswith("tools.") else error.stage,
-                    pointer=prefix + (error.pointer or ""),
-                    span=call.span,
-                    position=self.lines.position(call.span.start),
-                    message=message,
-                    data=data or None,
-                )
+                codes.TOOLS_MISSING_ARGUMENT.instead_of(error, **placed)
+                if missing
+                else replace(error, **placed)
             )
         if isinstance(arguments, dict):
             self.unknown_arguments(index, call, name, arguments, reported)
