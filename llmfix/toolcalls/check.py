@@ -439,7 +439,7 @@ class _Checker:
                 message = f"{name}(): missing required argument {data['property']!r}"
             if error.code == codes.SCHEMA_ADDITIONAL_PROPERTIES.id and error.pointer:
                 reported.add(error.pointer.rsplit("/", 1)[-1])
-            placed = {
+            placed: dict[str, Any] = {
                 "pointer": prefix + (error.pointer or ""),
                 "span": call.span,
                 "position": self.lines.position(call.span.start),
