@@ -6,14 +6,13 @@ summary, doc and, where a library call shows it, an example input). Every
 ...)`` fills in the code, stage and severity; a code whose id is built at run time
 (``schema.<keyword>``, ``repair.<rule>``, a reading's code) is looked up with :func:`get`,
 which refuses an id that is not registered. The README's table of codes is written from
-this registry (``python -m llmfix.codes --markdown``), and ``llmfix explain CODE`` prints an
+this registry (``scripts/readme_tables.py``), and ``llmfix explain CODE`` prints an
 entry.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -1705,11 +1704,3 @@ def markdown() -> str:
             out.append(f"| `{code.id}` | {code.severity.value} | {risk} | {_cell(code.summary)} |")
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
-
-
-if __name__ == "__main__":
-    if sys.argv[1:] == ["--markdown"]:
-        sys.stdout.write(markdown())
-    else:
-        sys.stderr.write("usage: python -m llmfix.codes --markdown\n")
-        raise SystemExit(2)

@@ -4,14 +4,13 @@ schema repair's rules, the schema-guided readings and the tool-name fix.
 A :class:`RuleRecord` says what a rule is (id, kind, risk tiers, description) and names the
 diagnostic code its changes carry, whose registry entry (:mod:`llmfix.codes`) holds the
 example input. ``--disable-rule``/``--rules`` (:func:`rule_ids`), ``llmfix rules``, the
-README's rules table (``python -m llmfix.rules --markdown``) and ``llmfix explain`` read
+README's rules table (``scripts/readme_tables.py``) and ``llmfix explain`` read
 this table; :mod:`llmfix.schema.repair` points each schema rule at the function that
 carries it out.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -222,11 +221,3 @@ def markdown() -> str:
         text = rule.description + (f": {rule.note}" if rule.note else "")
         out.append(f"| `{rule.id}` | {risk} | {text} |")
     return "\n".join(out) + "\n"
-
-
-if __name__ == "__main__":
-    if sys.argv[1:] == ["--markdown"]:
-        sys.stdout.write(markdown())
-    else:
-        sys.stderr.write("usage: python -m llmfix.rules --markdown\n")
-        raise SystemExit(2)
