@@ -43,6 +43,8 @@ PUBLIC_MODULES: tuple[str, ...] = (
     "llmfix",
     "llmfix.errors",  # the exceptions the library raises
     "llmfix.model",  # Result, Diagnostic and the values they hold
+    "llmfix.codes",  # every diagnostic code, as data (llmfix explain prints one)
+    "llmfix.rules",  # every repair rule: id, kind, risk, description
     "llmfix.toolcalls",  # tool calls: find them in any format, check them against tools
     "llmfix.stream.wire",  # WireDecoder: API streams (SSE, NDJSON) as deltas for a parser
     "llmfix.batch.columns",  # ColumnChecker: Arrow batches in your own pipeline

@@ -1,36 +1,22 @@
-"""The README documents every diagnostic code the source can emit, each exactly once."""
+"""The README's tables of diagnostic codes and repair rules are the ones the registries write,
+and every string in the source shaped like a code is a registered code."""
 
 from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
+from llmfix import codes, rules
+from scripts.readme_tables import README, generated, markers
 
-# The families of diagnostic codes (the part before the dot).
-FAMILIES = (
-    "normalize",
-    "extract",
-    "parse",
-    "guided",
-    "limits",
-    "partial",
-    "schema",
-    "repair",
-    "tools",
-    "toolresult",
-    "stream",
-    "llm",
-    "response",
-    "input",
-    "batch",
-    "check",
-)
-_CODE = re.compile(rf"(?:{'|'.join(FAMILIES)})\.[a-z][a-z_0-9]*\Z")
+ROOT = Path(__file__).resolve().parent.parent
+
+_CODE = re.compile(rf"(?:{'|'.join(codes.FAMILIES)})\.[a-z][a-z_0-9]*\Z")
 _FILE = re.compile(r"\.py\Z")  # a module named in a message
 
 # Strings in the source shaped like a code that are something else.
@@ -40,9 +26,6 @@ NOT_CODES = {
     "response.incomplete": "an OpenAI Responses stream event",
     "response.failed": "an OpenAI Responses stream event",
 }
-# Codes built from a name (f"schema.{keyword}", f"repair.{rule}"): documented as a pattern
-# and, for repair rules, in the rules table (test_every_schema_repair_rule_is_documented).
-PATTERN_FAMILIES = ("schema", "repair")
 
 
 def _source_literals() -> dict[str, list[str]]:
@@ -59,65 +42,44 @@ def _source_literals() -> dict[str, list[str]]:
 
 
 SOURCE = _source_literals()
-EMITTED = sorted(code for code in SOURCE if code not in NOT_CODES)
 
 
-def _codes_section() -> str:
+def test_the_readme_tables_are_the_ones_the_registries_write() -> None:
     text = README.read_text(encoding="utf-8")
-    start = text.index("\n## Diagnostic codes\n")
-    end = text.index("\n## ", start + 1)
-    return text[start:end]
+    assert generated(text) == text, "run: python scripts/readme_tables.py"
 
 
-SECTION = _codes_section()
-DOCUMENTED = sorted(set(re.findall(rf"`((?:{'|'.join(FAMILIES)})\.[a-z][a-z_0-9]*)`", SECTION)))
+def test_each_table_sits_between_its_markers_once() -> None:
+    text = README.read_text(encoding="utf-8")
+    for name in ("codes", "rules"):
+        start, end = markers(name)
+        assert (text.count(start), text.count(end)) == (1, 1)
 
 
-@pytest.mark.parametrize("code", EMITTED)
-def test_each_code_emitted_is_documented_exactly_once(code: str) -> None:
-    assert SECTION.count(f"`{code}`") == 1
+def test_every_registered_code_is_in_the_table_once() -> None:
+    # (a code of a family the table does not list would be left out)
+    table = codes.markdown()
+    assert [c for c in codes.CODES if table.count(f"| `{c}` |") != 1] == []
 
 
-@pytest.mark.parametrize(
-    "code", [c for c in DOCUMENTED if c.partition(".")[0] not in PATTERN_FAMILIES]
-)
-def test_each_code_documented_is_one_the_source_emits(code: str) -> None:
-    assert code in SOURCE
+def test_every_schema_and_tool_rule_is_in_the_readme() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert [r for r in rules.all_rule_ids() if f"| `{r}` |" not in text] == []
+
+
+@pytest.mark.parametrize("literal", sorted(set(SOURCE) - set(NOT_CODES)))
+def test_each_code_shaped_string_in_the_source_is_registered(literal: str) -> None:
+    # A code compared against (d.code == "...") or mapped (json-repair's log) is a real one.
+    assert literal in codes.CODES, f"{literal} in {SOURCE[literal]}"
 
 
 def test_the_strings_that_are_not_codes_are_still_in_the_source() -> None:
     assert [text for text in NOT_CODES if text not in SOURCE] == []
 
 
-def test_the_collection_finds_codes_of_every_kind() -> None:
-    # Codes written as Diagnostic(code=...), in repair tuples, tables and _fail(...) calls.
-    assert {"parse.trailing_comma", "limits.size", "tools.unknown_name", "llm.repaired"} <= set(
-        EMITTED
+def test_the_check_script_passes_on_the_readme() -> None:
+    script = ROOT / "scripts" / "readme_tables.py"
+    ok = subprocess.run(
+        [sys.executable, str(script), "--check"], cwd=ROOT, capture_output=True, text=True
     )
-
-
-def _code_arguments() -> set[str]:
-    """Every string passed as ``code=...`` anywhere in llmfix/."""
-    found = set()
-    for path in (ROOT / "llmfix").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call):
-                for keyword in node.keywords:
-                    value = keyword.value
-                    if keyword.arg == "code" and isinstance(value, ast.Constant):
-                        found.add(str(value.value))
-    return found
-
-
-def test_every_code_argument_is_of_a_known_family() -> None:
-    # A code of a new family would be missed by the collection above: add the family.
-    codes = _code_arguments()
-    assert "parse.cut_off" in codes  # the collection sees Diagnostic(code="...")
-    assert sorted(c for c in codes if c.partition(".")[0] not in FAMILIES) == []
-
-
-def test_every_schema_repair_rule_is_documented() -> None:
-    from llmfix.schema.repair import RULES
-
-    readme = README.read_text(encoding="utf-8")
-    assert [rule for rule in RULES if f"| `{rule}` |" not in readme] == []
+    assert ok.returncode == 0, ok.stderr

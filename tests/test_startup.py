@@ -30,6 +30,7 @@ HEAVY = ("rich", "httpx", "jsonschema", "referencing", "json_repair", "http", "s
 NOT_FOR_REPAIR = {
     "llmfix.cli.check",
     "llmfix.cli.config",
+    "llmfix.cli.explain",
     "llmfix.cli.inspect",
     "llmfix.stream.wire",
 }
@@ -140,7 +141,7 @@ def test_only_the_command_that_runs_is_built(
     assert _app_for(["--help"]) is app
     assert _app_for(["config", "trust"]) is app
     assert _app_for(["repiar"]) is app
-    names = ["check", "extract", "repair", "rules", "schemas"]
+    names = ["check", "explain", "extract", "repair", "rules", "schemas"]
     for name in names:
         only = _app_for([name, "--help"])
         assert [info.callback.__name__ for info in only.registered_commands if info.callback] == [
@@ -162,4 +163,4 @@ def test_only_the_command_that_runs_is_built(
     # each command's module, as `llmfix NAME` imports it (and the whole app's order)
     modules = {info.callback.__name__: info.callback.__module__ for info in app.registered_commands}
     assert modules == {name: f"llmfix.cli.{module}" for name, module in _MODULE_OF.items()}
-    assert list(modules) == ["check", "extract", "schemas", "rules", "repair"]
+    assert list(modules) == ["check", "extract", "schemas", "rules", "repair", "explain"]

@@ -35,9 +35,10 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from llmfix import codes
 from llmfix.batch.core import BatchLimits, Profile, Tally, run_items
 from llmfix.errors import ConfigError
-from llmfix.inputs import Item, ReadOptions, input_error, items_from_lines
+from llmfix.inputs import Item, ReadOptions, items_from_lines
 from llmfix.model import Severity
 from llmfix.pipeline.core import make_validator
 from llmfix.pipeline.keywords import make_options
@@ -185,7 +186,7 @@ class ColumnChecker:
     def _item(self, index: int, value: Any, tool: Any) -> Item:
         where = f"row {index + 1}"
         if value is None:
-            error = input_error("input.missing_field", f"{where}: {self.column} is null")
+            error = codes.INPUT_MISSING_FIELD.at(f"{where}: {self.column} is null")
             return Item(
                 id=where, source=self.column, line=index + 1, text="", kind="row", error=error
             )

@@ -37,6 +37,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from llmfix import codes
 from llmfix.batch.gate import gate_failures
 from llmfix.batch.hints import FieldHints as FieldHints  # cli/check.py imports it from here
 from llmfix.deadline import Deadline, OutOfTime
@@ -240,11 +241,8 @@ def _bad_name(name: str) -> Diagnostic:
     from llmfix.toolcalls.base import NAME_HINT, shown_name
 
     what = f"named {shown_name(name)}" if name else "with no name"
-    return Diagnostic(
-        code="tools.bad_name",
-        severity=Severity.ERROR,
-        stage="tools",
-        message=f"a tool call {what}: that is not a usable tool name",
+    return codes.TOOLS_BAD_NAME.at(
+        f"a tool call {what}: that is not a usable tool name",
         hint=NAME_HINT,
         data={"name": shown_name(name)},
     )
@@ -256,11 +254,8 @@ def _unknown_tool(name: str | None, tools: Mapping[str, Any]) -> Diagnostic:
     close = difflib.get_close_matches(name or "", sorted(tools), n=1)
     hint = f'did you mean "{close[0]}"?' if close else "registered: " + ", ".join(sorted(tools))
     what = f'"{name}"' if name else "a call with no name"
-    return Diagnostic(
-        code="tools.unknown_name",
-        severity=Severity.ERROR,
-        stage="tools",
-        message=f"tool {what} is not in the tool registry",
+    return codes.TOOLS_UNKNOWN_NAME.at(
+        f"tool {what} is not in the tool registry",
         hint=hint,
         data={"tool": name},
     )
@@ -294,13 +289,13 @@ def _check_payload(
             result = _check(text, profile, tool, output, Deadline(timeout, ITEM))
     except OutOfTime as stop:
         if stop.stage == ITEM:
-            error = _error("batch.timeout", f"stopped after {timeout:g} s (--timeout)")
+            error = codes.BATCH_TIMEOUT.at(f"stopped after {timeout:g} s (--timeout)")
             return None, error, None, time.perf_counter() - start
         problem = f"OutOfTime: {stop}"  # a stage's own budget ends in a diagnostic, not here
-        return None, _error("batch.crash", f"checking failed: {problem}"), None, 0.0
+        return None, codes.BATCH_CRASH.at(f"checking failed: {problem}"), None, 0.0
     except Exception as exc:  # one bad item never ends the run
         problem = " ".join(f"{type(exc).__name__}: {exc}".split())
-        return None, _error("batch.crash", f"checking failed: {problem}"), None, 0.0
+        return None, codes.BATCH_CRASH.at(f"checking failed: {problem}"), None, 0.0
     anchor = None
     if result.candidate is not None:
         at = result.candidate.span.start
@@ -327,10 +322,6 @@ def strict_valid(
     return fast if isinstance(fast, Result) else None
 
 
-def _error(code: str, message: str, hint: str | None = None) -> Diagnostic:
-    return Diagnostic(code=code, severity=Severity.ERROR, stage=STAGE, message=message, hint=hint)
-
-
 def _payload(item: Item, limits: BatchLimits) -> Payload | Outcome:
     """What to send a worker for ``item``, or its outcome when it is not to be checked."""
     if item.error is not None:
@@ -338,8 +329,7 @@ def _payload(item: Item, limits: BatchLimits) -> Payload | Outcome:
     if item.finish is not None and item.finish.kind == "refused":
         return Outcome(item, refused_result(item.finish))
     if len(item.text) > limits.max_item_size:
-        error = _error(
-            "batch.too_large",
+        error = codes.BATCH_TOO_LARGE.at(
             f"{len(item.text):,} characters is over --max-item-size {limits.max_item_size:,}",
         )
         return Outcome(item, None, error)
@@ -533,8 +523,7 @@ class _Pool:
             results = future.result()
         except BrokenProcessPool:
             self._restart(pending)
-            error = _error(
-                "batch.worker_crashed",
+            error = codes.BATCH_WORKER_CRASHED.at(
                 "the worker process checking this item died (out of memory, or a crash)",
             )
             results = [None] * len(chunk)

@@ -23,9 +23,10 @@ __all__ = ["app", "main"]
 
 # The command modules, in the order the whole app lists their commands, and the module that
 # registers each command (`config` is a group: it gets the whole app).
-_MODULES = ("check", "config", "inspect", "repair")
+_MODULES = ("check", "config", "inspect", "repair", "explain")
 _MODULE_OF = {
     "check": "check",
+    "explain": "explain",
     "extract": "inspect",
     "schemas": "inspect",
     "rules": "inspect",

@@ -94,7 +94,7 @@ def schemas() -> None:
 @app.command()
 def rules() -> None:
     """List the schema repair rules with their risk tier (for --rules / --disable-rule)."""
-    from llmfix.schema.repair import RULES
+    from llmfix.rules import SCHEMA_RULES
 
-    for rule_id, rule in RULES.items():
-        sys.stdout.write(f"{rule_id}\t{rule.risk.value}\t{rule.description}\n")
+    for rule in SCHEMA_RULES:
+        sys.stdout.write(f"{rule.id}\t{rule.risk.value}\t{rule.description}\n")

@@ -28,8 +28,8 @@ from llmfix.guided.reading import (
     unfence,
 )
 from llmfix.model import Risk, Span
+from llmfix.rules import RULES
 from llmfix.schema import walk as sw
-from llmfix.schema.repair import RULES
 
 # A yes/no word that opens the answer and ends its first clause: "False.", "Yes, it is", "**No** -".
 _LEADING_BOOLEAN = re.compile(
@@ -302,8 +302,8 @@ def number_risk(text: str, *, integer: bool, upper: float | None) -> Risk:
     """The risk schema repair gives the same reading: a percentage or a fraction read on the
     scale the maximum implies (``"4/5"`` → 4) is a guess, as ``coerce_fraction`` is."""
     found = sw.read_number(_number_token(text), integer=integer, upper=upper)
-    rule = RULES.get(found[1]) if found is not None else None
-    return rule[0] if rule is not None else Risk.SAFE
+    rule = RULES.get(("schema", found[1])) if found is not None else None
+    return rule.risk if rule is not None else Risk.SAFE
 
 
 def _number(

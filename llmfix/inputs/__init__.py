@@ -61,6 +61,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import IO
 
+from llmfix import codes
 from llmfix.errors import InputError, InputTooLarge
 from llmfix.files.read import ReadRefused, Within, open_regular
 from llmfix.inputs.fields import (
@@ -186,8 +187,8 @@ def items_from_file(
     try:
         source = read_source(path, options.encoding, options.max_bytes, within)
     except InputError as exc:
-        code = "input.too_large" if isinstance(exc, InputTooLarge) else "input.unreadable"
-        error = input_error(code, exc.problem)
+        code = codes.INPUT_TOO_LARGE if isinstance(exc, InputTooLarge) else codes.INPUT_UNREADABLE
+        error = code.at(exc.problem)
         yield Item(id=name, source=name, line=1, text="", kind="file", error=error, profile=profile)
         return
     items = items_from_text(source.text, name, options, kind, source)
@@ -225,8 +226,7 @@ def items_from_text(
             except (ValueError, RecursionError):
                 document = _UNPARSED
         if document is _UNPARSED and options.field is not None:
-            error = input_error(
-                "input.bad_record",
+            error = codes.INPUT_BAD_RECORD.at(
                 "the file is not valid JSON, so --field cannot be looked up in it",
             )
             yield Item(id=name, source=name, line=1, text="", kind="document", error=error)
@@ -289,21 +289,11 @@ def _saved_stream_items(
     decoder = reassemble(text)
     notes = list(warnings)
     for problem in decoder.errors:
-        notes.append(
-            Diagnostic(
-                code="input.bad_record",
-                severity=Severity.WARNING,
-                stage="input",
-                message=f"{problem} (skipped)",
-            )
-        )
+        notes.append(codes.INPUT_BAD_RECORD.at(f"{problem} (skipped)", severity=Severity.WARNING))
     if decoder.stop_reason in _CUT_OFF:
         notes.append(
-            Diagnostic(
-                code="stream.cut_off",
-                severity=Severity.WARNING,
-                stage="input",
-                message=f"the stream ended at the token limit (stop reason "
+            codes.STREAM_CUT_OFF.at(
+                f"the stream ended at the token limit (stop reason "
                 f"{decoder.stop_reason!r}): the answer may be cut off",
                 hint="raise the output token limit",
             )

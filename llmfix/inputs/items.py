@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from llmfix.codes import get
 from llmfix.files.read import DEFAULT_READ_LIMIT
-from llmfix.model import Diagnostic, Position, Result, Severity, Status
+from llmfix.model import Diagnostic, Position, Result, Status
 from llmfix.pipeline.responses import Finish
 
 KINDS: tuple[str, ...] = ("auto", "text", "json", "jsonl")
@@ -87,7 +88,10 @@ class Item:
 
 
 def input_error(code: str, message: str, hint: str | None = None) -> Diagnostic:
-    return Diagnostic(code=code, severity=Severity.ERROR, stage="input", message=message, hint=hint)
+    """The error of an input that could not be read, by its registered code's id. Kept for
+    ``llmfix check``'s reading of the files it is given; everything else in llmfix makes
+    the diagnostic from its code (``codes.INPUT_UNREADABLE.at(message)``)."""
+    return get(code).at(message, hint=hint)
 
 
 def with_reading_changes(result: Result, notes: tuple[Diagnostic, ...]) -> Result:

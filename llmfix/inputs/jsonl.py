@@ -10,12 +10,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import IO, Any
 
+from llmfix import codes
 from llmfix.errors import ConfigError, InputError
 from llmfix.files.read import ReadRefused, Within, open_regular
 from llmfix.inputs.fields import (
     field_tokens,
 )
-from llmfix.inputs.items import Item, ReadOptions, input_error
+from llmfix.inputs.items import Item, ReadOptions
 from llmfix.inputs.records import record_items
 from llmfix.inputs.sources import (
     invalid_utf8,
@@ -33,11 +34,11 @@ def jsonl_file(path: str, options: ReadOptions, within: Within | None = None) ->
     try:
         handle: IO[bytes] = open_url(path) if is_url(path) else open_regular(path, within=within)
     except InputError as exc:
-        error = input_error("input.unreadable", exc.problem)
+        error = codes.INPUT_UNREADABLE.at(exc.problem)
         yield Item(id=path, source=path, line=1, text="", kind="file", error=error)
         return
     except ReadRefused as exc:
-        error = input_error("input.unreadable", refused(path, exc).problem)
+        error = codes.INPUT_UNREADABLE.at(refused(path, exc).problem)
         yield Item(id=path, source=path, line=1, text="", kind="file", error=error)
         return
     try:
@@ -104,8 +105,7 @@ class JsonLines:
 
 
 def _too_large(number: int, limit: int) -> Diagnostic:
-    return input_error(
-        "input.too_large",
+    return codes.INPUT_TOO_LARGE.at(
         f"line {number} is over {limit:,} bytes; not read",
         hint="raise --max-item-size (check) or --max-size (repair): 4 bytes a character",
     )
@@ -124,7 +124,7 @@ def parquet_items(
     """
 
     def failed(problem: str) -> Item:
-        error = input_error("input.unreadable", problem)
+        error = codes.INPUT_UNREADABLE.at(problem)
         return Item(id=path, source=path, line=1, text="", kind="file", error=error)
 
     try:
@@ -194,8 +194,7 @@ def _jsonl_lines(
         except (ValueError, RecursionError) as exc:
             detail = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
             column = f" (column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
-            error = input_error(
-                "input.bad_record",
+            error = codes.INPUT_BAD_RECORD.at(
                 f"line {number} is not a JSON record: {detail}{column}",
                 hint="each line of a .jsonl file must be one JSON value",
             )

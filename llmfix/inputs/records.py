@@ -10,13 +10,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from llmfix import codes
 from llmfix.inputs.fields import (
     closest_field,
     field_tokens,
     group_of,
     resolve_field,
 )
-from llmfix.inputs.items import Item, Messages, ReadOptions, input_error
+from llmfix.inputs.items import Item, Messages, ReadOptions
 from llmfix.jsontext import dumps
 from llmfix.model import Diagnostic, Position, build
 from llmfix.pipeline.responses import (
@@ -121,8 +122,7 @@ def record_items(
             yield Item(id=f"{base}#msg0", text="", kind=shape, finish=blocked, **common)
             return
     if not found:
-        error = input_error(
-            "input.no_answer",
+        error = codes.INPUT_NO_ANSWER.at(
             f"no assistant answer found in this {shape.replace('-', ' ')}",
             hint="use --field to name the text to check",
         )
@@ -198,8 +198,7 @@ def _field_item(
         value = resolve_field(record, tokens)
     except KeyError:
         close = closest_field(record, tokens)
-        error = input_error(
-            "input.missing_field",
+        error = codes.INPUT_MISSING_FIELD.at(
             f"the record has no field {spec}" + (f" (did you mean {close!r}?)" if close else ""),
             hint="check --field (a JSON Pointer like /output or a dotted path like output.text)",
         )
@@ -232,7 +231,7 @@ def _shape(record: Any) -> tuple[str, Any, tuple[str | int, ...]]:
             detail = json.dumps(result.get("error", result.get("type")), ensure_ascii=False)
             return (
                 "batch-error",
-                input_error("input.batch_error", f"batch request failed: {_short(detail)}"),
+                codes.INPUT_BATCH_ERROR.at(f"batch request failed: {_short(detail)}"),
                 (),
             )
         message = result.get("message")
@@ -282,12 +281,12 @@ def _batch_problem(record: dict[str, Any], response: Any) -> Diagnostic | None:
     status = response.get("status_code") if isinstance(response, dict) else None
     if error:
         detail = error.get("message", error) if isinstance(error, dict) else error
-        return input_error("input.batch_error", f"batch request failed: {_short(str(detail))}")
+        return codes.INPUT_BATCH_ERROR.at(f"batch request failed: {_short(str(detail))}")
     if isinstance(status, int) and status >= 400:
         body = response.get("body")
         detail = body.get("error", {}).get("message") if isinstance(body, dict) else None
         suffix = f": {_short(str(detail))}" if detail else ""
-        return input_error("input.batch_error", f"batch request failed with HTTP {status}{suffix}")
+        return codes.INPUT_BATCH_ERROR.at(f"batch request failed with HTTP {status}{suffix}")
     return None
 
 

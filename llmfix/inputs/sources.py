@@ -14,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
+from llmfix import codes
 from llmfix.errors import InputError, InputTooLarge
 from llmfix.files.containment import shown, within
 from llmfix.files.read import (
@@ -27,7 +28,7 @@ from llmfix.files.read import (
     read_regular,
     too_large,
 )
-from llmfix.model import Diagnostic, Risk, Severity, build
+from llmfix.model import Diagnostic, Risk, build
 
 STDIN = "-"
 STDIN_NAME = "<stdin>"
@@ -81,11 +82,8 @@ def invalid_utf8(offset: int, bad: bytes, where: str = "") -> Diagnostic:
     so the answer is never ``valid`` and ``--max-risk lossless`` stops it), first at byte
     ``offset`` of the file (the first 0-based; ``bad`` are the bytes there; ``where``
     names the line)."""
-    return Diagnostic(
-        code="input.invalid_utf8",
-        severity=Severity.WARNING,
-        stage="input",
-        message=f"invalid UTF-8 at byte {offset}{where} (0x{bad.hex()}): undecodable bytes "
+    return codes.INPUT_INVALID_UTF8.at(
+        f"invalid UTF-8 at byte {offset}{where} (0x{bad.hex()}): undecodable bytes "
         "replaced with U+FFFD",
         risk=Risk.SAFE,
         hint="pass --encoding if the file is in another encoding",

@@ -40,6 +40,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from llmfix import codes
 from llmfix.errors import ConfigError, InputError
 from llmfix.files.atomic import write_atomic
 from llmfix.llm.cache import AnswerCache, cache_key
@@ -416,9 +417,7 @@ class _Loop:
             if hit is not None:
                 return replace(hit, cached=True), None
         if self.budget.provider_down:
-            return None, _diagnostic(
-                "llm.provider_unavailable",
-                Severity.WARNING,
+            return None, codes.LLM_PROVIDER_UNAVAILABLE.at(
                 f"not sent to the model: the provider was unavailable for the last "
                 f"{self.budget.unavailable_in_a_row} requests in a row, so this run goes on "
                 "without it",
@@ -441,18 +440,14 @@ class _Loop:
             return None, self._spent()
         except ProviderBadResponse as error:
             self._tried(error, available=False)
-            return None, _diagnostic(
-                "llm.bad_response",
-                Severity.WARNING,
+            return None, codes.LLM_BAD_RESPONSE.at(
                 scrub(str(error), self.secrets),
                 hint="the provider's answer was not an API response (check the base URL); "
                 "the best value so far is kept",
             )
         except ProviderUnavailable as error:
             self._tried(error, available=False)
-            return None, _diagnostic(
-                "llm.provider_unavailable",
-                Severity.WARNING,
+            return None, codes.LLM_PROVIDER_UNAVAILABLE.at(
                 scrub(str(error), self.secrets),
                 hint="the model could not be reached; the best value so far is kept",
             )
@@ -460,9 +455,7 @@ class _Loop:
             self._tried(error, available=True)
             if error.status is None or error.status in _FATAL_STATUS:
                 raise
-            return None, _diagnostic(
-                "llm.request_rejected",
-                Severity.WARNING,
+            return None, codes.LLM_REQUEST_REJECTED.at(
                 scrub(str(error), self.secrets),
                 hint="the provider refused this request; the best value so far is kept",
             )
@@ -490,9 +483,7 @@ class _Loop:
         if limited:
             why = f" ({limited} of them answered HTTP 429: rate limited)"
             hint = "the provider is rate limiting this run: wait, or lower its request rate"
-        return _diagnostic(
-            "llm.budget_exhausted",
-            Severity.WARNING,
+        return codes.LLM_BUDGET_EXHAUSTED.at(
             f"not sent to the model: the limit of {self.budget.limit} model calls for "
             f"this run is reached{why}",
             hint=hint,
@@ -514,9 +505,7 @@ class _Loop:
         number = len(self.attempts)
         diagnostics = [d for d in first.diagnostics if d.severity is not Severity.ERROR]
         diagnostics.append(
-            _diagnostic(
-                "llm.repaired",
-                Severity.WARNING,
+            codes.LLM_REPAIRED.at(
                 f"repaired by {self.provider.name} model {self.provider.model} on attempt "
                 f"{number} of {self.config.max_attempts}",
                 risk=Risk.GUESS,
@@ -552,9 +541,7 @@ class _Loop:
             plural = "attempt" if number == 1 else "attempts"
             left = len(errors)
             diagnostics.append(
-                _diagnostic(
-                    "llm.output_validation_failed",
-                    Severity.ERROR,
+                codes.LLM_OUTPUT_VALIDATION_FAILED.at(
                     f"{OUTPUT_VALIDATION_FAILED}: still not valid after {number} model "
                     f"{plural} ({left} error{'s' if left != 1 else ''} left)",
                     hint="see the attempts in the report; raise --max-attempts or use a "
@@ -612,28 +599,6 @@ class _Loop:
         }
         path = directory / f"{stem}.{digest}.attempt-{attempt.number}.json"
         write_atomic(path, json.dumps(record, ensure_ascii=False, indent=2) + "\n")
-
-
-def _diagnostic(
-    code: str,
-    severity: Severity,
-    message: str,
-    *,
-    hint: str | None = None,
-    risk: Risk | None = None,
-    rule: str | None = None,
-    data: dict[str, Any] | None = None,
-) -> Diagnostic:
-    return Diagnostic(
-        code=code,
-        severity=severity,
-        stage=STAGE,
-        message=message,
-        hint=hint,
-        risk=risk,
-        rule=rule,
-        data=data,
-    )
 
 
 def _had_value(result: Result) -> bool:

@@ -29,10 +29,11 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from llmfix import codes
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.errors import ConfigError
 from llmfix.jsontext import DuplicateKey, NotStrict, OutOfRange, strict_or_not
-from llmfix.model import Diagnostic, LineIndex, Risk, Severity, Span
+from llmfix.model import Diagnostic, LineIndex, Risk, Span
 from llmfix.options import ENGINES, Limits
 
 if TYPE_CHECKING:
@@ -116,7 +117,7 @@ def _lenient(
 ) -> ParseOutcome:
     if len(text) > limits.max_size:
         return _fail(
-            "limits.size",
+            codes.LIMITS_SIZE,
             f"input of {len(text):,} characters is over the {limits.max_size:,} character "
             "limit for repair",
         )
@@ -132,7 +133,7 @@ def _lenient(
         if engine == "json-repair" and ours.limit != "depth":
             return _with_json_repair(text, limits, ours, deadline, within)
     except OutOfTime as out:
-        return _fail("limits.time", str(out))
+        return _fail(codes.LIMITS_TIME, str(out))
     return _own(text, ours, limits, positions, within)
 
 
@@ -151,7 +152,7 @@ def _own(
         return _depth_failure(limits)
     diagnostics = _diagnostics(text, result, positions, within)
     if not result.ok:
-        return _failure_with(diagnostics, "parse.failed", result.error or "no JSON value found")
+        return _failure_with(diagnostics, codes.PARSE_FAILED, result.error or "no JSON value found")
     if all(r.risk is None for r in result.repairs):
         # strict JSON with only notes (a number beyond the float range, kept as written)
         return ParseOutcome(True, result.value, True, tuple(diagnostics))
@@ -166,31 +167,33 @@ def _diagnostics(
     text: str, result: ParserResult, positions: bool = True, within: Placement | None = None
 ) -> list[Diagnostic]:
     # One per repair, and a broken megabyte has hundreds of thousands of repairs: no
-    # frozen dataclass __init__, the rule name looked up once per code, and only the
-    # fields that differ from their defaults set, one by one (CPython then keeps them in
-    # the instance without a dict of their own: about half the memory, and the collector
-    # has fewer objects to visit). The result is the same value as Diagnostic(...) would be,
-    # placed as relocate() places it when ``within`` is given (one pass, not two).
+    # frozen dataclass __init__, the registered code and the rule name looked up once per
+    # code, and only the fields that differ from their defaults set, one by one (CPython
+    # then keeps them in the instance without a dict of their own: about half the memory,
+    # and the collector has fewer objects to visit). The result is the same value as
+    # code.at(...) would make, placed as relocate() places it when ``within`` is given
+    # (one pass, not two).
     offset, lines = within if within is not None else (0, LineIndex(text))
     position = lines.position if positions or within is not None else None
-    rules: dict[str, str] = {}
-    warning = Severity.WARNING
+    # code → (its registered entry, the rule it names); codes.get refuses an unregistered one
+    known: dict[str, tuple[codes.Code, str]] = {}
     new = object.__new__
     place = object.__setattr__  # (a frozen dataclass refuses obj.attribute = ...)
     out = []
     for r in result.repairs:
         code = r.code
-        rule = rules.get(code)
-        if rule is None:
-            rule = rules[code] = code.partition(".")[2]
+        found = known.get(code)
+        if found is None:
+            found = known[code] = (codes.get(code), code.partition(".")[2])
+        entry, rule = found
         start = r.start + offset
         span = new(Span)
         place(span, "start", start)
         place(span, "end", r.end + offset)
         diagnostic = new(Diagnostic)
         place(diagnostic, "code", code)
-        place(diagnostic, "severity", warning)
-        place(diagnostic, "stage", STAGE)
+        place(diagnostic, "severity", entry.severity)
+        place(diagnostic, "stage", entry.stage)
         place(diagnostic, "message", r.message)
         place(diagnostic, "span", span)
         place(diagnostic, "rule", rule)
@@ -279,19 +282,16 @@ def _with_json_repair(
     except RecursionError:
         return _depth_failure(limits)
     except EngineError as error:
-        return _fail("parse.failed", f"json-repair failed: {error}")
+        return _fail(codes.PARSE_FAILED, f"json-repair failed: {error}")
     if value == "" and not _is_empty_string_literal(text):
-        return _fail("parse.failed", "json-repair recovered no JSON value")
+        return _fail(codes.PARSE_FAILED, "json-repair recovered no JSON value")
     if ours.ok and same_reading(ours.value, value):
         # the same value, with every repair located
         return _own(text, ours, limits, within=within)
     lines = LineIndex(text)
     diagnostics = [
-        Diagnostic(
-            code=found.code,
-            severity=Severity.WARNING,
-            stage=STAGE,
-            message=found.message,
+        codes.get(found.code).at(
+            found.message,
             span=Span(*found.span) if found.span else None,
             rule=found.code.partition(".")[2],
             risk=found.risk,
@@ -301,11 +301,8 @@ def _with_json_repair(
         for found in log_repairs(text, log, ours.repairs if ours.ok else (), deadline)
     ]
     diagnostics.append(
-        Diagnostic(
-            code=UNMAPPED,
-            severity=Severity.WARNING,
-            stage=STAGE,
-            message="json-repair read this text differently from llmfix's reader; "
+        codes.PARSE_JSON_REPAIR.at(
+            "json-repair read this text differently from llmfix's reader; "
             "its log does not name every change",
             rule=UNMAPPED.partition(".")[2],
             risk=Risk.GUESS,
@@ -321,11 +318,8 @@ def _recovered(value: Any, diagnostics: list[Diagnostic]) -> ParseOutcome:
     value, replaced = _finite(value)
     if replaced:
         diagnostics.append(
-            Diagnostic(
-                code="parse.invalid_number",
-                severity=Severity.WARNING,
-                stage=STAGE,
-                message=f"{replaced} number(s) beyond the float range read as null",
+            codes.PARSE_INVALID_NUMBER.at(
+                f"{replaced} number(s) beyond the float range read as null",
                 rule="invalid_number",
                 risk=Risk.GUESS,
             )
@@ -366,16 +360,16 @@ def _is_empty_string_literal(text: str) -> bool:
 # -- failures ---------------------------------------------------------------------------
 
 
-def _fail(code: str, message: str) -> ParseOutcome:
+def _fail(code: codes.Code, message: str) -> ParseOutcome:
     return _failure_with([], code, message)
 
 
-def _failure_with(diagnostics: list[Diagnostic], code: str, message: str) -> ParseOutcome:
-    error = Diagnostic(code=code, severity=Severity.ERROR, stage=STAGE, message=message)
-    return ParseOutcome(False, None, False, (*diagnostics, error))
+def _failure_with(diagnostics: list[Diagnostic], code: codes.Code, message: str) -> ParseOutcome:
+    # (every code used here is of the parse stage, or limits.*, registered as the parse's)
+    return ParseOutcome(False, None, False, (*diagnostics, code.at(message)))
 
 
 def _depth_failure(limits: Limits) -> ParseOutcome:
     return _fail(
-        "limits.depth", f"nesting deeper than the {limits.max_depth} level limit for repair"
+        codes.LIMITS_DEPTH, f"nesting deeper than the {limits.max_depth} level limit for repair"
     )

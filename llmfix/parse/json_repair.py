@@ -33,6 +33,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from llmfix.codes import PARSE_JSON_REPAIR
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.model import Risk
 
@@ -51,7 +52,7 @@ __all__ = [
     "same_reading",
 ]
 
-UNMAPPED = "parse.json_repair"
+UNMAPPED = PARSE_JSON_REPAIR.id  # a log entry no code of the reader names
 _UNQUOTED = "While parsing a string, we found a literal instead of a quote"
 _UNCLOSED = "While parsing a string, we missed the closing quote"  # also ends an unquoted one
 

@@ -21,6 +21,7 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
+from llmfix import codes
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.errors import SchemaError
 from llmfix.gcpause import paused_gc
@@ -281,11 +282,8 @@ def _reject_prose(parsed: ParsedCandidate) -> ParsedCandidate:
     """
     if not parsed.ok or not any(d.code in _PROSE_READINGS for d in parsed.diagnostics):
         return parsed
-    failure = Diagnostic(
-        code="parse.failed",
-        severity=Severity.ERROR,
-        stage="parse",
-        message="no JSON value found: the text reads as prose",
+    failure = codes.PARSE_FAILED.at(
+        "no JSON value found: the text reads as prose",
         span=parsed.candidate.span,
         hint="the response holds no JSON object or array",
     )
@@ -401,12 +399,8 @@ def repair_text(
         # Checked before extraction, which is linear but slow enough on megabytes of
         # brackets that the limit would otherwise be reported seconds late.
         limit = options.limits.max_size
-        too_large = Diagnostic(
-            code="limits.size",
-            severity=Severity.ERROR,
-            stage="parse",
-            message=f"input of {len(text):,} characters is over the {limit:,} character "
-            "limit for repair",
+        too_large = codes.LIMITS_SIZE.at(
+            f"input of {len(text):,} characters is over the {limit:,} character limit for repair",
             hint="raise --max-size to repair it anyway",
         )
         return Result(
@@ -453,11 +447,8 @@ def _repair_lenient(
         failures = [d for p in parsed for d in p.diagnostics if d.severity is Severity.ERROR]
         if not failures:
             failures = [
-                Diagnostic(
-                    code="parse.failed",
-                    severity=Severity.ERROR,
-                    stage="parse",
-                    message="no JSON value found in the input",
+                codes.PARSE_FAILED.at(
+                    "no JSON value found in the input",
                     hint="the response holds no JSON object, array or value to recover",
                 )
             ]
@@ -644,11 +635,8 @@ def _guided(
     notes: list[Diagnostic] = []
     best: tuple[tuple[int, int, int], Result] | None = None
     for order, reading in enumerate(readings):
-        diagnostic = Diagnostic(
-            code=reading.code,
-            severity=Severity.WARNING,
-            stage="guided",
-            message=reading.message,
+        diagnostic = codes.get(reading.code).at(
+            reading.message,
             span=reading.span,
             rule=reading.code.split(".", 1)[1],
             risk=reading.risk,
@@ -656,9 +644,8 @@ def _guided(
         )
         if options.max_risk is not None and reading.risk.rank > options.max_risk.rank:
             notes.append(
-                replace(
+                codes.GUIDED_REFUSED.instead_of(
                     diagnostic,
-                    code="guided.refused",
                     message=f"not taken: {reading.message} (a {reading.risk.value} reading; "
                     f"--max-risk {options.max_risk.value})",
                     rule=None,
@@ -698,11 +685,8 @@ def _guided(
         return replace(found, timings=Timings(clock.stages))
     for refusal in refusals if failed else ():  # an error only where nothing better was found
         notes.append(
-            Diagnostic(
-                code=refusal.code,
-                severity=Severity.ERROR,
-                stage="guided",
-                message=refusal.message,
+            codes.get(refusal.code).at(
+                refusal.message,
                 span=refusal.span,
                 position=lines.position(refusal.span.start),
                 hint="ask for one value, or for JSON",

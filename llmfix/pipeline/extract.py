@@ -60,12 +60,13 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from llmfix import codes
 from llmfix.deadline import CHECK_EVERY, Deadline
 from llmfix.formats import ForwardSearch, fences, invoke, strip_span
 from llmfix.formats.envelopes import ENVELOPE_TAGS, close_pattern, open_tag
 from llmfix.formats.prose import VALUE_START, plausible_value, scan_value
 from llmfix.jsontext import NotStrict, strict_decode
-from llmfix.model import Candidate, Diagnostic, LineIndex, Risk, Severity, Span
+from llmfix.model import Candidate, Diagnostic, LineIndex, Risk, Span
 from llmfix.pipeline.normalize import INVISIBLE_CLASS, Document, normalize_document
 
 STAGE = "extract"
@@ -145,14 +146,7 @@ def extract_candidates(
     start, end = strip_span(text, 0, len(text))
     if start == end:
         message = "the response is empty" if not text else "the response is only whitespace"
-        return [], [
-            Diagnostic(
-                code="extract.none",
-                severity=Severity.WARNING,
-                stage=STAGE,
-                message=message,
-            )
-        ]
+        return [], [codes.EXTRACT_NONE.at(message)]
     first = _LEADING_INVISIBLE.match(text, start)
     assert first is not None
     opener = first.end()
@@ -184,8 +178,8 @@ def extract_candidates(
 # a value read with no other repair is strict JSON but for Python literals and trailing
 # commas (words and commas outside its strings), so no fence, tag, prose or second value
 # lies outside its strings. One also cut off runs to the end of the text.
-_IN_PLACE = frozenset({"parse.trailing_comma", "parse.python_literal"})
-_CUT_OFF = frozenset({"parse.truncated", "parse.cut_off"})
+_IN_PLACE = frozenset({codes.PARSE_TRAILING_COMMA.id, codes.PARSE_PYTHON_LITERAL.id})
+_CUT_OFF = frozenset({codes.PARSE_TRUNCATED.id, codes.PARSE_CUT_OFF.id})
 
 
 def broken_whole(doc: Document, not_strict: NotStrict | None) -> Candidate | None:
@@ -278,8 +272,7 @@ class _Extractor:
         if self.full:
             document_diagnostics.append(
                 self._diagnostic(
-                    "extract.too_many",
-                    Severity.WARNING,
+                    codes.EXTRACT_TOO_MANY,
                     f"stopped looking after {self.max_candidates} candidates",
                     self.found[-1][0].span,
                     risk=None,
@@ -289,8 +282,7 @@ class _Extractor:
             self.add(Candidate(text[start:end], Span(start, end), "whole"))
             document_diagnostics.append(
                 self._diagnostic(
-                    "extract.none",
-                    Severity.WARNING,
+                    codes.EXTRACT_NONE,
                     "no JSON value found; the whole text is passed on as is",
                     Span(start, end),
                     risk=None,
@@ -303,8 +295,7 @@ class _Extractor:
 
     def _diagnostic(
         self,
-        code: str,
-        severity: Severity,
+        code: codes.Code,
         message: str,
         span: Span,
         *,
@@ -312,11 +303,9 @@ class _Extractor:
         data: dict[str, Any] | None = None,
         hint: str | None = None,
     ) -> Diagnostic:
-        return Diagnostic(
-            code=code,
-            severity=severity,
-            stage=STAGE,
-            message=message,
+        """A diagnostic of ``code`` at ``span``, with its line:column (lossless unless said)."""
+        return code.at(
+            message,
             span=span,
             position=self.lines.position(span.start),
             risk=risk,
@@ -336,8 +325,7 @@ class _Extractor:
         for candidate, _ in self.found:
             if self.doc.in_reasoning(candidate.span):
                 warning = self._diagnostic(
-                    "extract.in_reasoning",
-                    Severity.WARNING,
+                    codes.EXTRACT_IN_REASONING,
                     "this value is inside a reasoning block, not in the final answer",
                     candidate.span,
                     risk=None,
@@ -373,8 +361,7 @@ class _Extractor:
         if not isinstance(value, (dict, list)):
             return None
         diagnostic = self._diagnostic(
-            "extract.double_encoded",
-            Severity.INFO,
+            codes.EXTRACT_DOUBLE_ENCODED,
             "the value is a JSON string holding JSON; decoded it",
             candidate.span,
         )
@@ -426,7 +413,7 @@ class _Extractor:
             span = Span(start, end)
             message = "JSON value found in prose" if closed else "unclosed JSON value in prose"
             diagnostic = self._diagnostic(
-                "extract.prose", Severity.INFO, message, span, data={"closed": closed}
+                codes.EXTRACT_PROSE, message, span, data={"closed": closed}
             )
             self.add(Candidate(self.text[start:end], span, "prose", diagnostics=(diagnostic,)))
         return max(end, start + 1)
@@ -457,9 +444,7 @@ class _Extractor:
         else:
             return False
         span = Span(inner_start, inner_end)
-        diagnostic = self._diagnostic(
-            "extract.jsonp", Severity.INFO, "removed a JSONP callback wrapper", span
-        )
+        diagnostic = self._diagnostic(codes.EXTRACT_JSONP, "removed a JSONP callback wrapper", span)
         self.add(Candidate(text[inner_start:inner_end], span, "jsonp", diagnostics=(diagnostic,)))
         return True
 
@@ -483,8 +468,7 @@ class _Extractor:
             data = {"lang": lang, "marker": marker}
             diagnostics = [
                 self._diagnostic(
-                    "extract.fence",
-                    Severity.INFO,
+                    codes.EXTRACT_FENCE,
                     f"took the content of a {label} fence",
                     span,
                     data=data,
@@ -493,8 +477,7 @@ class _Extractor:
             if close is None:
                 diagnostics.append(
                     self._diagnostic(
-                        "extract.unterminated_fence",
-                        Severity.WARNING,
+                        codes.EXTRACT_UNTERMINATED_FENCE,
                         "the code fence is never closed: the output may have been cut off",
                         span,
                         risk=None,
@@ -536,8 +519,7 @@ class _Extractor:
             data = {"tag": name}
             diagnostics = [
                 self._diagnostic(
-                    "extract.xml_envelope",
-                    Severity.INFO,
+                    codes.EXTRACT_XML_ENVELOPE,
                     f"took the content of <{name}>",
                     span,
                     data=data,
@@ -554,8 +536,7 @@ class _Extractor:
 
     def _unterminated(self, name: str, span: Span) -> Diagnostic:
         return self._diagnostic(
-            "extract.unterminated_envelope",
-            Severity.WARNING,
+            codes.EXTRACT_UNTERMINATED_ENVELOPE,
             f"<{name}> is never closed: the output may have been cut off",
             span,
             risk=None,
@@ -584,8 +565,7 @@ class _Extractor:
             message += f" (read {', '.join(typed)} as JSON scalars)"
         diagnostics = [
             self._diagnostic(
-                "extract.function_calls",
-                Severity.INFO,
+                codes.EXTRACT_FUNCTION_CALLS,
                 message,
                 span,
                 risk=Risk.SAFE if typed else Risk.LOSSLESS,

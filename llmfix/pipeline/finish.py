@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from llmfix import codes
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.jsontext import ValueLocator
 from llmfix.model import (
@@ -22,7 +23,6 @@ from llmfix.model import (
     LineIndex,
     PatchOp,
     Risk,
-    Severity,
     Span,
     Status,
 )
@@ -80,12 +80,10 @@ def out_of_time(stop: OutOfTime, stage: str) -> Diagnostic:
     """
     if stop.stage != stage:
         raise stop
-    return Diagnostic(
-        code="limits.time",
-        severity=Severity.ERROR,
-        stage=stage,
-        message=f"{STAGE_NAMES[stage]} took longer than the {stop.seconds:g} s time budget",
+    return codes.LIMITS_TIME.at(
+        f"{STAGE_NAMES[stage]} took longer than the {stop.seconds:g} s time budget",
         hint="raise --time-budget to give it longer",
+        stage=stage,
     )
 
 
@@ -193,11 +191,8 @@ def finish(
         diagnostics.append(cut_off(options.partial))
     if chosen.candidate.in_reasoning and status is not Status.INVALID:
         diagnostics.append(
-            Diagnostic(
-                code="extract.only_in_reasoning",
-                severity=Severity.WARNING,
-                stage="select",
-                message="the only JSON value found is inside a reasoning block",
+            codes.EXTRACT_ONLY_IN_REASONING.at(
+                "the only JSON value found is inside a reasoning block",
                 span=chosen.candidate.span,
                 hint="check that the model gave a final answer outside its reasoning",
             )

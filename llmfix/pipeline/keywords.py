@@ -50,7 +50,7 @@ def make_options(**options: Any) -> RepairOptions:
         rules = list(rest["disabled_rules"])
         if rules:
             # (start-up: the schema repair rules load only when a run names rules to disable)
-            from llmfix.schema.repair import rule_ids
+            from llmfix.rules import rule_ids
 
             rest["disabled_rules"] = rule_ids(rules)
         else:

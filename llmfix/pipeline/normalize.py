@@ -19,8 +19,9 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
+from llmfix import codes
 from llmfix.formats.envelopes import reasoning_close, reasoning_tag
-from llmfix.model import Diagnostic, LineIndex, Risk, Severity, Span
+from llmfix.model import Diagnostic, LineIndex, Risk, Span
 
 STAGE = "normalize"
 
@@ -113,13 +114,10 @@ def normalize_document(text: str) -> Document:
     lines = LineIndex(text)
     if has_bom:
         diagnostics.append(
-            Diagnostic(
-                code="normalize.bom",
-                severity=Severity.INFO,
-                stage=STAGE,
-                # An observation: removing it from a payload is clean_payload's
-                # normalize.invisible_chars, which carries the risk tier.
-                message="the text starts with a byte order mark (U+FEFF)",
+            # An observation: removing it from a payload is clean_payload's
+            # normalize.invisible_chars, which carries the risk tier.
+            codes.NORMALIZE_BOM.at(
+                "the text starts with a byte order mark (U+FEFF)",
                 span=Span(0, 1),
                 position=lines.position(0),
             )
@@ -133,11 +131,8 @@ def normalize_document(text: str) -> Document:
             "unterminated": f"unterminated <{name}> block",
         }[kind]
         diagnostics.append(
-            Diagnostic(
-                code="normalize.reasoning_block",
-                severity=Severity.INFO,
-                stage=STAGE,
-                message=f"reasoning set aside: {described}, {end - start} characters",
+            codes.NORMALIZE_REASONING_BLOCK.at(
+                f"reasoning set aside: {described}, {end - start} characters",
                 span=span,
                 position=position,
                 data={"tag": name, "kind": kind},
@@ -145,11 +140,8 @@ def normalize_document(text: str) -> Document:
         )
         if kind == "unterminated":
             diagnostics.append(
-                Diagnostic(
-                    code="normalize.unterminated_reasoning",
-                    severity=Severity.WARNING,
-                    stage=STAGE,
-                    message=f"<{name}> is never closed: the response may have been cut off "
+                codes.NORMALIZE_UNTERMINATED_REASONING.at(
+                    f"<{name}> is never closed: the response may have been cut off "
                     "while still reasoning",
                     span=span,
                     position=position,
@@ -482,30 +474,24 @@ class _Cleaner:
     def _payload(self) -> Payload:
         diagnostics = []
         if self.removed_span:
-            codes = sorted(self.removed_codes)
+            codepoints = sorted(self.removed_codes)
             plural = "s" if self.removed != 1 else ""
             changed = " (a NUL inside a string: the string changed)" if self.nul_in_string else ""
             diagnostics.append(
-                Diagnostic(
-                    code="normalize.invisible_chars",
-                    severity=Severity.INFO,
-                    stage=STAGE,
-                    message=f"removed {self.removed} invisible character{plural} from the JSON "
-                    f"({', '.join(codes)}){changed}",
+                codes.NORMALIZE_INVISIBLE_CHARS.at(
+                    f"removed {self.removed} invisible character{plural} from the JSON "
+                    f"({', '.join(codepoints)}){changed}",
                     span=Span(*self.removed_span),
                     risk=Risk.SAFE if self.nul_in_string else Risk.LOSSLESS,
                     rule="normalize.invisible_chars",
-                    data={"count": self.removed, "codepoints": codes},
+                    data={"count": self.removed, "codepoints": codepoints},
                 )
             )
         if self.changed_span:
             plural = "s" if self.changed != 1 else ""
             diagnostics.append(
-                Diagnostic(
-                    code="normalize.nfkc",
-                    severity=Severity.INFO,
-                    stage=STAGE,
-                    message=f"normalized {self.changed} compatibility character{plural} in the "
+                codes.NORMALIZE_NFKC.at(
+                    f"normalized {self.changed} compatibility character{plural} in the "
                     "JSON structure (for example fullwidth brackets) to ASCII",
                     span=Span(*self.changed_span),
                     risk=Risk.LOSSLESS,

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
+from llmfix import codes
 from llmfix.model import Diagnostic, Risk, Severity
 
 
@@ -23,13 +23,11 @@ def was_truncated(diagnostics: Sequence[Diagnostic]) -> bool:
 
 def cut_off(partial: bool) -> Diagnostic:
     """Why a value the text ends inside is ``truncated`` (a warning when partial is wanted)."""
-    return Diagnostic(
-        code="parse.cut_off",
-        severity=Severity.WARNING if partial else Severity.ERROR,
-        stage="parse",
-        message="the answer ends inside a value: it was cut off, and what was closed "
+    return codes.PARSE_CUT_OFF.at(
+        "the answer ends inside a value: it was cut off, and what was closed "
         "at the end is not what the model wrote",
         hint="raise the token limit of the request, or pass --partial to keep what is complete",
+        severity=Severity.WARNING if partial else Severity.ERROR,
     )
 
 
@@ -57,11 +55,8 @@ def drop_incomplete_tail(
         return value, []
     del parent[key]
     pointer = "/" + "/".join(path)
-    note = Diagnostic(
-        code="partial.incomplete_value",
-        severity=Severity.WARNING,
-        stage="partial",
-        message=f"{pointer}: the value was cut off mid-stream and is left out",
+    note = codes.PARTIAL_INCOMPLETE_VALUE.at(
+        f"{pointer}: the value was cut off mid-stream and is left out",
         pointer=pointer,
         data={"removed": node},
     )
@@ -90,10 +85,4 @@ def not_arrived(error: Diagnostic) -> Diagnostic | None:
     required that has not arrived yet), or ``None`` when the cut does not explain it."""
     if error.code not in _NOT_ARRIVED or error.severity is not Severity.ERROR:
         return None
-    return replace(
-        error,
-        code="partial.missing",
-        severity=Severity.WARNING,
-        stage="partial",
-        hint="not arrived yet: the output was cut off",
-    )
+    return codes.PARTIAL_MISSING.instead_of(error, hint="not arrived yet: the output was cut off")

@@ -41,6 +41,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
+from llmfix import codes
 from llmfix.model import Diagnostic, Result, Severity, Status
 
 if TYPE_CHECKING:
@@ -218,13 +219,11 @@ def model_name(body: Any) -> str | None:
 
 
 def cut_off_diagnostic(finish: Finish, *, partial: bool = False) -> Diagnostic:
-    return Diagnostic(
-        code="response.cut_off",
-        severity=Severity.WARNING if partial else Severity.ERROR,
-        stage=STAGE,
-        message=f"the API says the answer was cut off ({finish.reason}): "
+    return codes.RESPONSE_CUT_OFF.at(
+        f"the API says the answer was cut off ({finish.reason}): "
         "what was read is not the whole answer",
         hint="raise the token limit of the request, or pass --partial to keep what is complete",
+        severity=Severity.WARNING if partial else Severity.ERROR,
     )
 
 
@@ -265,11 +264,8 @@ def _not_arrived(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
 def refused_result(finish: Finish) -> Result:
     """The result for an answer the model refused or the API filtered: no value."""
     said = f": {_quote(finish.detail)}" if finish.detail else ""
-    refusal = Diagnostic(
-        code="response.refused",
-        severity=Severity.ERROR,
-        stage=STAGE,
-        message=f"the model refused or the API filtered the answer ({finish.reason}){said}",
+    refusal = codes.RESPONSE_REFUSED.at(
+        f"the model refused or the API filtered the answer ({finish.reason}){said}",
         hint="this is not a JSON problem: the request or its content was declined",
         data={"reason": finish.reason, "refusal": finish.detail},
     )
@@ -284,11 +280,8 @@ def text_refused_result(refusal: str) -> Result:
     """The result for an answer that is a refusal in words, with no JSON in it (see
     :func:`llmfix.pipeline.refusals.text_refusal`): ``refused``, as an API refusal is, and no
     value."""
-    refused = Diagnostic(
-        code="response.refused",
-        severity=Severity.ERROR,
-        stage=STAGE,
-        message=f"the model refused, in words, instead of answering: {_quote(refusal)}",
+    refused = codes.RESPONSE_REFUSED.at(
+        f"the model refused, in words, instead of answering: {_quote(refusal)}",
         hint="this is not a JSON problem: the model declined the request",
         data={"reason": IN_WORDS, "refusal": refusal},
     )

@@ -23,7 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from llmfix.model import Candidate, Diagnostic, Risk, Severity, Span, max_risk
+from llmfix import codes
+from llmfix.model import Candidate, Diagnostic, Risk, Span, max_risk
 from llmfix.options import Pick
 
 
@@ -148,11 +149,8 @@ def select_candidates(
         if rivals:
             other = rivals[0]
             diagnostics.append(
-                Diagnostic(
-                    code="extract.ambiguous",
-                    severity=Severity.WARNING,
-                    stage="select",
-                    message=(
+                codes.EXTRACT_AMBIGUOUS.at(
+                    (
                         f"{len(rivals) + 1} different valid JSON values; chose the one at "
                         f"{best.candidate.span.start}-{best.candidate.span.end} "
                         f"({best.candidate.origin}) over "
@@ -209,11 +207,8 @@ def collect_candidate(
     if reading is None:
         return None
     used = [p for p in top if fits(p.value)]
-    note = Diagnostic(
-        code=reading.code,
-        severity=Severity.WARNING,
-        stage="guided",
-        message=reading.message,
+    note = codes.get(reading.code).at(
+        reading.message,
         span=reading.span,
         rule=reading.code.split(".", 1)[1],
         risk=reading.risk,

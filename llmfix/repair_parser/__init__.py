@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
+from llmfix.codes import get
 from llmfix.deadline import Deadline
 from llmfix.formats import fences
 from llmfix.gcpause import paused_gc
@@ -43,45 +44,47 @@ from llmfix.repair_parser._repair import GUESS, LOSSLESS, SAFE, ParseFailure, Re
 
 __all__ = ["CODES", "ParserResult", "Repair", "repair_parse"]
 
-# Every code this parser reports, with what it means.
+# Every code this parser reports, with what it means (the registry's summary, llmfix.codes).
 CODES: dict[str, str] = {
-    "parse.trailing_comma": "a comma before a closing bracket (or a doubled comma) removed",
-    "parse.leading_comma": "a comma right after an opening bracket removed",
-    "parse.single_quotes": "a string in single quotes",
-    "parse.smart_quotes": "a string in curly quotes, backticks or other quote marks",
-    "parse.unquoted_key": "an object key without quotes",
-    "parse.unquoted_string": "a string value without quotes",
-    "parse.python_literal": "Python True/False/None (and their case variants), a tuple or a set",
-    "parse.js_literal": "JavaScript undefined/NaN/Infinity, read as null",
-    "parse.comment": "a /* */, // or # comment removed",
-    "parse.truncated": "the input ended early: brackets closed, a string or number completed",
-    "parse.unescaped_quote": "a quote inside a string that was not escaped",
-    "parse.unescaped_control": "a raw line break, tab or control character inside a string",
-    "parse.missing_comma": "a comma added between two items",
-    "parse.missing_colon": "a colon added between a key and its value",
-    "parse.missing_value": "a key without a value, read as null",
-    "parse.redundant_closer": "a bracket with nothing to match, removed ('}}', '{{')",
-    "parse.leading_zero": "a number with leading zeros, kept as a string",
-    "parse.invalid_number": "a malformed number, completed or kept as a string",
-    "parse.ellipsis": "an ellipsis (...) standing for omitted items, removed",
-    "parse.string_concat": "strings joined with '+', concatenated",
-    "parse.trailing_text": "text after the JSON value, removed",
-    "parse.invalid_escape": "a backslash escape JSON does not define",
-    "parse.jsonp": "a JSONP callback wrapper removed",
-    "parse.mongo_wrapper": "a MongoDB type wrapper such as ObjectId(...) removed",
-    "parse.regex_literal": "a /regular expression/ read as a string",
-    "parse.ndjson": "several top-level values read as one array",
-    "parse.fence": "a markdown code fence removed",
-    "parse.escaped_document": 'a whole document written as escaped string content (\\")',
-    "parse.special_whitespace": "a non-JSON space character (no-break space, BOM...) removed",
-    # added by this parser
-    "parse.leading_text": "text before the JSON value, removed",
-    "parse.stray_text": "a token that belongs to no key or value, removed",
-    "parse.missing_closer": "a closing bracket added before a bracket of another kind",
-    "parse.missing_opener": "an opening brace added for a key: value inside an array",
-    "parse.missing_quote": "a closing quote added where the string must have ended",
-    "parse.duplicate_key": "a key written twice in one object: the last value is kept",
-    "parse.number_out_of_range": "a number beyond the range of a 64-bit float, kept as written",
+    code: get(code).summary
+    for code in (
+        "parse.trailing_comma",
+        "parse.leading_comma",
+        "parse.single_quotes",
+        "parse.smart_quotes",
+        "parse.unquoted_key",
+        "parse.unquoted_string",
+        "parse.python_literal",
+        "parse.js_literal",
+        "parse.comment",
+        "parse.truncated",
+        "parse.unescaped_quote",
+        "parse.unescaped_control",
+        "parse.missing_comma",
+        "parse.missing_colon",
+        "parse.missing_value",
+        "parse.redundant_closer",
+        "parse.leading_zero",
+        "parse.invalid_number",
+        "parse.ellipsis",
+        "parse.string_concat",
+        "parse.trailing_text",
+        "parse.invalid_escape",
+        "parse.jsonp",
+        "parse.mongo_wrapper",
+        "parse.regex_literal",
+        "parse.ndjson",
+        "parse.fence",
+        "parse.escaped_document",
+        "parse.special_whitespace",
+        "parse.leading_text",
+        "parse.stray_text",
+        "parse.missing_closer",
+        "parse.missing_opener",
+        "parse.missing_quote",
+        "parse.duplicate_key",
+        "parse.number_out_of_range",
+    )
 }
 
 _ESCAPED = re.compile(r"\\([\"\\])")

@@ -24,14 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, ClassVar, TextIO
 
+from llmfix import codes
 from llmfix.files.atomic import OUTPUT_ERRORS, atomic_output
 from llmfix.model import Diagnostic, Position, Severity, Status
 
 if TYPE_CHECKING:
     from llmfix.batch.core import BatchSummary, Checked
     from llmfix.inputs import Item
-
-GATE_CODE = "check.gate"
 
 # Every status an item can end with, best to worst: the model's (``Status``), then
 # ``error`` (the item could not be checked). Every reporter lists these, so none drifts.
@@ -133,14 +132,7 @@ def failing_diagnostics(checked: Checked) -> list[Diagnostic]:
     repairs = [d for d in changes if d.stage != "extract"]  # extraction alone is not a repair
     if repairs or changes:
         return repairs or changes
-    return [
-        Diagnostic(
-            code=GATE_CODE,
-            severity=Severity.ERROR,
-            stage="check",
-            message="; ".join(checked.failures),
-        )
-    ]
+    return [codes.CHECK_GATE.at("; ".join(checked.failures))]
 
 
 def counted(count: int, noun: str, plural: str | None = None) -> str:

@@ -29,10 +29,11 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from llmfix import codes
 from llmfix._version import __version__
 from llmfix.batch.core import BatchSummary, Checked, Outcome
 from llmfix.files.atomic import atomic_output
-from llmfix.inputs import Item, input_error
+from llmfix.inputs import Item
 from llmfix.model import Severity
 from llmfix.reporters.base import (
     STATUS_LABELS,
@@ -528,7 +529,7 @@ def repair_entry(
 
 def unreadable_entry(name: str, message: str) -> Checked:
     """A `repair` input that could not be read."""
-    error = input_error("input.unreadable", message)
+    error = codes.INPUT_UNREADABLE.at(message)
     item = Item(id=name, source=name, line=1, text="", kind="file", error=error)
     return Checked(Outcome(item, None, error), (f"not checked ({error.code})",))
 

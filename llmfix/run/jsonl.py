@@ -14,12 +14,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, TextIO
 
-from llmfix.batch.core import STAGE, Outcome, Profile, check_item, judge
+from llmfix import codes
+from llmfix.batch.core import Outcome, Profile, check_item, judge
 from llmfix.errors import LlmfixError
 from llmfix.inputs import ReadOptions, field_tokens, items_from_lines
 from llmfix.inputs.items import reading_notes, with_reading_changes
 from llmfix.jsontext import dumps
-from llmfix.model import Diagnostic, ExitCode, Severity
+from llmfix.model import Diagnostic, ExitCode
 
 if TYPE_CHECKING:
     from llmfix.batch.gate import FailOn
@@ -60,7 +61,7 @@ def repair_jsonl(
             try:
                 outcome = _checked(item, profile)
             except LlmfixError as exc:
-                error = Diagnostic("batch.crash", Severity.ERROR, STAGE, str(exc))
+                error = codes.BATCH_CRASH.at(str(exc))
                 outcome = Outcome(item, None, error)
         checked = judge(outcome, fail_on, max_risk, partial=options.partial)
         failed = failed or checked.failed

@@ -450,7 +450,7 @@ def disabled_rules(disable: tuple[str, ...], only: str | None) -> frozenset[str]
     """The rule ids ``--disable-rule`` turns off, plus all but ``--rules`` when given."""
     if not disable and only is None:
         return frozenset()
-    from llmfix.schema.repair import all_rule_ids, rule_ids
+    from llmfix.rules import all_rule_ids, rule_ids
 
     disabled = rule_ids(disable)
     if only is not None:

@@ -12,12 +12,12 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from llmfix import codes
 from llmfix.errors import SchemaError
-from llmfix.model import Diagnostic, Severity
+from llmfix.model import Diagnostic
 from llmfix.schema.budget import pattern_is_risky
 from llmfix.schema.explain import (
     NEVER,
-    STAGE,
     explain,
     innermost,
     json_pointer,
@@ -98,11 +98,8 @@ def choose_draft(schema: Any, source: str) -> tuple[str, tuple[Diagnostic, ...]]
     label = dialect_label(uri)
     if label is not None:
         return label, ()
-    warning = Diagnostic(
-        code="schema.unknown_dialect",
-        severity=Severity.WARNING,
-        stage=STAGE,
-        message=f"unknown $schema {preview(uri)}; validating as JSON Schema {DEFAULT_DRAFT}",
+    warning = codes.SCHEMA_UNKNOWN_DIALECT.at(
+        f"unknown $schema {preview(uri)}; validating as JSON Schema {DEFAULT_DRAFT}",
         data={"$schema": uri},
     )
     return DEFAULT_DRAFT, (warning,)

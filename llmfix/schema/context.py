@@ -17,8 +17,9 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
+from llmfix import codes
 from llmfix.deadline import Deadline, OutOfTime
-from llmfix.model import Diagnostic, PatchOp, Risk, Severity
+from llmfix.model import Diagnostic, PatchOp, Risk
 from llmfix.schema import walk as sw
 from llmfix.schema.budget import TooCostly, bounded_class, no_more, search, steps
 
@@ -68,32 +69,15 @@ class Fix:
         return (max(op.risk.rank for op in self.ops), len(self.ops))
 
 
-def note(code: str, message: str, pointer: str | None, **data: Any) -> Diagnostic:
-    return Diagnostic(
-        code=code,
-        severity=Severity.INFO,
-        stage=STAGE,
-        message=message,
-        pointer=pointer,
-        data=data or None,
-    )
-
-
 def change_diagnostic(op: PatchOp) -> Diagnostic:
+    """The warning a schema repair's patch operation is (``repair.<its rule>``)."""
     data: dict[str, Any] | None = None
     if op.op == "remove":
         data = {"removed": op.before}
     elif op.op == "move":
         data = {"from": op.from_}
-    return Diagnostic(
-        code=f"repair.{op.rule}",
-        severity=Severity.WARNING,
-        stage=STAGE,
-        message=op.message,
-        pointer=op.path,
-        rule=op.rule,
-        risk=op.risk,
-        data=data,
+    return codes.get(f"repair.{op.rule}").at(
+        op.message, pointer=op.path, rule=op.rule, risk=op.risk, data=data
     )
 
 
@@ -237,11 +221,10 @@ class RepairContext:
         if depth <= MAX_DEPTH and self.visits <= MAX_VISITS and not self.too_costly:
             return False
         if "limit" not in self.notes:
-            self.notes["limit"] = note(
-                "repair.limit",
+            self.notes["limit"] = codes.REPAIR_LIMIT.at(
                 f"the value or schema is too deeply nested or too large to repair in full; "
                 f"repair stopped at {pointer or 'the root'}",
-                pointer,
+                pointer=pointer,
             )
         return True
 
@@ -297,7 +280,7 @@ class RepairContext:
         key = f"schema:{reason}"
         if key not in self.notes:
             message = f"part of the schema could not be evaluated ({reason}); it was not used"
-            self.notes[key] = note("repair.schema_unusable", message, None)
+            self.notes[key] = codes.REPAIR_SCHEMA_UNUSABLE.at(message)
 
     def is_type(self, value: Any, name: str) -> bool:
         try:

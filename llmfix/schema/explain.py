@@ -15,8 +15,9 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
+from llmfix import codes
 from llmfix.jsontext import dumps
-from llmfix.model import Diagnostic, Severity
+from llmfix.model import Diagnostic
 from llmfix.schema.walk import json_type
 
 if TYPE_CHECKING:
@@ -72,15 +73,13 @@ def _make(
     keyword: str, tokens: Sequence[str | int], text: str, hint: str | None, data: dict[str, Any]
 ) -> Diagnostic:
     pointer = json_pointer(tokens)
-    return Diagnostic(
-        code=f"schema.{_snake(keyword)}",
-        severity=Severity.ERROR,
-        stage=STAGE,
-        message=f"{pointer or '/'}: {text}",
-        pointer=pointer,
-        hint=hint,
-        data=data,
-    )
+    return _code_of(keyword).at(f"{pointer or '/'}: {text}", pointer=pointer, hint=hint, data=data)
+
+
+def _code_of(keyword: str) -> codes.Code:
+    """The registered ``schema.<keyword in snake case>`` code of a failing keyword."""
+    found = codes.SCHEMA_KEYWORDS.get(keyword)
+    return found if found is not None else codes.get(f"schema.{_snake(keyword)}")
 
 
 def explain(error: ValidationError) -> Said:
@@ -509,42 +508,27 @@ def _comparison(keyword: str, schema: dict[str, Any]) -> str:
 
 
 def too_many_errors_diagnostic(limit: int) -> Diagnostic:
-    return Diagnostic(
-        code="schema.too_many_errors",
-        severity=Severity.ERROR,
-        stage=STAGE,
-        message=f"/: more than {limit:,} schema errors; the first {limit:,} found are listed",
-        pointer="",
+    return codes.SCHEMA_TOO_MANY_ERRORS.at(
+        f"/: more than {limit:,} schema errors; the first {limit:,} found are listed", pointer=""
     )
 
 
 def too_costly_diagnostic(reason: str) -> Diagnostic:
-    return Diagnostic(
-        code="schema.too_costly",
-        severity=Severity.ERROR,
-        stage=STAGE,
-        message=f"/: the value could not be validated in bounded time: {reason}",
-        pointer="",
+    return codes.SCHEMA_TOO_COSTLY.at(
+        f"/: the value could not be validated in bounded time: {reason}", pointer=""
     )
 
 
 def recursion_diagnostic() -> Diagnostic:
-    return Diagnostic(
-        code="schema.recursion_limit",
-        severity=Severity.ERROR,
-        stage=STAGE,
-        message="/: the value is nested too deeply to validate against this schema",
-        pointer="",
+    return codes.SCHEMA_RECURSION_LIMIT.at(
+        "/: the value is nested too deeply to validate against this schema", pointer=""
     )
 
 
 def unresolvable_diagnostic(error: BaseException) -> Diagnostic:
     ref = getattr(error, "ref", "?")
-    return Diagnostic(
-        code="schema.unresolvable_ref",
-        severity=Severity.ERROR,
-        stage=STAGE,
-        message=f'/: the schema\'s reference "{shorten(str(ref), 80)}" cannot be resolved',
+    return codes.SCHEMA_UNRESOLVABLE_REF.at(
+        f'/: the schema\'s reference "{shorten(str(ref), 80)}" cannot be resolved',
         pointer="",
         data={"ref": str(ref)},
     )

@@ -38,113 +38,54 @@ renamed paths), then ``add`` of defaults.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from llmfix import codes
 from llmfix.deadline import Deadline
-from llmfix.errors import ConfigError
 from llmfix.model import Diagnostic, PatchOp, Risk
+from llmfix.rules import SCHEMA_RULES
 from llmfix.schema import coercers, objects
 from llmfix.schema import walk as sw
 from llmfix.schema.budget import allowance
-from llmfix.schema.context import STAGE, Fix, RepairContext, change_diagnostic, detach_ops, note
+from llmfix.schema.context import STAGE, Fix, RepairContext, change_diagnostic, detach_ops
 
 __all__ = ["RULES", "STAGE", "Rule", "SchemaRepairOutcome", "coerce_to_schema"]
 
 
 class Rule(NamedTuple):
-    """A repair rule: its risk tier, what it does, and the function that does it."""
+    """A repair rule as the walk uses it: its risk tier and what it does (from its record,
+    :data:`llmfix.rules.SCHEMA_RULES`), and the function that does it."""
 
     risk: Risk
     description: str
     fixer: Callable[..., Any]
 
 
+# Each schema rule (its record, llmfix.rules) → the function that carries it out.
+_FIXERS: dict[str, Callable[..., Any]] = {
+    "parse_json_string": coercers.parse_json_string,
+    "unwrap_object": objects.unwrap_object,
+    "wrap_array": coercers.wrap_array,
+    "unwrap_array": coercers.unwrap_array,
+    "coerce_number": coercers.to_number,
+    "coerce_percent": coercers.to_number,
+    "coerce_fraction": coercers.to_number,
+    "coerce_integer": coercers.to_integer,
+    "coerce_string": coercers.to_string,
+    "coerce_boolean": coercers.to_boolean,
+    "coerce_null": coercers.to_null,
+    "enum_case": coercers.fix_enum,
+    "enum_nearest": coercers.fix_enum,
+    "rename_key_case": objects.plan_renames,
+    "rename_key_fuzzy": objects.plan_renames,
+    "remove_additional": objects.remove_additional,
+    "fill_default": objects.fill_default,
+}
+
 RULES: dict[str, Rule] = {
-    "parse_json_string": Rule(
-        Risk.SAFE,
-        'JSON object/array sent as a string where one is wanted: "{\\"a\\": 1}" → {"a": 1}',
-        coercers.parse_json_string,
-    ),
-    "unwrap_object": Rule(
-        Risk.SAFE,
-        'object wrapped in one undeclared key holding all required keys: {"result": {...}} → {...}',
-        objects.unwrap_object,
-    ),
-    "wrap_array": Rule(
-        Risk.SAFE, 'single value where an array is wanted: "red" → ["red"]', coercers.wrap_array
-    ),
-    "unwrap_array": Rule(
-        Risk.SAFE,
-        'one-element array where its element is wanted: ["red"] → "red"',
-        coercers.unwrap_array,
-    ),
-    "coerce_number": Rule(
-        Risk.SAFE,
-        'number written as a string: "12" → 12, " 1e3 " → 1000.0, "12,111" → 12111',
-        coercers.to_number,
-    ),
-    "coerce_percent": Rule(
-        Risk.GUESS,
-        'percentage on the scale the maximum implies: "87%" → 87 (maximum 100), 0.87 (maximum 1)',
-        coercers.to_number,
-    ),
-    "coerce_fraction": Rule(
-        Risk.GUESS,
-        'fraction: "7/10" → 7 when the maximum is 10, "1/5" → 0.2 when it is at most 1 or absent',
-        coercers.to_number,
-    ),
-    "coerce_integer": Rule(
-        Risk.SAFE,
-        'integer from an integral number or numeral: 12.0 → 12, "12" → 12',
-        coercers.to_integer,
-    ),
-    "coerce_string": Rule(
-        Risk.SAFE, 'string from a number or boolean: 12 → "12", true → "true"', coercers.to_string
-    ),
-    "coerce_boolean": Rule(
-        Risk.SAFE,
-        'boolean from "true"/"false"/"yes"/"no"/"1"/"0" (any case) or 1/0: "Yes" → true',
-        coercers.to_boolean,
-    ),
-    "coerce_null": Rule(
-        Risk.SAFE,
-        'null from "null"/"None"/"nil"/"undefined"/"N/A"/"" where null is allowed: "N/A" → null',
-        coercers.to_null,
-    ),
-    "enum_case": Rule(
-        Risk.SAFE,
-        'enum/const value equal after folding case and punctuation: "In Progress" → "in_progress"',
-        coercers.fix_enum,
-    ),
-    "enum_nearest": Rule(
-        Risk.GUESS,
-        'enum/const value nearest by edit distance (≥ 0.8 similar, unique): "complet" → "complete"',
-        coercers.fix_enum,
-    ),
-    "rename_key_case": Rule(
-        Risk.SAFE,
-        'key equal to a missing declared key after folding case/_/-: "firstName" → "first_name"',
-        objects.plan_renames,
-    ),
-    "rename_key_fuzzy": Rule(
-        Risk.GUESS,
-        'near-miss of a missing declared key (≥ 0.8 similar, unique): "reasonning" → "reasoning"',
-        objects.plan_renames,
-    ),
-    # A guess, not safe: the model wrote the value, and dropping it loses data (a key it
-    # misnamed, a field the schema forgot); --max-risk safe keeps it and fails instead.
-    "remove_additional": Rule(
-        Risk.GUESS,
-        "property that additionalProperties: false forbids, removed (value kept in the diagnostic)",
-        objects.remove_additional,
-    ),
-    "fill_default": Rule(
-        Risk.SAFE,
-        'missing required property with a default filled: {} → {"n": 1}',
-        objects.fill_default,
-    ),
+    record.id: Rule(record.risk, record.description, _FIXERS[record.id]) for record in SCHEMA_RULES
 }
 
 _RISKS = {rule: entry.risk for rule, entry in RULES.items()}
@@ -196,7 +137,7 @@ def coerce_to_schema(
             deadline if deadline is not None else Deadline.never(STAGE),
         )
     except Exception as exc:  # a schema jsonschema cannot even load: nothing to repair against
-        unusable = note("repair.schema_unusable", f"the schema could not be loaded ({exc})", None)
+        unusable = codes.REPAIR_SCHEMA_UNUSABLE.at(f"the schema could not be loaded ({exc})")
         return SchemaRepairOutcome(sw.copy_json(value), diagnostics=(unusable,))
     root = ctx.root_resolver
     ctx.step_allowance = functools.cache(lambda: allowance(value))
@@ -331,13 +272,8 @@ def _choose(options: list[tuple[Any, Fix]], keyword: str, pointer: str) -> Fix:
             f"{keyword} branches {best_label} and {shown} fit equally well after repair; "
             f"kept branch {best_label}"
         )
-    tie = note(
-        "repair.branch_tie",
-        message,
-        pointer,
-        keyword=keyword,
-        kept=best_label,
-        tied=rivals,
+    tie = codes.REPAIR_BRANCH_TIE.at(
+        message, pointer=pointer, data={"keyword": keyword, "kept": best_label, "tied": rivals}
     )
     return Fix(best.value, best.ops, (*best.notes, tie))
 
@@ -441,32 +377,3 @@ def _shape(
     if isinstance(value, list):
         return objects.fix_array(ctx, repair, value, schema, resolver, pointer, depth)
     return coercers.fix_enum(ctx, value, schema, pointer)
-
-
-def rule_ids(names: Iterable[str]) -> frozenset[str]:
-    """Schema repair rule ids as written by a user (``enum-case`` or ``enum_case``).
-
-    Both spellings name the same rule everywhere (flags, config files, the library); an
-    unknown id is a :class:`~llmfix.errors.ConfigError` with the closest known one.
-    """
-    names = list(names)
-    if not names:
-        return frozenset()  # (and schema_repair is not imported)
-
-    known = all_rule_ids()
-    found = set()
-    for name in names:
-        rule = str(name).strip().replace("-", "_")
-        if rule not in known:
-            import difflib
-
-            close = difflib.get_close_matches(rule, sorted(known), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else " (see `llmfix rules`)"
-            raise ConfigError(f"unknown rule {name!r}{hint}")
-        found.add(rule)
-    return frozenset(found)
-
-
-def all_rule_ids() -> frozenset[str]:
-    """Every schema repair rule id, and ``tool_name`` (renaming an unknown tool, --tools)."""
-    return frozenset(RULES) | {"tool_name"}

@@ -12,7 +12,8 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from llmfix.model import Diagnostic, Result, Severity, Status
+from llmfix import codes
+from llmfix.model import Result, Severity, Status
 from llmfix.stream.events import Event
 
 if TYPE_CHECKING:
@@ -180,11 +181,8 @@ class ToolCallStream:
         message = json.dumps(_message(calls, self.text), ensure_ascii=False)
         result = self._check_tools(message, structured=True)
         cut = [
-            Diagnostic(
-                code="tools.truncated_call",
-                severity=Severity.ERROR,
-                stage="tools",
-                message=f"tool call {k} ({call.name or 'no name'}) was cut off by the end of "
+            codes.TOOLS_TRUNCATED_CALL.at(
+                f"tool call {k} ({call.name or 'no name'}) was cut off by the end of "
                 "the stream: its arguments never closed",
                 pointer=f"/{k}",
             )

@@ -47,6 +47,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from llmfix import codes
 from llmfix.model import Diagnostic, Result, Risk, Severity, Span
 from llmfix.pipeline.core import repair_text
 from llmfix.stream.calls import StructuredCall, ToolCallStream
@@ -348,34 +349,23 @@ class StreamParser(ToolCallStream):
             self._dirty = False
         self._stopped = True
         where = self._base + i
-        note = Diagnostic(
-            code="stream.stopped",
-            severity=Severity.INFO,
-            stage="stream",
-            message=f"{why}: no more snapshots from here; close() repairs the whole text",
+        note = codes.STREAM_STOPPED.at(
+            f"{why}: no more snapshots from here; close() repairs the whole text",
             span=Span(where, where + 1),
         )
         self.diagnostics.append(note)
         self._events.append(Event("stopped", index=self._index, diagnostics=(note,)))
         return -1
 
-    def _note(self, code: str, risk: Risk | None, i: int, length: int, message: str) -> None:
+    def _note(self, code: codes.Code, risk: Risk | None, i: int, length: int, message: str) -> None:
+        """Note ``code`` at ``[i, i + length)`` of the chunk: a warning when it changed
+        something (it has a risk), else an observation."""
         start = self._base + i
         severity = Severity.INFO if risk is None else Severity.WARNING
-        stage = "extract" if code.startswith("extract.") else "parse"
-        if code.startswith("normalize."):
-            stage = "normalize"
-        if risk is not None and code not in self._repairs:
-            self._repairs = tuple(sorted((*self._repairs, code)))
+        if risk is not None and code.id not in self._repairs:
+            self._repairs = tuple(sorted((*self._repairs, code.id)))
         self.diagnostics.append(
-            Diagnostic(
-                code=code,
-                severity=severity,
-                stage=stage,
-                message=message,
-                span=Span(start, start + length),
-                risk=risk,
-            )
+            code.at(message, span=Span(start, start + length), risk=risk, severity=severity)
         )
 
     # -------------------------------------------------------------- prose
@@ -449,7 +439,7 @@ class StreamParser(ToolCallStream):
                 return self._wait(j) if n - j < 200 else self._say_fence(buf, j, run)
             self._in_fence = True
             self._fresh = True
-            self._note("extract.fence", Risk.LOSSLESS, j, end - j, "a markdown fence")
+            self._note(codes.EXTRACT_FENCE, Risk.LOSSLESS, j, end - j, "a markdown fence")
             i = end + 1
         return i
 
@@ -476,7 +466,7 @@ class StreamParser(ToolCallStream):
             self._flush_prose()
             self._mode = _REASON
             self._reason_close = re.compile(rf"</{name}\s*>", re.IGNORECASE)
-            self._note("normalize.reasoning_block", None, j, m.end() - j, f"a <{name}> block")
+            self._note(codes.NORMALIZE_REASONING_BLOCK, None, j, m.end() - j, f"a <{name}> block")
             return m.end()
         if name in _ENVELOPES or name.startswith("|"):
             self._fresh = not closing
@@ -583,7 +573,7 @@ class StreamParser(ToolCallStream):
     def _close_container(self, frame: _Frame, i: int) -> None:
         if frame.comma is not None:
             comma = frame.comma - self._base
-            self._note("parse.trailing_comma", Risk.LOSSLESS, comma, 1, "trailing comma")
+            self._note(codes.PARSE_TRAILING_COMMA, Risk.LOSSLESS, comma, 1, "trailing comma")
         self._stack.pop()
         self._dirty = True
         if self._stack:
@@ -679,13 +669,13 @@ class StreamParser(ToolCallStream):
             end = buf.find("\n", i)
             if end < 0:
                 return self._wait(i)
-            self._note("parse.comment", Risk.LOSSLESS, i, end - i, "a // comment")
+            self._note(codes.PARSE_COMMENT, Risk.LOSSLESS, i, end - i, "a // comment")
             return end + 1
         if nxt == "*":
             end = buf.find("*/", i + 2)
             if end < 0:
                 return self._wait(i)
-            self._note("parse.comment", Risk.LOSSLESS, i, end + 2 - i, "a /* */ comment")
+            self._note(codes.PARSE_COMMENT, Risk.LOSSLESS, i, end + 2 - i, "a /* */ comment")
             return end + 2
         return self._stop(i, "unexpected '/'")
 
@@ -764,7 +754,7 @@ class StreamParser(ToolCallStream):
         if word in _LITERALS:
             return end if self._attach(_LITERALS[word], i) else -1
         if word in _PY_LITERALS:
-            self._note("parse.python_literal", Risk.SAFE, i, end - i, f"Python {word}")
+            self._note(codes.PARSE_PYTHON_LITERAL, Risk.SAFE, i, end - i, f"Python {word}")
             return end if self._attach(_PY_LITERALS[word], i) else -1
         return self._stop(i, f"a bare word {word!r}")
 
@@ -795,7 +785,7 @@ class StreamParser(ToolCallStream):
             if buf[after] != ":":
                 return self._stop(i, f"a bare word {m.group()!r}")
             key = m.group()
-            self._note("parse.unquoted_key", Risk.SAFE, i, end - i, "unquoted key")
+            self._note(codes.PARSE_UNQUOTED_KEY, Risk.SAFE, i, end - i, "unquoted key")
         frame.key = key
         frame.comma = None
         frame.state = _COLON
@@ -846,7 +836,7 @@ class StreamParser(ToolCallStream):
         except ValueError:
             self._stop(i, "an invalid escape in a string")
             return None
-        self._note("parse.single_quotes", Risk.SAFE, i, end + 1 - i, "single-quoted string")
+        self._note(codes.PARSE_SINGLE_QUOTES, Risk.SAFE, i, end + 1 - i, "single-quoted string")
         return text, end + 1
 
 

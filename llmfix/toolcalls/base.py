@@ -15,11 +15,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from llmfix import codes
 from llmfix.deadline import Deadline
 from llmfix.formats import ForwardSearch
 from llmfix.formats.prose import scan_value
 from llmfix.jsontext import read_float
-from llmfix.model import Diagnostic, LineIndex, Risk, Severity, Span
+from llmfix.model import Diagnostic, LineIndex, Risk, Span
 
 if TYPE_CHECKING:
     from llmfix.pipeline.responses import Finish
@@ -139,8 +140,7 @@ class Scan(ForwardSearch):
 
     def note(
         self,
-        code: str,
-        severity: Severity,
+        code: codes.Code,
         message: str,
         start: int,
         end: int,
@@ -151,12 +151,10 @@ class Scan(ForwardSearch):
         hint: str | None = None,
         data: dict[str, Any] | None = None,
     ) -> Diagnostic:
+        """A diagnostic of ``code`` at ``[start, end)`` of the text, with its line:column."""
         span = Span(start, max(start, end))
-        return Diagnostic(
-            code=code,
-            severity=severity,
-            stage=STAGE,
-            message=message,
+        return code.at(
+            message,
             pointer=pointer,
             span=span,
             position=self.lines.position(span.start),
@@ -164,6 +162,7 @@ class Scan(ForwardSearch):
             risk=risk,
             hint=hint,
             data=data,
+            stage=STAGE,
         )
 
     # -- schemas ----------------------------------------------------------------------------
@@ -292,8 +291,7 @@ def decode_json_text(
     if not outcome.ok:
         scan.deadline.check()  # the parser stopped because the time was spent
         note = scan.note(
-            "tools.arguments_not_json",
-            Severity.ERROR,
+            codes.TOOLS_ARGUMENTS_NOT_JSON,
             "the arguments string is not JSON and could not be repaired",
             start,
             end,
@@ -393,8 +391,7 @@ def bad_name(scan: Scan, fmt: str, shown: str, start: int, end: int) -> Diagnost
     """``tools.bad_name``: a call was there, but its name cannot be a tool's; it is left
     out, and that fails the result (an error), never a silent drop."""
     return scan.note(
-        "tools.bad_name",
-        Severity.ERROR,
+        codes.TOOLS_BAD_NAME,
         bad_name_message(shown, fmt),
         start,
         end,
@@ -443,8 +440,7 @@ def calls_from_values(
             if shape is None:
                 notes.append(
                     scan.note(
-                        "tools.malformed_call",
-                        Severity.WARNING,
+                        codes.TOOLS_MALFORMED_CALL,
                         f"a {fmt} tool call without a usable name: {preview(item)}",
                         jv.start,
                         jv.end,

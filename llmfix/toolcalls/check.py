@@ -42,6 +42,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from llmfix import codes
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.errors import ConfigError
 from llmfix.jsontext import dumps
@@ -129,13 +130,11 @@ def check_tool_calls(
         )
         result = _finished_as_said(checker.run(extraction, expect_sequence), extraction, partial)
     except OutOfTime as spent:
-        out_of_time = Diagnostic(
-            code="limits.time",
-            severity=Severity.ERROR,
-            stage=STAGE,
-            message=f"tool-call checking took longer than the {spent.seconds:g} s time budget",
+        out_of_time = codes.LIMITS_TIME.at(
+            f"tool-call checking took longer than the {spent.seconds:g} s time budget",
             hint="raise --time-budget to give it longer",
             data={"stage": spent.stage},
+            stage=STAGE,
         )
         result = Result(status=Status.UNPARSEABLE, value=[], diagnostics=(out_of_time,))
     timings = Timings({"extract": extracted - started, "check": time.perf_counter() - extracted})
@@ -203,23 +202,22 @@ class _Checker:
 
     def note(
         self,
-        code: str,
-        severity: Severity,
+        code: codes.Code,
         message: str,
         span: Span | None,
         *,
+        severity: Severity | None = None,
         pointer: str | None = None,
         risk: Risk | None = None,
         rule: str | None = None,
         hint: str | None = None,
         data: dict[str, Any] | None = None,
     ) -> None:
+        """Add a diagnostic of ``code`` at ``span`` (of the checked text; with its
+        line:column), made in the tools stage."""
         self.diagnostics.append(
-            Diagnostic(
-                code=code,
-                severity=severity,
-                stage=STAGE,
-                message=message,
+            code.at(
+                message,
                 pointer=pointer,
                 span=span,
                 position=self.lines.position(span.start) if span is not None else None,
@@ -227,6 +225,8 @@ class _Checker:
                 rule=rule,
                 hint=hint,
                 data=data,
+                severity=severity,
+                stage=STAGE,
             )
         )
 
@@ -246,8 +246,7 @@ class _Checker:
             self.prose(extraction, entries)
         if not extraction.calls:
             self.note(
-                "tools.no_calls",
-                Severity.INFO,
+                codes.TOOLS_NO_CALLS,
                 "the response calls no tool"
                 if not extraction.markers
                 else "tool-call syntax was found but no call could be read",
@@ -268,8 +267,7 @@ class _Checker:
             if not valid_name(call.name):  # a reader that takes any name (an XML attribute)
                 shown = shown_name(call.name)
                 self.note(
-                    "tools.bad_name",
-                    Severity.ERROR,
+                    codes.TOOLS_BAD_NAME,
                     bad_name_message(shown, call.format),
                     call.span,
                     hint=NAME_HINT,
@@ -279,8 +277,7 @@ class _Checker:
             if call.in_reasoning:
                 if outside:
                     self.note(
-                        "tools.in_reasoning",
-                        Severity.WARNING,
+                        codes.TOOLS_IN_REASONING,
                         f"a call to {call.name} inside a reasoning block was left out: the answer "
                         "makes its calls outside it",
                         call.span,
@@ -288,8 +285,7 @@ class _Checker:
                     )
                     continue
                 self.note(
-                    "tools.in_reasoning",
-                    Severity.WARNING,
+                    codes.TOOLS_IN_REASONING,
                     f"the call to {call.name} is inside a reasoning block; it was used, as the "
                     "answer makes no call outside it",
                     call.span,
@@ -299,8 +295,7 @@ class _Checker:
             if not call.complete:
                 if not self.salvage:
                     self.note(
-                        "tools.truncated_call",
-                        Severity.ERROR,
+                        codes.TOOLS_TRUNCATED_CALL,
                         f"the call to {call.name} is cut off (the output ends inside it); "
                         "it was left out",
                         call.span,
@@ -309,10 +304,10 @@ class _Checker:
                     )
                     continue
                 self.note(
-                    "tools.truncated_call",
-                    Severity.WARNING,
+                    codes.TOOLS_TRUNCATED_CALL,
                     f"the call to {call.name} is cut off; its arguments were salvaged",
                     call.span,
+                    severity=Severity.WARNING,
                     risk=Risk.GUESS,
                     rule="salvage",
                     data={"name": call.name},
@@ -365,8 +360,7 @@ class _Checker:
                 )
             )
             self.note(
-                "repair.tool_name",
-                Severity.WARNING,
+                codes.REPAIR_TOOL_NAME,
                 message,
                 call.span,
                 pointer=f"/{index}/name",
@@ -378,8 +372,7 @@ class _Checker:
         closest = registry.closest(call.name)
         known = ", ".join(registry.names[:10]) + (" …" if len(registry) > 10 else "")
         self.note(
-            "tools.unknown_name",
-            Severity.ERROR,
+            codes.TOOLS_UNKNOWN_NAME,
             f"call {index}: {call.name!r} is not a registered tool (registered: {known})",
             call.span,
             pointer=f"/{index}/name",
@@ -397,8 +390,7 @@ class _Checker:
         prefix = f"/{index}/arguments"
         if tool.problem is not None:
             self.note(
-                "tools.bad_schema",
-                Severity.WARNING,
+                codes.TOOLS_BAD_SCHEMA,
                 f"the schema of {name} does not compile, so its arguments were not checked: "
                 f"{tool.problem}",
                 call.span,
@@ -440,26 +432,24 @@ class _Checker:
                 )
         reported = set()
         for error in errors:
-            code = error.code
             data = dict(error.data or {})
             message = f"{name}(): {error.message}"
-            if code == "schema.required":
-                code = "tools.missing_argument"
-                if not error.pointer and "property" in data:
-                    message = f"{name}(): missing required argument {data['property']!r}"
-            if code == "schema.additional_properties" and error.pointer:
+            missing = error.code == codes.SCHEMA_REQUIRED.id  # a missing required argument
+            if missing and not error.pointer and "property" in data:
+                message = f"{name}(): missing required argument {data['property']!r}"
+            if error.code == codes.SCHEMA_ADDITIONAL_PROPERTIES.id and error.pointer:
                 reported.add(error.pointer.rsplit("/", 1)[-1])
+            placed: dict[str, Any] = {
+                "pointer": prefix + (error.pointer or ""),
+                "span": call.span,
+                "position": self.lines.position(call.span.start),
+                "message": message,
+                "data": data or None,
+            }
             self.diagnostics.append(
-                replace(
-                    error,
-                    code=code,
-                    stage=STAGE if code.startswith("tools.") else error.stage,
-                    pointer=prefix + (error.pointer or ""),
-                    span=call.span,
-                    position=self.lines.position(call.span.start),
-                    message=message,
-                    data=data or None,
-                )
+                codes.TOOLS_MISSING_ARGUMENT.instead_of(error, **placed)
+                if missing
+                else replace(error, **placed)
             )
         if isinstance(arguments, dict):
             self.unknown_arguments(index, call, name, arguments, reported)
@@ -486,8 +476,7 @@ class _Checker:
             if key in declared or escape_pointer(key) in reported:
                 continue
             self.note(
-                "tools.unknown_argument",
-                Severity.WARNING,
+                codes.TOOLS_UNKNOWN_ARGUMENT,
                 f"{name}() takes no argument {key!r}",
                 call.span,
                 pointer=f"/{index}/arguments/{escape_pointer(key)}",
@@ -497,8 +486,7 @@ class _Checker:
 
     def not_object(self, index: int, call: ToolCall) -> None:
         self.note(
-            "tools.arguments_not_object",
-            Severity.ERROR,
+            codes.TOOLS_ARGUMENTS_NOT_OBJECT,
             f"the arguments of {call.name} are not a JSON object",
             call.span,
             pointer=f"/{index}/arguments",
@@ -512,8 +500,7 @@ class _Checker:
                 continue
             if call_id in seen:
                 self.note(
-                    "tools.duplicate_id",
-                    Severity.ERROR,
+                    codes.TOOLS_DUPLICATE_ID,
                     f"calls {seen[call_id]} and {index} share the id {call_id!r}",
                     used[index].span,
                     pointer=f"/{index}/id",
@@ -531,8 +518,7 @@ class _Checker:
             min(len(names), len(expected)),
         )
         self.note(
-            "tools.sequence",
-            Severity.ERROR,
+            codes.TOOLS_SEQUENCE,
             f"expected the calls {', '.join(expected) or '(none)'}; got "
             f"{', '.join(names) or '(none)'} (first difference at call {at})",
             None,
@@ -560,8 +546,7 @@ class _Checker:
             span = Span(where, where + len(word)) if where != -1 else None
             closest = registry.closest(word)
             self.note(
-                "tools.unregistered_in_prose",
-                Severity.WARNING,
+                codes.TOOLS_UNREGISTERED_IN_PROSE,
                 f"the answer mentions {word!r}, which looks like a tool but is not registered",
                 span,
                 hint=f"did you mean {closest!r}?"

@@ -26,11 +26,12 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
+from llmfix import codes
 from llmfix.deadline import Deadline
 from llmfix.errors import ConfigError
 from llmfix.formats import fences
 from llmfix.formats.envelopes import drop_reasoning_tags
-from llmfix.model import Diagnostic, Severity, Span
+from llmfix.model import Diagnostic, Span
 from llmfix.pipeline.extract import extract_candidates
 from llmfix.pipeline.normalize import Document, normalize_document
 from llmfix.toolcalls import json_formats as jf
@@ -314,8 +315,7 @@ def _calls_in_content(
         for c in inner.calls
     )
     note = scan.note(
-        "tools.calls_in_content",
-        Severity.INFO,
+        codes.TOOLS_CALLS_IN_CONTENT,
         f"the {doc.format} message text holds {inner.format} tool calls (the server did not "
         "parse them); read them from the text",
         start,
@@ -359,8 +359,7 @@ class _Gate:
             first = bare_calls[0]
             self.notes.append(
                 self.scan.note(
-                    "tools.format_conflict",
-                    Severity.WARNING,
+                    codes.TOOLS_FORMAT_CONFLICT,
                     f"calls in {winner} and also {len(bare_calls)} bare {first.format} call(s); "
                     f"used {winner}: a model-specific envelope beats bare text read as a call",
                     first.start,
@@ -441,8 +440,7 @@ class _Gate:
             )
             self.notes.append(
                 self.scan.note(
-                    "tools.format_conflict",
-                    Severity.WARNING,
+                    codes.TOOLS_FORMAT_CONFLICT,
                     f"calls in two formats: {winner} ({len(calls)}) and {_names(lost)} "
                     f"({len(lost)}); used {winner}: {reason}",
                     hits[0].start,
@@ -560,8 +558,7 @@ def _vet_bare(scan: Scan, calls: list[Call]) -> tuple[list[Call], list[Diagnosti
         else:
             notes.append(
                 scan.note(
-                    "tools.not_a_call",
-                    Severity.INFO,
+                    codes.TOOLS_NOT_A_CALL,
                     f"JSON naming {call.name!r}, which is no registered tool, was taken as text",
                     call.start,
                     call.end,

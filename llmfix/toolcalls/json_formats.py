@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from llmfix import codes
 from llmfix.formats import fences, strip_span
 from llmfix.formats.prose import plausible_value
-from llmfix.model import Severity, Span
+from llmfix.model import Span
 from llmfix.toolcalls.base import (
     NAME_RE,
     Call,
@@ -56,8 +57,7 @@ def read_tagged_json(
 def _no_json(scan: Scan, hit: Hit, family: str) -> None:
     hit.notes.append(
         scan.note(
-            "tools.malformed_call",
-            Severity.WARNING,
+            codes.TOOLS_MALFORMED_CALL,
             f"a {family} tool-call marker is not followed by a JSON call",
             hit.start,
             hit.end,
@@ -198,8 +198,7 @@ def read_kimi(scan: Scan, m: re.Match[str]) -> Hit:
         if ident is None or args is None:
             hit.notes.append(
                 scan.note(
-                    "tools.malformed_call",
-                    Severity.WARNING,
+                    codes.TOOLS_MALFORMED_CALL,
                     "a kimi-k2 call whose id is not functions.NAME:INDEX followed by arguments",
                     begin.start(),
                     pos,
@@ -227,8 +226,7 @@ def read_kimi(scan: Scan, m: re.Match[str]) -> Hit:
 
 def _not_json_arguments(scan: Scan, start: int, end: int) -> Any:
     return scan.note(
-        "tools.arguments_not_json",
-        Severity.ERROR,
+        codes.TOOLS_ARGUMENTS_NOT_JSON,
         "the arguments are not a JSON object",
         start,
         end,
@@ -305,8 +303,7 @@ def _ds_name(text: str, start: int, end: int) -> tuple[str, int]:
 
 def _malformed(scan: Scan, family: str, start: int, end: int) -> Any:
     return scan.note(
-        "tools.malformed_call",
-        Severity.WARNING,
+        codes.TOOLS_MALFORMED_CALL,
         f"a {family} call without a readable name",
         start,
         end,

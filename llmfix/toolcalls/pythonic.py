@@ -21,8 +21,9 @@ import ast
 import re
 from typing import Any
 
+from llmfix import codes
 from llmfix.formats import strip_span
-from llmfix.model import Diagnostic, Severity
+from llmfix.model import Diagnostic
 from llmfix.toolcalls.base import NAME_RE, Call, Hit, Scan
 from llmfix.toolcalls.values import literal_value, typed_value
 
@@ -46,8 +47,7 @@ def parse_pythonic(
         complete = False
     if nodes is None:
         note = scan.note(
-            "tools.malformed_call",
-            Severity.WARNING,
+            codes.TOOLS_MALFORMED_CALL,
             f"the {fmt} call list is not valid Python call syntax",
             start,
             end,
@@ -67,8 +67,7 @@ def parse_pythonic(
         if name is None:
             notes.append(
                 scan.note(
-                    "tools.malformed_call",
-                    Severity.WARNING,
+                    codes.TOOLS_MALFORMED_CALL,
                     "a call whose function is not a plain name",
                     call_start,
                     call_end,
@@ -90,8 +89,7 @@ def parse_pythonic(
         if node.args:
             call.notes.append(
                 scan.note(
-                    "tools.positional_argument",
-                    Severity.ERROR,
+                    codes.TOOLS_POSITIONAL_ARGUMENT,
                     f"{name}() is given {len(node.args)} positional argument(s), which have no "
                     "name to match the tool's parameters",
                     call_start,
@@ -105,8 +103,7 @@ def parse_pythonic(
 
 def _bad_argument(scan: Scan, call: Call, what: str) -> Diagnostic:
     return scan.note(
-        "tools.malformed_argument",
-        Severity.ERROR,
+        codes.TOOLS_MALFORMED_ARGUMENT,
         f"{call.name}(): {what}; it was left out",
         call.start,
         call.end,
@@ -353,8 +350,7 @@ def read_gemma(
     if name is None or (brace == -1 and found is not None):
         hit.notes.append(
             scan.note(
-                "tools.malformed_call",
-                Severity.WARNING,
+                codes.TOOLS_MALFORMED_CALL,
                 f"a {family} call without a name and arguments",
                 m.start(),
                 hit.end,
@@ -372,8 +368,7 @@ def read_gemma(
     except ValueError:
         hit.notes.append(
             scan.note(
-                "tools.malformed_call",
-                Severity.WARNING,
+                codes.TOOLS_MALFORMED_CALL,
                 f"the arguments of {call_name} are nested too deeply",
                 m.start(),
                 hit.end,

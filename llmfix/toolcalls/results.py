@@ -26,8 +26,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from llmfix import codes
 from llmfix.jsontext import dumps
-from llmfix.model import Diagnostic, Result, Severity, Status
+from llmfix.model import Diagnostic, Result, Status
 from llmfix.pipeline.core import repair_text
 
 if TYPE_CHECKING:
@@ -55,16 +56,10 @@ class ToolResult:
     notes: tuple[Diagnostic, ...] = ()
 
 
-def _diag(code: str, severity: Severity, message: str, hint: str | None = None) -> Diagnostic:
-    return Diagnostic(code=code, severity=severity, stage=STAGE, message=message, hint=hint)
-
-
 def _tool_error(tool: str, text: str) -> Diagnostic:
     said = " ".join(text.split())
     said = said if len(said) <= 200 else said[:199] + "…"
-    return _diag(
-        "toolresult.is_error",
-        Severity.ERROR,
+    return codes.TOOLRESULT_IS_ERROR.at(
         f"tool {json.dumps(tool)} returned an error" + (f": {said}" if said else ""),
         hint="the tool failed; its result holds no value to check",
     )
@@ -110,9 +105,7 @@ def mcp_results(record: Mapping[str, Any], calls: dict[Any, str]) -> Iterator[To
     error = record.get("error")
     if error is not None:
         detail = error.get("message") if isinstance(error, Mapping) else error
-        diag = _diag(
-            "toolresult.rpc_error",
-            Severity.ERROR,
+        diag = codes.TOOLRESULT_RPC_ERROR.at(
             f"the call to tool {json.dumps(tool)} failed: {detail}",
             hint="a protocol error (unknown tool, bad arguments): there is no result",
         )
@@ -139,9 +132,7 @@ def _call_result(
         yield ToolResult(0, tool, structured, True, (*path, "structuredContent"))
         return
     target = None if where is None else (*path, "content", *where)
-    note = _diag(
-        "toolresult.unstructured",
-        Severity.INFO,
+    note = codes.TOOLRESULT_UNSTRUCTURED.at(
         "no structuredContent in the result: its text content is checked as JSON",
     )
     yield ToolResult(0, tool, text or "", False, target, notes=(note,))
@@ -217,9 +208,7 @@ def check_tool_result(
     Without an output schema nothing is checked (``toolresult.unchecked``, info).
     """
     if validator is None:
-        note = _diag(
-            "toolresult.unchecked",
-            Severity.INFO,
+        note = codes.TOOLRESULT_UNCHECKED.at(
             f"tool {json.dumps(tool)} declares no output schema: its result is not checked",
             hint="give the tool an outputSchema in the --tools file",
         )

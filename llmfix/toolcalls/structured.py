@@ -23,7 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from llmfix.model import Diagnostic, Severity
+from llmfix import codes
+from llmfix.model import Diagnostic
 from llmfix.pipeline.responses import (
     Finish,
     anthropic_finish,
@@ -112,8 +113,7 @@ class _Reader:
                 if len(choices) > 1:
                     doc.notes.append(
                         self.scan.note(
-                            "tools.choices",
-                            Severity.INFO,
+                            codes.TOOLS_CHOICES,
                             f"the response has {len(choices)} choices; read the first",
                             self.start,
                             self.end,
@@ -127,8 +127,7 @@ class _Reader:
                 if len(candidates) > 1:
                     found.notes.append(
                         self.scan.note(
-                            "tools.choices",
-                            Severity.INFO,
+                            codes.TOOLS_CHOICES,
                             f"the response has {len(candidates)} candidates; read the first",
                             self.start,
                             self.end,
@@ -244,8 +243,7 @@ class _Reader:
         if shape is None:
             doc.notes.append(
                 self.scan.note(
-                    "tools.malformed_call",
-                    Severity.WARNING,
+                    codes.TOOLS_MALFORMED_CALL,
                     f"a {fmt} tool call without a usable name",
                     self.start,
                     self.end,

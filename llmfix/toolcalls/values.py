@@ -15,8 +15,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from llmfix import codes
 from llmfix.jsontext import read_float
-from llmfix.model import Diagnostic, Risk, Severity
+from llmfix.model import Diagnostic, Risk
 from llmfix.schema.walk import json_type
 from llmfix.toolcalls.base import Scan
 
@@ -226,8 +227,7 @@ class ArgumentsBuilder:
         if key in self.values:
             self.notes.append(
                 self.scan.note(
-                    "tools.duplicate_argument",
-                    Severity.ERROR,
+                    codes.TOOLS_DUPLICATE_ARGUMENT,
                     f"argument {key!r} is given twice; the last value is kept",
                     start,
                     end,
@@ -245,8 +245,7 @@ class ArgumentsBuilder:
             names = ", ".join(self.guessed)
             notes.append(
                 self.scan.note(
-                    "tools.typed_arguments",
-                    Severity.INFO,
+                    codes.TOOLS_TYPED_ARGUMENTS,
                     f"read {names} as JSON values (no schema says their type)",
                     start,
                     end,
@@ -282,8 +281,7 @@ def unwrap_arguments(
     if not isinstance(inner, dict):
         return values, None
     note = scan.note(
-        "tools.unwrapped_arguments",
-        Severity.INFO,
+        codes.TOOLS_UNWRAPPED_ARGUMENTS,
         f"the arguments were written inside one {key!r} parameter; unwrapped them",
         start,
         end,

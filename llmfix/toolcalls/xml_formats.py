@@ -26,9 +26,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from llmfix import codes
 from llmfix.formats import invoke, strip_span
 from llmfix.formats.invoke import trim_newline
-from llmfix.model import Diagnostic, Severity
+from llmfix.model import Diagnostic
 from llmfix.toolcalls.base import (
     NAME_RE,
     Call,
@@ -73,8 +74,7 @@ def parse_invokes(
             if p.name is None:
                 builder.notes.append(
                     scan.note(
-                        "tools.malformed_argument",
-                        Severity.ERROR,
+                        codes.TOOLS_MALFORMED_ARGUMENT,
                         "a <parameter> without a name; it was left out",
                         p.start,
                         p.end,
@@ -98,7 +98,7 @@ def parse_invokes(
 
 
 def _malformed(scan: Scan, fmt: str, what: str, start: int, end: int) -> Diagnostic:
-    return scan.note("tools.malformed_call", Severity.WARNING, f"{fmt}: {what}", start, end)
+    return scan.note(codes.TOOLS_MALFORMED_CALL, f"{fmt}: {what}", start, end)
 
 
 _FUNCTION_CALLS_CLOSE = re.compile(r"</(?:[\w-]+:)?function_calls\s*>")
@@ -370,8 +370,7 @@ def read_minicpm(scan: Scan, m: re.Match[str]) -> Hit:
         if p.group(1) is None:
             builder.notes.append(
                 scan.note(
-                    "tools.malformed_argument",
-                    Severity.ERROR,
+                    codes.TOOLS_MALFORMED_ARGUMENT,
                     "a <param> without a name; it was left out",
                     p.start(),
                     value_end,
