@@ -190,7 +190,8 @@ def bench_jobs(quick: bool, work: Path) -> dict[str, Any]:
 
 
 def bench_crossover(quick: bool) -> dict[str, Any]:
-    from llmfix.batch.core import BatchLimits, Profile, run_items
+    from llmfix.batch.core import BatchLimits, Profile
+    from llmfix.batch.pool import run_items
     from llmfix.inputs import Item
     from llmfix.schema.load import schema_from_value
     from llmfix.schema.validate import SchemaValidator

@@ -127,7 +127,9 @@ def demo_records(n: int, seed: int = SEED) -> Iterator[dict[str, Any]]:
 
 def checked_items(n: int, workdir: Path) -> tuple[list[Any], Any]:
     """``n`` judged items (distinct ones checked once, then repeated under new ids) + summary."""
-    from llmfix.batch.core import BatchLimits, BatchSummary, Profile, judge, run_items
+    from llmfix.batch.core import BatchLimits, Profile
+    from llmfix.batch.judge import BatchSummary, judge
+    from llmfix.batch.pool import run_items
     from llmfix.inputs import ReadOptions, items_from_file
     from llmfix.schema.load import load_schema
     from llmfix.schema.validate import SchemaValidator

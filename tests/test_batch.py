@@ -8,17 +8,10 @@ from typing import Any
 import pytest
 
 import llmfix.batch.core as batch
-from llmfix.batch.core import (
-    Baseline,
-    BatchLimits,
-    BatchSummary,
-    Outcome,
-    Profile,
-    check_text,
-    judge,
-    pointer_pattern,
-    run_items,
-)
+import llmfix.batch.pool as pool
+from llmfix.batch.core import BatchLimits, Outcome, Profile, check_text
+from llmfix.batch.judge import Baseline, BatchSummary, judge, pointer_pattern
+from llmfix.batch.pool import run_items
 from llmfix.inputs import Item, input_error
 from llmfix.model import Risk
 from llmfix.schema.load import schema_from_value
@@ -84,7 +77,7 @@ def test_small_runs_never_start_a_pool(
     def no_pool(*args: Any) -> None:
         raise AssertionError("a pool was started")
 
-    monkeypatch.setattr(batch, "_Pool", no_pool)
+    monkeypatch.setattr(pool, "_Pool", no_pool)
     assert len(list(run_items(items(20), profiles, BatchLimits(jobs=2)))) == 20
 
 

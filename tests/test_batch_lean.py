@@ -13,7 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 import llmfix.batch.core as batch
-from llmfix.batch.core import BatchLimits, Profile, run_items, strict_valid
+from llmfix.batch.core import BatchLimits, Profile, strict_valid
+from llmfix.batch.pool import run_items
 from llmfix.cli import app
 from llmfix.inputs import Item, ReadOptions, items_from_text
 from llmfix.jsontext import loads

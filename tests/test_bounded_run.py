@@ -177,7 +177,7 @@ def test_pool_workers_end_when_check_is_killed(tmp_path: Path) -> None:
 
 _WATCHED_CHILD = """
 import os, signal, sys, time
-from llmfix.batch import core as batch
+from llmfix.batch import pool as batch
 batch._ask_kernel_to_end_with_parent = lambda: None  # the portable watcher alone
 parent = os.getpid()
 child = os.fork()

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 import llmfix
-from llmfix.batch.core import BatchLimits, Profile, run_items
+from llmfix.batch.core import BatchLimits, Profile
+from llmfix.batch.pool import run_items
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.inputs import Item
 from llmfix.model import Result, Status

@@ -160,7 +160,8 @@ def test_rule_ids_take_either_spelling_and_name_the_closest() -> None:
 
 
 def test_an_item_failing_a_gate_with_no_diagnostic_of_its_own_gets_check_gate() -> None:
-    from llmfix.batch.core import Checked, Outcome
+    from llmfix.batch.core import Outcome
+    from llmfix.batch.judge import Checked
     from llmfix.inputs import Item
     from llmfix.model import Result, Status
     from llmfix.reporters.base import failing_diagnostics

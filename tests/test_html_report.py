@@ -500,7 +500,7 @@ def test_check_lists_the_tool_calls_of_a_message_with_their_checks(
 
 
 def test_an_empty_run_is_a_page_too(browser: Any, tmp_path: Path) -> None:
-    from llmfix.batch.core import BatchSummary
+    from llmfix.batch.judge import BatchSummary
     from llmfix.reporters.html import HtmlReporter
 
     with (tmp_path / "r.html").open("w", encoding="utf-8") as out:

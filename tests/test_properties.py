@@ -15,7 +15,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import llmfix
-from llmfix.batch.core import BatchLimits, BatchSummary, Profile, judge, run_items
+from llmfix.batch.core import BatchLimits, Profile
+from llmfix.batch.judge import BatchSummary, judge
+from llmfix.batch.pool import run_items
 from llmfix.errors import LlmfixError
 from llmfix.inputs import ReadOptions, decode_bytes, items_from_text
 from llmfix.model import Status

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 import llmfix
-from llmfix.batch.core import BatchLimits, Profile, run_items
+from llmfix.batch.core import BatchLimits, Profile
+from llmfix.batch.pool import run_items
 from llmfix.errors import SchemaError
 from llmfix.inputs import Item
 from llmfix.schema import validate

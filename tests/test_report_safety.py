@@ -23,7 +23,9 @@ from typing import Any
 
 import pytest
 
-from llmfix.batch.core import BatchSummary, Checked, Outcome, Profile, judge, run_items
+from llmfix.batch.core import Outcome, Profile
+from llmfix.batch.judge import BatchSummary, Checked, judge
+from llmfix.batch.pool import run_items
 from llmfix.inputs import Item, ReadOptions, input_error, items_from_text
 from llmfix.model import Status
 from llmfix.reporters import reporter_class

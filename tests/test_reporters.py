@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
-from llmfix.batch.core import Baseline, BatchSummary, Checked, Profile, judge, run_items
+from llmfix.batch.core import Profile
+from llmfix.batch.judge import Baseline, BatchSummary, Checked, judge
+from llmfix.batch.pool import run_items
 from llmfix.errors import ConfigError
 from llmfix.inputs import Item, ReadOptions, input_error, items_from_text
 from llmfix.reporters import FORMATS, reporter_class

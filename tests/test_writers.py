@@ -156,7 +156,8 @@ def test_any_json_value_round_trips_through_check_write_fixed(
 def _checked(path: Path, field: str | None = None) -> list[Any]:
     """Every item of a file, checked and judged as `check` does it (no schema)."""
     from llmfix import make_options
-    from llmfix.batch.core import Outcome, Profile, check_item, judge
+    from llmfix.batch.core import Outcome, Profile, check_item
+    from llmfix.batch.judge import judge
     from llmfix.inputs import ReadOptions, items_from_file
 
     profile = Profile(validator=None, options=make_options())

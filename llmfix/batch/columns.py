@@ -36,7 +36,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from llmfix import codes
-from llmfix.batch.core import BatchLimits, Profile, Tally, run_items
+from llmfix.batch.core import BatchLimits, Profile
+from llmfix.batch.judge import Tally
+from llmfix.batch.pool import run_items
 from llmfix.errors import ConfigError
 from llmfix.inputs import Item, ReadOptions, items_from_lines
 from llmfix.model import Severity

@@ -1,13 +1,10 @@
-"""Batch execution: check many items, in parallel when it pays, in input order.
+"""One item through a ``check`` run: its text checked by the pipeline, within its limits.
 
-:func:`run_items` runs the pipeline over an iterable of :class:`~llmfix.inputs.Item` and
-yields one :class:`Outcome` per item, in the order the items came in. It starts in this
-process and moves the rest of the work to a process pool only once the items checked so
-far have cost more than ``serial_budget`` seconds: a handful of files, or thousands of
-tiny ones, never pay for starting workers (the crossover is measured in
-``bench/bench_batch.py``). In the pool, work is sent in chunks sized from the measured
-cost per item, and at most ``window`` chunks are in flight, so memory stays bounded
-however long the input is.
+:func:`check_item` and :func:`check_text` run the pipeline on one item's text, with what
+its API response said applied (a refusal, a cut-off answer) and its tool calls checked;
+:func:`strict_valid` is the lean path for a text that is strict JSON and valid. A
+:class:`Profile` is what every item of one kind is checked with (options, schema, tools);
+an :class:`Outcome` is one item's result.
 
 Per-item limits: an item longer than ``max_item_size`` characters is not checked
 (``batch.too_large``); one that takes longer than ``item_timeout`` seconds is stopped
@@ -18,27 +15,17 @@ interrupted from outside, and work that does not check (reading the file, strict
 schema validation) is not cut short. The same holds in any thread. An exception inside the
 pipeline is the item's error (``batch.crash``), never the end of the run.
 
-:func:`judge` applies the gates (``--fail-on``, ``--max-risk``) and the baseline to an
-outcome; :class:`BatchSummary` tallies what a run found, overall and per group. No
-printing, no file I/O here: the CLI feeds reporters. (:class:`FieldHints`, the hints about
-``--field`` typos, lives in :mod:`llmfix.batch.hints`.)
+Many items are run by :mod:`llmfix.batch.pool` and judged by :mod:`llmfix.batch.judge`.
 """
 
 from __future__ import annotations
 
-import functools
-import os
-import re
-import signal
-import sys
 import time
-from collections import Counter, deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from llmfix import codes
-from llmfix.batch.gate import gate_failures
 from llmfix.batch.hints import FieldHints as FieldHints  # cli/check.py imports it from here
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.inputs.items import reading_notes, with_reading_changes
@@ -47,19 +34,14 @@ from llmfix.model import (
     LineIndex,
     Position,
     Result,
-    Risk,
-    Severity,
     Status,
     build,
 )
-from llmfix.options import RepairOptions, make_room
+from llmfix.options import RepairOptions
 from llmfix.pipeline.core import repair_text, strict_document
 from llmfix.pipeline.responses import apply_finish, refused_result
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future, ProcessPoolExecutor
-
-    from llmfix.batch.gate import FailOn
     from llmfix.inputs import Item
     from llmfix.schema.validate import SchemaValidator
     from llmfix.toolcalls.registry import ToolRegistry
@@ -69,10 +51,6 @@ STAGE = "batch"
 # Below this much serial work (seconds) a run stays in one process; measured in
 # bench/bench_batch.py (see bench/README.md, "Batch").
 SERIAL_BUDGET = 0.5
-# Work per chunk sent to a worker: large enough that IPC is noise, small enough to balance.
-CHUNK_SECONDS = 0.05
-MAX_CHUNK = 256
-MAX_POOL_RESTARTS = 3
 
 
 @dataclass(frozen=True)
@@ -125,13 +103,6 @@ class Outcome:
         if self.result is not None:
             found.extend(self.result.diagnostics)
         return tuple(found)
-
-
-def cpu_count() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def check_text(
@@ -271,7 +242,7 @@ Payload = tuple[str, str, str | None, bool]  # text, profile key, tool name, a t
 Done = tuple[Result | None, Diagnostic | None, Position | None, float]
 
 
-def _check_payload(
+def check_payload(
     payload: Payload,
     profiles: Mapping[str, Profile],
     timeout: float | None,
@@ -322,7 +293,7 @@ def strict_valid(
     return fast if isinstance(fast, Result) else None
 
 
-def _payload(item: Item, limits: BatchLimits) -> Payload | Outcome:
+def payload_of(item: Item, limits: BatchLimits) -> Payload | Outcome:
     """What to send a worker for ``item``, or its outcome when it is not to be checked."""
     if item.error is not None:
         return Outcome(item, None, item.error)
@@ -336,7 +307,7 @@ def _payload(item: Item, limits: BatchLimits) -> Payload | Outcome:
     return item.text, item.profile, item.tool, item.kind == "tool-result"
 
 
-def _outcome(item: Item, done: Done, profiles: Mapping[str, Profile]) -> Outcome:
+def outcome_of(item: Item, done: Done, profiles: Mapping[str, Profile]) -> Outcome:
     result, error, anchor, seconds = done
     if result is not None and item.finish is not None:  # what the API said (stop reason)
         partial = profiles[item.profile].options.partial
@@ -353,449 +324,11 @@ def _outcome(item: Item, done: Done, profiles: Mapping[str, Profile]) -> Outcome
 
 # ------------------------------------------------------------------------ the pool
 
-_WORKER: dict[str, Any] = {}
-
-
-def _init_worker(profiles: Mapping[str, Profile], timeout: float | None, parent: int) -> None:
-    # The parent handles Ctrl-C; a worker dying of it would break the pool mid-report.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _end_with_parent(parent)
-    make_room()  # a spawned worker starts with the interpreter's recursion limit
-    _WORKER["profiles"] = profiles
-    _WORKER["timeout"] = timeout
-
-
-_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
-PARENT_POLL_SECONDS = 1.0
-
-
-def _end_with_parent(parent: int) -> None:
-    """End this worker when the process that started it dies, even killed with SIGKILL
-    (its workers would otherwise wait on the pool's queue for ever, each holding the
-    other's pipe open). Linux: the kernel sends SIGKILL (``PR_SET_PDEATHSIG``); everywhere:
-    a thread that sees the parent process change. ``parent`` is the pid of the process
-    that made the pool: if it is gone already (it died before this ran), end now."""
-    started_by = os.getppid()
-    if started_by != parent and not _alive(parent):
-        os._exit(1)
-    _ask_kernel_to_end_with_parent()
-    if os.getppid() != started_by:  # died between the two looks: the signal never comes
-        os._exit(1)
-    import threading
-
-    def watch() -> None:
-        while os.getppid() == started_by:
-            time.sleep(PARENT_POLL_SECONDS)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="llmfix-parent-watch", daemon=True).start()
-
-
-def _ask_kernel_to_end_with_parent() -> None:
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):  # no prctl (a libc without it): the thread watches
-        pass
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # exists, owned by someone else
-        return True
-    return True
-
-
-def _run_chunk(payloads: list[Payload | None]) -> list[Done | None]:
-    profiles = _WORKER["profiles"]
-    timeout = _WORKER["timeout"]
-    return [None if p is None else _check_payload(p, profiles, timeout) for p in payloads]
-
-
-def run_items(
-    items: Iterable[Item], profiles: Mapping[str, Profile], limits: BatchLimits | None = None
-) -> Iterator[Outcome]:
-    """Check every item; one :class:`Outcome` each, in input order (see the module doc)."""
-    limits = limits or BatchLimits()
-    jobs = limits.jobs if limits.jobs > 0 else cpu_count()
-    source = iter(items)
-    spent = 0.0
-    checked = 0
-    for item in source:
-        prepared = _payload(item, limits)
-        if isinstance(prepared, Outcome):
-            yield prepared
-            continue
-        done = _check_payload(prepared, profiles, limits.item_timeout, item.decoded)
-        outcome = _outcome(item, done, profiles)
-        yield outcome
-        spent += outcome.seconds
-        checked += 1
-        if jobs > 1 and spent >= limits.serial_budget:
-            yield from _run_pool(source, profiles, limits, jobs, spent / checked)
-            return
-
-
-def _run_pool(
-    source: Iterator[Item],
-    profiles: Mapping[str, Profile],
-    limits: BatchLimits,
-    jobs: int,
-    mean_seconds: float,
-) -> Iterator[Outcome]:
-    size = max(1, min(MAX_CHUNK, int(CHUNK_SECONDS / max(mean_seconds, 1e-6))))
-    window = limits.window or 2 * jobs
-    pool = _Pool(jobs, profiles, limits.item_timeout)
-    pending: deque[tuple[list[Item], list[Payload | Outcome], Future[list[Done | None]]]] = deque()
-    try:
-        while True:
-            chunk = _take(source, size)
-            if chunk:
-                prepared = [_payload(item, limits) for item in chunk]
-                pending.append((chunk, prepared, pool.submit(prepared)))
-            while pending and (len(pending) >= window or not chunk):
-                yield from pool.collect(*pending.popleft(), pending)
-            if not chunk:
-                return
-    finally:
-        pool.shutdown()
-
-
-def _take(source: Iterator[Item], size: int) -> list[Item]:
-    chunk = []
-    for item in source:
-        chunk.append(item)
-        if len(chunk) >= size:
-            break
-    return chunk
-
-
-class _Pool:
-    """A process pool that is rebuilt when a worker dies (at most ``MAX_POOL_RESTARTS``)."""
-
-    def __init__(self, jobs: int, profiles: Mapping[str, Profile], timeout: float | None) -> None:
-        self.jobs = jobs
-        self.profiles = profiles
-        self.timeout = timeout
-        self.restarts = 0
-        self.executor: ProcessPoolExecutor | None = self._start()
-
-    def _start(self) -> ProcessPoolExecutor:
-        from concurrent.futures import ProcessPoolExecutor
-
-        return ProcessPoolExecutor(
-            self.jobs,
-            initializer=_init_worker,
-            initargs=(self.profiles, self.timeout, os.getpid()),
-        )
-
-    def submit(self, prepared: list[Payload | Outcome]) -> Future[list[Done | None]]:
-        from concurrent.futures import Future
-
-        payloads = [None if isinstance(p, Outcome) else p for p in prepared]
-        if self.executor is None:  # gave up on workers: run here
-            done: Future[list[Done | None]] = Future()
-            checked = [
-                None if p is None else _check_payload(p, self.profiles, self.timeout)
-                for p in payloads
-            ]
-            done.set_result(checked)
-            return done
-        return self.executor.submit(_run_chunk, payloads)
-
-    def collect(
-        self,
-        chunk: list[Item],
-        prepared: list[Payload | Outcome],
-        future: Future[list[Done | None]],
-        pending: deque[tuple[list[Item], list[Payload | Outcome], Future[list[Done | None]]]],
-    ) -> Iterator[Outcome]:
-        from concurrent.futures.process import BrokenProcessPool
-
-        try:
-            results = future.result()
-        except BrokenProcessPool:
-            self._restart(pending)
-            error = codes.BATCH_WORKER_CRASHED.at(
-                "the worker process checking this item died (out of memory, or a crash)",
-            )
-            results = [None] * len(chunk)
-            prepared = [
-                p if isinstance(p, Outcome) else Outcome(i, None, error)
-                for i, p in zip(chunk, prepared, strict=True)
-            ]
-        for item, ready, done in zip(chunk, prepared, results, strict=True):
-            if isinstance(ready, Outcome):
-                yield ready
-            elif done is not None:
-                yield _outcome(item, done, self.profiles)
-
-    def _restart(
-        self, pending: deque[tuple[list[Item], list[Payload | Outcome], Future[list[Done | None]]]]
-    ) -> None:
-        self.shutdown()
-        self.restarts += 1
-        self.executor = self._start() if self.restarts <= MAX_POOL_RESTARTS else None
-        for index, (chunk, prepared, _) in enumerate(pending):
-            pending[index] = (chunk, prepared, self.submit(prepared))
-
-    def shutdown(self) -> None:
-        if self.executor is not None:
-            self.executor.shutdown(wait=True, cancel_futures=True)
-            self.executor = None
-
 
 # -------------------------------------------------------------------- gates, baseline
-
-
-@dataclass(frozen=True)
-class Checked:
-    """An outcome judged: why it fails the gates (if it does) and whether that is known."""
-
-    outcome: Outcome
-    failures: tuple[str, ...] = ()
-    baselined: bool = False
-
-    @property
-    def failed(self) -> bool:
-        """Fails the run: a gate failure the baseline does not already know about."""
-        return bool(self.failures) and not self.baselined
-
-    @property
-    def item(self) -> Item:
-        return self.outcome.item
-
-    @property
-    def status(self) -> str:
-        return self.outcome.status
 
 
 Fingerprint = tuple[str, str, str]
 
 
-def fingerprints(item_key: str, status: str, diagnostics: Iterable[Diagnostic]) -> set[Fingerprint]:
-    """What identifies an item's failure: its status and each error (code, JSON Pointer)."""
-    found = {(item_key, "status", status)}
-    found.update(
-        (item_key, d.code, d.pointer or "") for d in diagnostics if d.severity is Severity.ERROR
-    )
-    return found
-
-
-def key_root(config: str | None = None, start: str | None = None) -> str:
-    """What baseline keys are relative to: the repository root (the nearest directory at or
-    above ``start``, the working directory, holding ``.git``, as SARIF's URIs are), else the
-    directory of the project ``config`` file, else the working directory."""
-    here = os.path.realpath(start or os.getcwd())
-    directory = here
-    while True:
-        if os.path.exists(os.path.join(directory, ".git")):
-            return directory
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            break
-        directory = parent
-    if config is not None and not config.startswith("builtin:"):
-        return os.path.dirname(os.path.realpath(config))
-    return here
-
-
-def stable_key(item: Item, root: str | None) -> str:
-    """The item's :attr:`~llmfix.inputs.Item.key` with its file named relative to ``root``
-    (``/`` separators), so that ``check data``, ``check $PWD/data`` and ``cd data; check .``
-    give the same keys; a file outside ``root`` keeps its absolute path, stdin its name.
-    With no ``root``: the key as the path was typed."""
-    key, source = item.key, item.source
-    if root is None or source.startswith("<") or not key.startswith(source):
-        return key
-    return _rooted_name(source, root, os.getcwd()) + key[len(source) :]
-
-
-@functools.lru_cache(maxsize=256)
-def _rooted_name(source: str, root: str, cwd: str) -> str:
-    """``source`` (relative to ``cwd``) named relative to ``root``: once per file, which
-    a JSONL file's records share (it looks at every link on the way)."""
-    for path in (os.path.abspath(source), os.path.realpath(source)):
-        if path == root or path.startswith(root.rstrip(os.sep) + os.sep):
-            name = os.path.relpath(path, root)
-            break
-    else:
-        name = os.path.realpath(source)
-    return name.replace(os.sep, "/")
-
-
-class Baseline:
-    """Known failures from an earlier run: they are reported, but do not fail.
-
-    Items are matched by their stable key (:func:`stable_key`: the batch ``custom_id``, the
-    record's ``id``, or a hash of the answer, after the file's path relative to ``root``),
-    so lines inserted above a known failure leave it known, and so does running from
-    another directory. A baseline written before keys were relative to the root (its keys
-    name files as they were typed then) still matches a run that names them the same way;
-    one whose items have no ``key`` (written before keys existed) is matched by item id.
-    """
-
-    def __init__(self, known: set[Fingerprint], root: str | None = None) -> None:
-        self.known = known
-        self.root = root
-
-    @classmethod
-    def from_report(cls, report: Mapping[str, Any], root: str | None = None) -> Baseline:
-        known: set[Fingerprint] = set()
-        for entry in report.get("items") or []:
-            if not isinstance(entry, Mapping):
-                continue
-            name = entry.get("key", entry.get("id"))
-            if not isinstance(name, str):
-                continue
-            known.add((name, "status", str(entry.get("status"))))
-            for diag in entry.get("diagnostics") or []:
-                if isinstance(diag, Mapping) and diag.get("severity") == "error":
-                    known.add((name, str(diag.get("code")), str(diag.get("pointer") or "")))
-        return cls(known, root)
-
-    def covers(self, outcome: Outcome) -> bool:
-        item = outcome.item
-        for name in (stable_key(item, self.root), item.key, item.id):
-            if fingerprints(name, outcome.status, outcome.diagnostics) <= self.known:
-                return True
-        return False
-
-
-def judge(
-    outcome: Outcome,
-    fail_on: FailOn = "invalid",
-    max_risk: Risk | None = None,
-    baseline: Baseline | None = None,
-    *,
-    partial: bool = False,
-) -> Checked:
-    """Apply the gates and the baseline to one outcome (``partial``: see ``gate_failures``)."""
-    if outcome.result is None:
-        error = outcome.error
-        failures: tuple[str, ...] = (f"not checked ({error.code})" if error else "not checked",)
-    else:
-        failures = tuple(gate_failures(outcome.result, fail_on, max_risk, partial=partial))
-    known = bool(failures) and baseline is not None and baseline.covers(outcome)
-    return build(Checked, outcome=outcome, failures=failures, baselined=known)
-
-
 # ---------------------------------------------------------------------- the summary
-
-_NOT_VALID = frozenset({"invalid", "truncated", "refused", "unparseable", "error"})
-_MAX_KEYS = 2000  # distinct keys kept per counter; the rest are tallied as "(other)"
-_INDEX = re.compile(r"/\d+(?=/|$)")
-
-
-def pointer_pattern(pointer: str) -> str:
-    """A JSON Pointer with array indices as ``*``: ``/items/3/name`` → ``/items/*/name``."""
-    return _INDEX.sub("/*", pointer)
-
-
-def _bump(counter: Counter[Any], key: Any, by: int = 1) -> None:
-    if key in counter or len(counter) < _MAX_KEYS:
-        counter[key] += by
-    else:
-        counter["(other)"] += by
-
-
-@dataclass
-class Tally:
-    """Counts for a set of checked items (the whole run, or one ``--group-by`` group)."""
-
-    items: int = 0
-    status: Counter[str] = field(default_factory=Counter)
-    repairs: Counter[str] = field(default_factory=Counter)  # items needing each repair code
-    # (code, pointer pattern); the pattern is None for errors about no place in the value
-    errors: Counter[tuple[str, str | None]] = field(default_factory=Counter)
-    repairs_total: int = 0
-    attempts: int = 0
-    failed: int = 0
-    baselined: int = 0
-    seconds: float = 0.0
-
-    def add(self, checked: Checked) -> None:
-        outcome = checked.outcome
-        self.items += 1
-        self.status[outcome.status] += 1
-        self.seconds += outcome.seconds
-        self.failed += checked.failed
-        self.baselined += checked.baselined and bool(checked.failures)
-        result = outcome.result
-        found = outcome.diagnostics if outcome.error or outcome.item.diagnostics else None
-        if found is None:  # most items: the result's own, with no tuple made to hold them
-            found = result.diagnostics if result is not None else ()
-        repaired: set[str] = set()
-        for d in found:
-            if d.risk is not None and d.stage != "extract":
-                self.repairs_total += 1
-                repaired.add(d.code)
-            elif d.severity is Severity.ERROR:
-                where = None if d.pointer is None else pointer_pattern(d.pointer)
-                _bump(self.errors, (d.code, where))
-        for code in sorted(repaired):
-            _bump(self.repairs, code)
-        if result is not None:
-            self.attempts += result.attempts
-
-    @property
-    def parsed(self) -> int:
-        return self.items - sum(self.status[s] for s in ("unparseable", "refused", "error"))
-
-    @property
-    def valid(self) -> int:
-        return sum(n for s, n in self.status.items() if s not in _NOT_VALID)
-
-    def rate(self, count: int) -> float:
-        return count / self.items if self.items else 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "items": self.items,
-            "status": dict(sorted(self.status.items())),
-            "parse_rate": round(self.rate(self.parsed), 4),
-            "valid_rate": round(self.rate(self.valid), 4),
-            "repairs": self.repairs_total,
-            "repairs_per_item": round(self.repairs_total / self.items, 4) if self.items else 0.0,
-            "items_by_repair": dict(self.repairs.most_common()),
-            "errors": [
-                {"code": code, "count": count}
-                if pointer is None
-                else {"code": code, "pointer": pointer, "count": count}
-                for (code, pointer), count in self.errors.most_common()
-            ],
-            "llm_attempts": self.attempts,
-            "failed": self.failed,
-            "baselined": self.baselined,
-        }
-
-
-@dataclass
-class BatchSummary:
-    """The whole run's tally, and one per ``--group-by`` value when grouping."""
-
-    total: Tally = field(default_factory=Tally)
-    groups: dict[str, Tally] | None = None
-    seconds: float = 0.0  # wall-clock time of the run
-
-    def add(self, checked: Checked) -> None:
-        self.total.add(checked)
-        if self.groups is not None:
-            key = checked.item.group if checked.item.group is not None else "(none)"
-            if key not in self.groups and len(self.groups) >= _MAX_KEYS:
-                key = "(other)"
-            self.groups.setdefault(key, Tally()).add(checked)
-
-    def to_dict(self) -> dict[str, Any]:
-        out = self.total.to_dict()
-        out["seconds"] = round(self.seconds, 3)
-        if self.groups is not None:
-            out["groups"] = {k: v.to_dict() for k, v in sorted(self.groups.items())}
-        return out

@@ -1,7 +1,7 @@
 """Hints about a ``check`` run's records: a ``--field`` or ``--group-by`` that names nothing
 (a typo), or, without ``--field``, records whose answer is plainly one of their fields.
 
-:class:`FieldHints` watches the items as :func:`llmfix.batch.core.run_items` checks them and says
+:class:`FieldHints` watches the items as :func:`llmfix.batch.pool.run_items` checks them and says
 what it saw, one line each; no printing here.
 """
 

@@ -33,7 +33,8 @@ from llmfix.inputs.items import changed_only_by_reading
 from llmfix.jsontext import ValueLocator, dumps
 
 if TYPE_CHECKING:
-    from llmfix.batch.core import Checked, Outcome
+    from llmfix.batch.core import Outcome
+    from llmfix.batch.judge import Checked
     from llmfix.files.read import Within
     from llmfix.inputs import Item
 

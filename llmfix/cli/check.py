@@ -44,7 +44,8 @@ from llmfix.run.settings import (
 )
 
 if TYPE_CHECKING:
-    from llmfix.batch.core import Baseline, BatchLimits, Outcome, Profile
+    from llmfix.batch.core import BatchLimits, Outcome, Profile
+    from llmfix.batch.judge import Baseline
     from llmfix.batch.writers import FixWriter, ResultsWriter
     from llmfix.inputs import Item, ReadOptions, WalkNotes
     from llmfix.inputs import Kind as InputKind
@@ -309,7 +310,8 @@ def run_check(
     A run that matched no item is a usage error (``ConfigError``) unless ``allow_empty``:
     a wrong path or glob must not pass as "all passed".
     """
-    from llmfix.batch.core import BatchLimits, BatchSummary, FieldHints, judge, key_root
+    from llmfix.batch.core import BatchLimits, FieldHints
+    from llmfix.batch.judge import BatchSummary, judge, key_root
     from llmfix.inputs import WalkNotes
     from llmfix.reporters import report_target, reporter_class
     from llmfix.reporters.base import output_stream
@@ -603,7 +605,7 @@ def _outcomes(
     notes: WalkNotes | None = None,
 ) -> Iterator[Outcome]:
     """Every item's outcome, in input order: in the local pool, or on Ray or Spark."""
-    from llmfix.batch.core import run_items
+    from llmfix.batch.pool import run_items
 
     if engine == "local":
         return run_items(_items(files, settings, readers, notes), profiles, limits)
@@ -625,7 +627,7 @@ def _results_writer(run: RunSettings) -> ResultsWriter | None:
 def _baseline(path: str | None, root: str) -> Baseline | None:
     if path is None:
         return None
-    from llmfix.batch.core import Baseline
+    from llmfix.batch.judge import Baseline
     from llmfix.reporters.report import read_report
 
     return Baseline.from_report(read_report(Path(path)), root)

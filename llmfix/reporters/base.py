@@ -29,7 +29,7 @@ from llmfix.files.atomic import OUTPUT_ERRORS, atomic_output
 from llmfix.model import Diagnostic, Position, Severity, Status
 
 if TYPE_CHECKING:
-    from llmfix.batch.core import BatchSummary, Checked
+    from llmfix.batch.judge import BatchSummary, Checked
     from llmfix.inputs import Item
 
 # Every status an item can end with, best to worst: the model's (``Status``), then
@@ -196,9 +196,9 @@ def output_stream(path: Path | None, default: TextIO) -> Iterator[TextIO]:
 
 def item_record(checked: Checked, root: str | None = None) -> dict[str, Any]:
     """One item of the versioned report (JSON/YAML): id, location, status, value, diagnostics;
-    its ``key`` names the file relative to ``root`` (see :func:`llmfix.batch.core.stable_key`)."""
+    its ``key`` names the file relative to ``root`` (see :func:`llmfix.batch.judge.stable_key`)."""
     # (start-up: repair's own report loads nothing of the batch run)
-    from llmfix.batch.core import stable_key
+    from llmfix.batch.judge import stable_key
 
     outcome = checked.outcome
     item = outcome.item

@@ -29,7 +29,7 @@ from llmfix.reporters.base import (
 from llmfix.reporters.sinks import github_message, github_property
 
 if TYPE_CHECKING:
-    from llmfix.batch.core import BatchSummary, Checked
+    from llmfix.batch.judge import BatchSummary, Checked
 
 
 def escape_data(text: str) -> str:

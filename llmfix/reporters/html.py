@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from llmfix import codes
 from llmfix._version import __version__
-from llmfix.batch.core import BatchSummary, Checked, Outcome
+from llmfix.batch.core import Outcome
+from llmfix.batch.judge import BatchSummary, Checked
 from llmfix.files.atomic import atomic_output
 from llmfix.inputs import Item
 from llmfix.model import Severity
@@ -46,7 +47,7 @@ from llmfix.reporters.base import (
 from llmfix.reporters.sinks import for_html
 
 if TYPE_CHECKING:
-    from llmfix.batch.core import Tally
+    from llmfix.batch.judge import Tally
     from llmfix.model import Diagnostic, Result
 
 # Per item, at most: what is cut is flagged and said on the page.

@@ -25,7 +25,7 @@ from llmfix.reporters.base import (
 from llmfix.reporters.sinks import for_xml
 
 if TYPE_CHECKING:
-    from llmfix.batch.core import BatchSummary, Checked
+    from llmfix.batch.judge import BatchSummary, Checked
 
 
 def _clean(text: str) -> str:

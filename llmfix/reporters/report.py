@@ -16,7 +16,7 @@ from llmfix.model import REPORT_VERSION
 from llmfix.reporters.base import Reporter, ReportOptions, copy_spool, item_record, spool
 
 if TYPE_CHECKING:
-    from llmfix.batch.core import BatchSummary, Checked
+    from llmfix.batch.judge import BatchSummary, Checked
 
 
 def build_report(items: list[dict[str, Any]]) -> dict[str, Any]:
@@ -168,7 +168,7 @@ class BaselineReporter(Reporter):
     versioned report with only the failing items, each reduced to what matching needs —
     ``key``, ``id``, ``status``, ``failures`` and its errors' ``code`` and ``pointer`` —
     one item per line. Passing items are left out, so it stays small. Keys name files
-    relative to the repository root (:func:`llmfix.batch.core.key_root`), so the baseline matches
+    relative to the repository root (:func:`llmfix.batch.judge.key_root`), so the baseline matches
     whichever directory the check runs from and however the paths are typed."""
 
     name = "baseline"
@@ -182,7 +182,7 @@ class BaselineReporter(Reporter):
     def add(self, checked: Checked) -> None:
         if not checked.failures:
             return
-        from llmfix.batch.core import stable_key
+        from llmfix.batch.judge import stable_key
 
         outcome = checked.outcome
         entry = {

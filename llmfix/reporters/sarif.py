@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import quote
 
 from llmfix._version import __version__
-from llmfix.batch.core import stable_key
+from llmfix.batch.judge import stable_key
 from llmfix.model import Severity
 from llmfix.reporters.base import (
     Reporter,
@@ -40,7 +40,7 @@ from llmfix.reporters.base import (
 )
 
 if TYPE_CHECKING:
-    from llmfix.batch.core import BatchSummary, Checked
+    from llmfix.batch.judge import BatchSummary, Checked
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from rich.table import Table
     from rich.text import Text
 
-    from llmfix.batch.core import BatchSummary, Checked
+    from llmfix.batch.judge import BatchSummary, Checked
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 # The --group-by table's column per status (see STATUSES).

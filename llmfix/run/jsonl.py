@@ -15,7 +15,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, TextIO
 
 from llmfix import codes
-from llmfix.batch.core import Outcome, Profile, check_item, judge
+from llmfix.batch.core import Outcome, Profile, check_item
+from llmfix.batch.judge import judge
 from llmfix.errors import LlmfixError
 from llmfix.inputs import ReadOptions, field_tokens, items_from_lines
 from llmfix.inputs.items import reading_notes, with_reading_changes

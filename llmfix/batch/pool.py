@@ -1,0 +1,258 @@
+"""Many items, checked in parallel when it pays, yielded in input order.
+
+:func:`run_items` runs :mod:`llmfix.batch.core` over an iterable of
+:class:`~llmfix.inputs.Item` and yields one :class:`~llmfix.batch.core.Outcome` per item,
+in the order the items came in. It starts in this process and moves the rest of the work to
+a process pool only once the items checked so far have cost more than ``serial_budget``
+seconds: a handful of files, or thousands of tiny ones, never pay for starting workers (the
+crossover is measured in ``bench/bench_batch.py``). In the pool, work is sent in chunks
+sized from the measured cost per item, and at most ``window`` chunks are in flight, so
+memory stays bounded however long the input is. Workers end with their parent.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from llmfix import codes
+from llmfix.batch.core import (
+    BatchLimits,
+    Done,
+    Outcome,
+    Payload,
+    Profile,
+    check_payload,
+    outcome_of,
+    payload_of,
+)
+from llmfix.batch.hints import FieldHints as FieldHints  # cli/check.py imports it from here
+from llmfix.options import make_room
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    from llmfix.inputs import Item
+
+
+# Work per chunk sent to a worker: large enough that IPC is noise, small enough to balance.
+CHUNK_SECONDS = 0.05
+
+
+MAX_CHUNK = 256
+
+
+MAX_POOL_RESTARTS = 3
+
+
+def cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(profiles: Mapping[str, Profile], timeout: float | None, parent: int) -> None:
+    # The parent handles Ctrl-C; a worker dying of it would break the pool mid-report.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _end_with_parent(parent)
+    make_room()  # a spawned worker starts with the interpreter's recursion limit
+    _WORKER["profiles"] = profiles
+    _WORKER["timeout"] = timeout
+
+
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+
+
+PARENT_POLL_SECONDS = 1.0
+
+
+def _end_with_parent(parent: int) -> None:
+    """End this worker when the process that started it dies, even killed with SIGKILL
+    (its workers would otherwise wait on the pool's queue for ever, each holding the
+    other's pipe open). Linux: the kernel sends SIGKILL (``PR_SET_PDEATHSIG``); everywhere:
+    a thread that sees the parent process change. ``parent`` is the pid of the process
+    that made the pool: if it is gone already (it died before this ran), end now."""
+    started_by = os.getppid()
+    if started_by != parent and not _alive(parent):
+        os._exit(1)
+    _ask_kernel_to_end_with_parent()
+    if os.getppid() != started_by:  # died between the two looks: the signal never comes
+        os._exit(1)
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == started_by:
+            time.sleep(PARENT_POLL_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="llmfix-parent-watch", daemon=True).start()
+
+
+def _ask_kernel_to_end_with_parent() -> None:
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # no prctl (a libc without it): the thread watches
+        pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def _run_chunk(payloads: list[Payload | None]) -> list[Done | None]:
+    profiles = _WORKER["profiles"]
+    timeout = _WORKER["timeout"]
+    return [None if p is None else check_payload(p, profiles, timeout) for p in payloads]
+
+
+def run_items(
+    items: Iterable[Item], profiles: Mapping[str, Profile], limits: BatchLimits | None = None
+) -> Iterator[Outcome]:
+    """Check every item; one :class:`Outcome` each, in input order (see the module doc)."""
+    limits = limits or BatchLimits()
+    jobs = limits.jobs if limits.jobs > 0 else cpu_count()
+    source = iter(items)
+    spent = 0.0
+    checked = 0
+    for item in source:
+        prepared = payload_of(item, limits)
+        if isinstance(prepared, Outcome):
+            yield prepared
+            continue
+        done = check_payload(prepared, profiles, limits.item_timeout, item.decoded)
+        outcome = outcome_of(item, done, profiles)
+        yield outcome
+        spent += outcome.seconds
+        checked += 1
+        if jobs > 1 and spent >= limits.serial_budget:
+            yield from _run_pool(source, profiles, limits, jobs, spent / checked)
+            return
+
+
+def _run_pool(
+    source: Iterator[Item],
+    profiles: Mapping[str, Profile],
+    limits: BatchLimits,
+    jobs: int,
+    mean_seconds: float,
+) -> Iterator[Outcome]:
+    size = max(1, min(MAX_CHUNK, int(CHUNK_SECONDS / max(mean_seconds, 1e-6))))
+    window = limits.window or 2 * jobs
+    pool = _Pool(jobs, profiles, limits.item_timeout)
+    pending: deque[tuple[list[Item], list[Payload | Outcome], Future[list[Done | None]]]] = deque()
+    try:
+        while True:
+            chunk = _take(source, size)
+            if chunk:
+                prepared = [payload_of(item, limits) for item in chunk]
+                pending.append((chunk, prepared, pool.submit(prepared)))
+            while pending and (len(pending) >= window or not chunk):
+                yield from pool.collect(*pending.popleft(), pending)
+            if not chunk:
+                return
+    finally:
+        pool.shutdown()
+
+
+def _take(source: Iterator[Item], size: int) -> list[Item]:
+    chunk = []
+    for item in source:
+        chunk.append(item)
+        if len(chunk) >= size:
+            break
+    return chunk
+
+
+class _Pool:
+    """A process pool that is rebuilt when a worker dies (at most ``MAX_POOL_RESTARTS``)."""
+
+    def __init__(self, jobs: int, profiles: Mapping[str, Profile], timeout: float | None) -> None:
+        self.jobs = jobs
+        self.profiles = profiles
+        self.timeout = timeout
+        self.restarts = 0
+        self.executor: ProcessPoolExecutor | None = self._start()
+
+    def _start(self) -> ProcessPoolExecutor:
+        from concurrent.futures import ProcessPoolExecutor
+
+        return ProcessPoolExecutor(
+            self.jobs,
+            initializer=_init_worker,
+            initargs=(self.profiles, self.timeout, os.getpid()),
+        )
+
+    def submit(self, prepared: list[Payload | Outcome]) -> Future[list[Done | None]]:
+        from concurrent.futures import Future
+
+        payloads = [None if isinstance(p, Outcome) else p for p in prepared]
+        if self.executor is None:  # gave up on workers: run here
+            done: Future[list[Done | None]] = Future()
+            checked = [
+                None if p is None else check_payload(p, self.profiles, self.timeout)
+                for p in payloads
+            ]
+            done.set_result(checked)
+            return done
+        return self.executor.submit(_run_chunk, payloads)
+
+    def collect(
+        self,
+        chunk: list[Item],
+        prepared: list[Payload | Outcome],
+        future: Future[list[Done | None]],
+        pending: deque[tuple[list[Item], list[Payload | Outcome], Future[list[Done | None]]]],
+    ) -> Iterator[Outcome]:
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            results = future.result()
+        except BrokenProcessPool:
+            self._restart(pending)
+            error = codes.BATCH_WORKER_CRASHED.at(
+                "the worker process checking this item died (out of memory, or a crash)",
+            )
+            results = [None] * len(chunk)
+            prepared = [
+                p if isinstance(p, Outcome) else Outcome(i, None, error)
+                for i, p in zip(chunk, prepared, strict=True)
+            ]
+        for item, ready, done in zip(chunk, prepared, results, strict=True):
+            if isinstance(ready, Outcome):
+                yield ready
+            elif done is not None:
+                yield outcome_of(item, done, self.profiles)
+
+    def _restart(
+        self, pending: deque[tuple[list[Item], list[Payload | Outcome], Future[list[Done | None]]]]
+    ) -> None:
+        self.shutdown()
+        self.restarts += 1
+        self.executor = self._start() if self.restarts <= MAX_POOL_RESTARTS else None
+        for index, (chunk, prepared, _) in enumerate(pending):
+            pending[index] = (chunk, prepared, self.submit(prepared))
+
+    def shutdown(self) -> None:
+        if self.executor is not None:
+            self.executor.shutdown(wait=True, cancel_futures=True)
+            self.executor = None
