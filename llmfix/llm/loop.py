@@ -1,5 +1,9 @@
 """The LLM repair loop: ask, verify, keep the best, stop — bounded and recorded.
 
+Over 600 lines on purpose: one bounded loop whose steps (ask, verify, keep the best, stop,
+record) share its state; the prompt, the partial merge, retries and the cache are modules
+of their own.
+
 :func:`llm_repair` takes a response the pipeline could not make valid and asks the
 configured model to fix it, at most ``config.max_attempts`` times:
 

@@ -1,5 +1,8 @@
 """The lenient parser: one loop over tokens with an explicit stack of open containers.
 
+Over 600 lines on purpose: the loop and its token dispatch are one class, so that a step
+costs one method call (the layers below are modules of their own; see the list further on).
+
 The loop looks at the next significant character and the state of the innermost frame,
 consumes one token (or repairs the lack of one), and moves on; nothing recurses, so
 the nesting depth is bounded by ``max_depth`` and not by Python's stack.

@@ -1,5 +1,8 @@
 """Explanations: one jsonschema error in, one or more :class:`~llmfix.model.Diagnostic` out.
 
+Over 600 lines on purpose: a table of small explainers, one per JSON Schema keyword, that
+share nothing but the table; split, they would only be harder to find.
+
 Used by :mod:`llmfix.schema.validate` (every error of a value) and :mod:`llmfix.schema.check`
 (the first error of a schema against its meta-schema). The message for each keyword is
 written by a small function in :data:`EXPLAINERS`; a keyword without one gets jsonschema's

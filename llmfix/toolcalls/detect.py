@@ -1,5 +1,9 @@
 """The ordered gate that finds tool calls in a response, whatever format the model used.
 
+Over 600 lines on purpose: the gate is one ordered procedure built around one marker regex
+made from every format's reader; the formats themselves are in ``json_formats``,
+``xml_formats``, ``pythonic`` and ``structured``.
+
 1. **Structured**: the whole answer is one JSON document (an OpenAI, Anthropic or Gemini response,
    a message, a ``{"toolCalls": [...]}`` envelope, bare call objects). Nothing else is
    looked for: markers inside its strings are data.
