@@ -80,6 +80,19 @@ class CheckRule:
 
 
 @dataclass(frozen=True)
+class Ruled:
+    """The settings that differ per ``checks`` rule, as they apply to one rule's files."""
+
+    schema: str | None
+    tools: str | None
+    field: str | None
+    messages: str
+    kind: str
+    group_by: str | None
+    options: Mapping[str, object]
+
+
+@dataclass(frozen=True)
 class Settings:
     """The merged settings of one `check` run (defaults < config file < flags)."""
 
@@ -116,15 +129,28 @@ class Settings:
     flagged: frozenset[str] = frozenset()  # settings given on the command line
     flag_options: Mapping[str, object] = dataclass_field(default_factory=dict)
 
-    def for_rule(self, rule: CheckRule | None, key: str) -> Any:
-        """A setting for files under ``rule``: a flag, else the rule's, else the top level."""
-        value = getattr(self, key)
-        if key == "options" and rule is not None:
-            return {**value, **rule.options, **self.flag_options}
-        if rule is None or key in self.flagged:
-            return value
-        ruled = getattr(rule, key)
-        return value if ruled is None else ruled
+    def ruled(self, rule: CheckRule | None) -> Ruled:
+        """The settings for files under ``rule`` (``None``: no rule matched): each one a
+        flag's, else the rule's, else the top level's; ``options`` merged in that order."""
+        if rule is None:
+            return Ruled(
+                self.schema, self.tools, self.field, self.messages, self.kind, self.group_by,
+                self.options,
+            )  # fmt: skip
+        flagged = self.flagged
+
+        def pick(key: str, top: str | None, ruled: str | None) -> str | None:
+            return top if key in flagged or ruled is None else ruled
+
+        return Ruled(
+            pick("schema", self.schema, rule.schema),
+            pick("tools", self.tools, rule.tools),
+            pick("field", self.field, rule.field),
+            pick("messages", self.messages, rule.messages) or self.messages,
+            pick("kind", self.kind, rule.kind) or self.kind,
+            pick("group_by", self.group_by, rule.group_by),
+            {**self.options, **rule.options, **self.flag_options},
+        )
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

@@ -25,12 +25,9 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from llmfix.errors import ConfigError
-
-if TYPE_CHECKING:
-    from llmfix.run.config_file import Settings
 
 USER_CONFIG_NAME = "config.yaml"
 TRUST_STORE_NAME = "trusted.json"
@@ -241,14 +238,3 @@ def untrusted_note(config: str, ignored: tuple[str, ...]) -> str:
         "them: "
         f"`llmfix config trust {config}` (recorded until the file changes) or --trust-config"
     )
-
-
-def llm_enabled(flag: bool | None, settings: Settings) -> bool:
-    """``--llm``/``--no-llm`` when given, else ``LLMFIX_LLM``, else a trusted ``llm:`` section.
-
-    Decided here, not in :mod:`llmfix.llm`, so a run without LLM repair imports none of it.
-    """
-    if flag is not None:
-        return flag
-    env = env_llm_enabled()
-    return settings.llm_enabled if env is None else env
