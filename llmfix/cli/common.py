@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 import typer.core
-
 from typer._types import TyperChoice
 
 from llmfix.model import ExitCode

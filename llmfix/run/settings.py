@@ -174,6 +174,8 @@ class RepairRun(Run):
     tools: ToolSettings | None = None  # --tools / --tool-calls
     reading: "ReadOptions | None" = None  # how to read API responses (None: as text)
     config_schemas: bool = False  # no --schema, so each file gets the config's
+    field: str | None = None  # --field: where the answer is in each record (--jsonl)
+    encoding: str | None = None  # --encoding: how to decode the inputs
 
     def validator_for(self, path: str) -> "SchemaValidator | None":
         """``--schema``, else (with ``config_schemas``) the schema the config gives this file:
@@ -300,6 +302,8 @@ def repair_run(flags: RepairFlags, config: "Settings | None" = None) -> RepairRu
         llm=flags.llm,
         indent=flags.indent,
         schema=flags.schema,
+        field=flags.field,
+        encoding=flags.encoding,
     )
     if flags.schema is not None:
         run.validators.get(flags.schema, allow_remote)  # a bad schema fails before any input
