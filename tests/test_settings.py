@@ -226,3 +226,13 @@ def test_check_only_flags_reach_the_run() -> None:
     run = build_run(flags)
     assert (run.engine, run.results, run.results_format) == ("ray", "rows", "parquet")
     assert (run.reports, run.allow_empty, run.max_annotations) == (("a.sarif",), False, None)
+
+
+def test_the_run_package_exports_what_it_lists() -> None:
+    import llmfix.run
+
+    assert sorted(llmfix.run.__all__) == sorted(llmfix.run._WHERE)
+    for name in llmfix.run.__all__:
+        assert getattr(llmfix.run, name).__name__ == name
+    with pytest.raises(AttributeError):
+        llmfix.run.RunSettings  # noqa: B018 - the old name is gone

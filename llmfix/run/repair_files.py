@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from llmfix.batch.core import Checked
 from llmfix.errors import ConfigError, InputError
-from llmfix.model import ExitCode, Result, Status
+from llmfix.model import ExitCode, Position, Result, Status
 from llmfix.run.notes import diagnostics_console, say
 from llmfix.run.repair import json_text
 
@@ -186,7 +186,15 @@ def _answer(
     from llmfix.inputs import Item
 
     if item is None:
-        item = Item(id=label, source=label, line=1, text=text, kind="file", whole_file=True)
+        item = Item(
+            id=label,
+            source=label,
+            line=1,
+            text=text,
+            kind="file",
+            origin=Position(1, 1),  # the text is the file's: places map to its lines
+            whole_file=True,
+        )
         answer = None
     else:
         answer = item.id
