@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from llmfix.errors import ConfigError
-from llmfix.run.config_file import find_config, load_settings, read_config, rule_files, rule_for
+from llmfix.run.config_file import find_config, load_settings, read_config
+from llmfix.run.globs import rule_files, rule_for
 
 
 def write(path: Path, text: str) -> Path:

@@ -1,4 +1,4 @@
-"""llmfix.run.settings: one run's settings, built once from flags, environment and config files."""
+"""llmfix.run.settings: one run, built once from flags, environment and config files."""
 
 from __future__ import annotations
 
@@ -105,7 +105,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def test_repair_settings_are_typed_values_with_the_gate_applied() -> None:
+def test_a_repair_run_is_typed_values_with_the_gate_applied() -> None:
     run = build_run(RepairFlags(pick="last", max_risk="safe", engine="json-repair", indent=None))
     assert (run.options.pick, run.options.engine, run.indent) == ("last", "json-repair", None)
     assert (run.fail_on, run.max_risk, run.options.max_risk) == ("invalid", Risk.SAFE, Risk.SAFE)
@@ -180,7 +180,7 @@ def test_llm_flags_become_config_overrides() -> None:
     assert given == {"model": "m", "cache": False, "save_prompts": "p"}
 
 
-def test_check_settings_take_the_file_under_the_flags(project: Path) -> None:
+def test_a_check_run_takes_the_file_under_the_flags(project: Path) -> None:
     run = build_run(CheckFlags(max_risk="lossless", verbosity=1, tool_calls=True))
     assert (run.fail_on, run.max_risk) == ("repaired", Risk.LOSSLESS)
     assert run.options.max_risk is Risk.LOSSLESS
@@ -188,7 +188,7 @@ def test_check_settings_take_the_file_under_the_flags(project: Path) -> None:
     assert run.options.allow_remote_refs is False  # untrusted: left out
 
 
-def test_check_settings_ignore_project_files_with_no_config(project: Path) -> None:
+def test_a_check_run_ignores_project_files_with_no_config(project: Path) -> None:
     run = build_run(CheckFlags(use_config=False))
     assert (run.config.schema, run.fail_on, run.config.ignored) == (None, "invalid", ())
 

@@ -220,7 +220,7 @@ def _files(
     config's ``checks`` globs, walked as :func:`llmfix.inputs.discover_files` says; an
     untrusted config's own paths never lead out of its folder."""
     from llmfix.inputs import discover_files
-    from llmfix.run.config_file import rule_files
+    from llmfix.run.globs import rule_files
 
     paths = list(settings.paths)
     confine = None
@@ -320,7 +320,7 @@ def _items(
     notes: WalkNotes | None = None,
 ) -> Iterator[Item]:
     from llmfix.inputs import Item, input_error, items_from_file
-    from llmfix.run.config_file import rule_for
+    from llmfix.run.globs import rule_for
 
     unlisted = {os.path.normpath(k): v for k, v in notes.unlisted.items()} if notes else {}
     within = notes.within if notes else {}  # where each file was listed: read it there
@@ -350,7 +350,7 @@ def _outcomes(
     if engine == "local":
         return run_items(_items(files, settings, readers, notes), profiles, limits)
     from llmfix.engines import Job, plan_units, run_engine
-    from llmfix.run.config_file import rule_for
+    from llmfix.run.globs import rule_for
 
     keys = [(f, "" if (i := rule_for(settings, f)) is None else f"rule{i}") for f in files]
     within = notes.within if notes else {}

@@ -183,7 +183,7 @@ class RepairRun(Run):
         allow = self.options.allow_remote_refs
         if not self.config_schemas:
             return None if self.schema is None else self.validators.get(self.schema, allow)
-        from llmfix.run.config_file import rule_for
+        from llmfix.run.globs import rule_for
 
         settings = self.config
         index = rule_for(settings, path)
