@@ -63,10 +63,12 @@ class RepairAnswer(Checked):
 def check_outputs(sources: list[str], outputs: RepairOutputs) -> None:
     """A combination of outputs that cannot work, or an output that is an input, is a
     usage error (:class:`ConfigError`) before anything is read."""
-    from llmfix.reporters import report_target
-
     output, in_place, backup = outputs.output, outputs.in_place, outputs.backup
-    report = None if outputs.report is None else Path(report_target(outputs.report)[1])
+    report = None
+    if outputs.report is not None:  # the format its name asks for, known before any input
+        from llmfix.reporters import report_target
+
+        report = Path(report_target(outputs.report)[1])
     if in_place and output is not None:
         raise ConfigError("use either --in-place or --output, not both")
     if in_place and "-" in sources:
