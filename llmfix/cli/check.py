@@ -18,14 +18,10 @@ from llmfix.cli.common import (
     TrustConfigOption,
     app,
     choice,
-    fail,
-    print_llm_totals,
+    execute,
     shared,
     tolerant_streams,
-    warn_untrusted,
 )
-from llmfix.errors import LlmfixError
-from llmfix.run.repair import start_llm
 
 
 @app.command()
@@ -211,7 +207,7 @@ def check(
     """
     tolerant_streams()
     from llmfix.run.check import run_check
-    from llmfix.run.settings import CheckFlags, LlmFlags, build_run, run_config
+    from llmfix.run.settings import CheckFlags, LlmFlags
 
     flags = CheckFlags(
         paths=tuple(paths or ()),
@@ -261,19 +257,4 @@ def check(
         reports=tuple(report or ()),
         follow_symlinks=follow_symlinks,
     )
-    model_run = None
-    try:
-        settings = run_config(flags)
-        warn_untrusted(settings)
-        run = build_run(flags, settings)
-        model_run = start_llm(run)  # without LLM repair, nothing of llmfix.llm loads
-        try:
-            code = run_check(run, llm=model_run)
-        finally:
-            if model_run is not None:
-                model_run.close()
-    except LlmfixError as exc:
-        raise fail(str(exc)) from None
-    if model_run is not None:
-        print_llm_totals(model_run, run.verbosity)
-    raise typer.Exit(int(code))
+    execute(flags, lambda run, llm: run_check(run, llm=llm))

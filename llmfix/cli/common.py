@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
 
 import typer
 import typer.core
@@ -118,8 +118,11 @@ TrustConfigOption = Annotated[
 ]
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from llmfix.run.config_file import Settings
     from llmfix.run.llm import LlmRun
+    from llmfix.run.settings import CheckFlags, RepairFlags
 
 
 class _ChoiceError(typer.BadParameter):
@@ -231,3 +234,35 @@ def print_llm_totals(run: LlmRun, verbosity: int) -> None:
         say(f"warning: {line}")
     if verbosity >= 0:
         say(run.summary())
+
+
+def execute(
+    flags: RepairFlags | CheckFlags,
+    go: Callable[[Any, LlmRun | None], ExitCode],
+    ready: Callable[[Any], None] | None = None,
+) -> NoReturn:
+    """Build the run ``flags`` describe (saying what an untrusted config left out), make
+    the ``ready`` checks, start its LLM repair when it is on, run it with ``go`` and exit
+    with the code it gives; an :class:`LlmfixError` is one line and exit 2."""
+    from llmfix.errors import LlmfixError
+    from llmfix.run.repair import start_llm
+    from llmfix.run.settings import build_run, run_config
+
+    model_run = None
+    try:
+        settings = run_config(flags)
+        warn_untrusted(settings)
+        run = build_run(flags, settings)
+        if ready is not None:
+            ready(run)
+        model_run = start_llm(run)  # without LLM repair, nothing of llmfix.llm loads
+        try:
+            code = go(run, model_run)
+        finally:
+            if model_run is not None:
+                model_run.close()
+    except LlmfixError as exc:
+        raise fail(str(exc)) from None
+    if model_run is not None:
+        print_llm_totals(model_run, run.verbosity)
+    raise typer.Exit(int(code))

@@ -21,14 +21,10 @@ from llmfix.cli.common import (
     TrustConfigOption,
     app,
     choice,
-    fail,
-    print_llm_totals,
+    execute,
     shared,
     tolerant_streams,
-    warn_untrusted,
 )
-from llmfix.errors import LlmfixError
-from llmfix.run.repair import start_llm
 
 
 @app.command()
@@ -241,7 +237,7 @@ def repair(
         run_repair,
         run_repair_jsonl,
     )
-    from llmfix.run.settings import LlmFlags, RepairFlags, build_run, run_config
+    from llmfix.run.settings import LlmFlags, RepairFlags, RepairRun
 
     sources = files or ["-"]
     flags = RepairFlags(
@@ -287,22 +283,10 @@ def repair(
     )
     spec = None if report is None else str(report)  # a file name, or FORMAT:FILE
     outputs = RepairOutputs(output, in_place, backup, spec, patch, explain, stream, final)
-    model_run = None
-    try:
-        config = run_config(flags)
-        warn_untrusted(config)
-        run = build_run(flags, config)
-        if jsonl:
+
+    def ready(run: RepairRun) -> None:
+        if jsonl:  # record by record, without LLM repair
             raise typer.Exit(int(run_repair_jsonl(run, files)))
         check_outputs(sources, outputs)
-        model_run = start_llm(run)  # without LLM repair, nothing of llmfix.llm loads
-        try:
-            code = run_repair(run, model_run, sources, outputs)
-        finally:
-            if model_run is not None:
-                model_run.close()
-    except LlmfixError as exc:
-        raise fail(str(exc)) from None
-    if model_run is not None:
-        print_llm_totals(model_run, run.verbosity)
-    raise typer.Exit(int(code))
+
+    execute(flags, lambda run, llm: run_repair(run, llm, sources, outputs), ready)
