@@ -47,10 +47,10 @@ def show_config(
     """
     if ctx.invoked_subcommand is not None:
         return
-    from llmfix.run.settings import CheckFlags, check_config
+    from llmfix.run.settings import CheckFlags, run_config
 
     try:
-        settings = check_config(CheckFlags(config=config, trust_config=trust_config))
+        settings = run_config(CheckFlags(config=config, trust_config=trust_config))
     except LlmfixError as exc:
         raise fail(str(exc)) from None
     warn_untrusted(settings)

@@ -267,8 +267,8 @@ def _repair_limits(flags: RepairFlags) -> tuple[dict[str, object], list[str]]:
 
 
 def repair_run(flags: RepairFlags, config: "Settings | None" = None) -> RepairRun:
-    """The `repair` run (``config``: :func:`repair_config`, read when not
-    given); :class:`ConfigError` (or ``SchemaError``) for a bad one."""
+    """The `repair` run (``config``: :func:`repair_config`, read when not given);
+    :class:`ConfigError` (or ``SchemaError``) for a bad one."""
     from dataclasses import replace
 
     from llmfix import make_options
