@@ -598,3 +598,19 @@ def test_a_value_outside_the_choices_is_one_line_exit_2() -> None:
         "llmfix: error: --kind must be one of auto, text, json, jsonl, not 'csv' "
         "(see `llmfix repair --help`)\n"
     )
+
+
+def test_each_shared_option_is_one_flag_of_both_commands() -> None:
+    """The options `repair` and `check` share are declared once (`llmfix.cli.common`); each
+    command gives its own help text."""
+    import typer.main
+
+    from llmfix.cli import app
+    from llmfix.cli.common import _SHARED
+
+    commands = typer.main.get_command(app).commands  # type: ignore[attr-defined]
+    for command in ("repair", "check"):
+        flags = {tuple(p.opts + p.secondary_opts) for p in commands[command].params}
+        for name, (names, _) in _SHARED.items():
+            declared = tuple(n for part in names for n in part.split("/"))
+            assert any(set(declared) == set(f) for f in flags), f"{command} {name}"
