@@ -5,8 +5,7 @@ judged, the JSON written where the flags say, and the ``--report`` and ``--patch
 :func:`run_repair` runs the files (or ``--stream``), :func:`run_repair_jsonl` the records of
 ``--jsonl``. The answers themselves go through :mod:`llmfix.run.repair`. Results go to
 stdout, diagnostics to stderr (as ``-q``/``-v`` say); the command only maps the exit code.
-The ``--report`` is written by the reporters `check` uses (:mod:`llmfix.reporters`), in the
-format its file name asks for (:func:`llmfix.reporters.report_target`).
+The ``--report`` is :mod:`llmfix.run.repair_report`'s.
 """
 
 from __future__ import annotations
@@ -16,16 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from llmfix.batch.core import Checked
 from llmfix.errors import ConfigError, InputError
-from llmfix.model import ExitCode, Position, Result, Status
+from llmfix.model import ExitCode, Result, Status
 from llmfix.run.notes import diagnostics_console, say
 from llmfix.run.repair import json_text
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from llmfix.batch.core import BatchSummary
+    from llmfix.batch.core import Checked
     from llmfix.inputs import Item
     from llmfix.model import Diagnostic
     from llmfix.reporters.console import PlainConsole
@@ -48,16 +46,6 @@ class RepairOutputs:
     explain: bool = False
     stream: bool = False
     final: bool = False
-
-
-@dataclass(frozen=True)
-class RepairAnswer(Checked):
-    """A judged answer of a `repair` run: the input it came from (as it was named) and the
-    model's record when LLM repair was asked (the JSON and YAML reports keep both)."""
-
-    source: str = ""
-    answer: str | None = None  # the answer's id, when read out of an API response
-    llm: dict[str, object] | None = None
 
 
 def check_outputs(sources: list[str], outputs: RepairOutputs) -> None:
@@ -139,7 +127,10 @@ def _repair_all(
             source = read_source(path, run.encoding, byte_limit(run.options.limits.max_size))
         except InputError as exc:
             say(f"error: {exc}")
-            judged.append(_unreadable(path, str(exc)))
+            if outputs.report is not None:
+                from llmfix.run.repair_report import unreadable
+
+                judged.append(unreadable(path, str(exc)))
             if lines:
                 line = {"source": path, "status": "error", "error": str(exc)}
                 sys.stdout.write(json_text(line, None) + "\n")
@@ -153,8 +144,10 @@ def _repair_all(
             label = source.name if item is None else item.id
             show(label, result, failures, item)
             if outputs.report is not None:
+                from llmfix.run.repair_report import answer
+
                 text = source.text if item is None else item.text
-                judged.append(_answer(source.name, label, text, result, failures, item, llm_record))
+                judged.append(answer(source.name, label, text, result, failures, item, llm_record))
             patches.extend({"source": label, **op.to_json_patch()} for op in result.patch)
         if any(failures for _, _, failures, _ in done) and code is ExitCode.OK:
             code = ExitCode.FAILED
@@ -164,107 +157,12 @@ def _repair_all(
             continue
         _write_answers(run, path, done, outputs, source.text)
     if outputs.report is not None:
-        _write_report(run, outputs.report, judged)
+        from llmfix.run.repair_report import write_report
+
+        write_report(run, outputs.report, judged)
     if patch is not None:
         _write_patch(patch, patches, len(sources))
     return code
-
-
-# ---------------------------------------------------------------------- --report
-
-
-def _answer(
-    source: str,
-    label: str,
-    text: str,
-    result: Result,
-    failures: list[str],
-    item: Item | None,
-    llm: dict[str, object] | None,
-) -> Checked:
-    """One answer as a judged item, as the reporters take it: the whole input (``item``
-    None), or an answer read out of an API response."""
-    from llmfix.batch.core import Outcome
-    from llmfix.inputs import Item
-
-    if item is None:
-        item = Item(
-            id=label,
-            source=label,
-            line=1,
-            text=text,
-            kind="file",
-            origin=Position(1, 1),  # the text is the file's: places map to its lines
-            whole_file=True,
-        )
-        answer = None
-    else:
-        answer = item.id
-    return RepairAnswer(
-        Outcome(item, result), tuple(failures), source=source, answer=answer, llm=llm
-    )
-
-
-def _unreadable(name: str, message: str) -> Checked:
-    """An input that could not be read, as a judged item that was not checked."""
-    from llmfix.batch.core import Outcome
-    from llmfix.inputs import Item, input_error
-
-    error = input_error("input.unreadable", message)
-    item = Item(id=name, source=name, line=1, text="", kind="file", error=error)
-    failures = (f"not checked ({error.code})",)
-    return RepairAnswer(Outcome(item, None, error), failures, source=name)
-
-
-def _write_report(run: RepairRun, spec: str, judged: list[Checked]) -> None:
-    """The ``--report`` file, by the reporter its name asks for (as `check --report`); the
-    JSON and YAML reports hold each answer's own result (:func:`repair_record`)."""
-    from llmfix.batch.core import BatchSummary
-    from llmfix.files.atomic import atomic_output
-    from llmfix.reporters import report_target, reporter_class
-    from llmfix.reporters.base import ReportOptions
-
-    fmt, path = report_target(spec)
-    options = ReportOptions(
-        verbosity=run.verbosity,
-        title="llmfix repair",
-        tool_calls=run.tools is not None,
-        record=repair_record,
-        summary=repair_summary,
-    )
-    summary = BatchSummary()
-    with atomic_output(path) as out:
-        reporter = reporter_class(fmt)(out, options)
-        for checked in judged:
-            summary.add(checked)
-            reporter.add(checked)
-        reporter.finish(summary)
-
-
-def repair_record(checked: Checked, root: str | None = None) -> dict[str, Any]:
-    """One answer in the JSON or YAML report of `repair`: where it is from (``id`` when it
-    was read out of an API response, ``source``), its result as
-    :meth:`llmfix.model.Result.to_dict` gives it, and the model's record when it was asked;
-    for an input that could not be read, its ``error``."""
-    source, answer, llm = checked.item.source, None, None
-    if isinstance(checked, RepairAnswer):
-        source, answer, llm = checked.source, checked.answer, checked.llm
-    result = checked.outcome.result
-    if result is None:
-        error = checked.outcome.error
-        return {"source": source, "status": "error", "error": error.message if error else ""}
-    entry: dict[str, Any] = {"source": source, **result.to_dict()}
-    if answer is not None:
-        entry = {"id": answer, **entry}
-    if llm is not None:
-        entry["llm"] = llm
-    return entry
-
-
-def repair_summary(summary: BatchSummary) -> dict[str, Any]:
-    """The summary of `repair`'s JSON or YAML report: the answers, and how many ended in
-    each status (in the order each status first came)."""
-    return {"items": summary.total.items, "status": dict(summary.total.status)}
 
 
 def _with_reading(run: RepairRun, notes: tuple[Diagnostic, ...], done: Done) -> Done:
