@@ -1,6 +1,7 @@
 """One command's run: its settings from flags, environment and config files (``settings``,
-``config_file``, ``trust``, ``ceilings``), and the runs themselves (``check``, ``repair`` and
-``repair_files``, ``jsonl``, ``llm``).
+``config_file``, ``globs``, ``trust``, ``ceilings``), and the runs themselves (``check``;
+``repair_files`` over files, ``repair`` for one response, ``repair_report``, ``jsonl``,
+``llm``; ``notes`` is what they say on stderr).
 
 The names below are the public way to run what the command line runs::
 
