@@ -5,7 +5,7 @@ Run: ``.venv/bin/python bench/bench_batch.py [--quick] [--big-mb N] [--only SECT
 Prints markdown. Sections:
 
 - ``files`` — 10,000 files of ≈ 2 KB (valid, pretty-printed order pages) checked by
-  ``llmfix check``'s own code path (``llmfix.cli.check.run_check``: discovery, reading, the
+  ``llmfix check``'s own code path (``llmfix.run.check.run_check``: discovery, reading, the
   pipeline, gates, the summary and a JSON report; and again with the default format, the
   text reporter, as CI runs it), in-process with ``-j 1``, against a floor
   timed in the same script: read the file, ``orjson.loads`` (stdlib ``json`` when orjson is
@@ -101,14 +101,13 @@ def run_check_in_process(
     """What ``llmfix check PATHS -s SCHEMA -j JOBS -f json -o OUT -q`` runs, minus start-up;
     with ``fmt=None``, what ``llmfix check PATHS -s SCHEMA -j JOBS`` runs (the default
     format, the text reporter, on a stdout that is not a terminal)."""
-    from llmfix.cli.check import run_check
-    from llmfix.run.settings import CheckFlags, check_settings
+    from llmfix.run.check import run_check
+    from llmfix.run.settings import CheckFlags, build_run
 
-    flags: dict[str, Any] = {"paths": paths, "schema": schema, "jobs": jobs}
+    flags = CheckFlags(paths=tuple(paths), schema=schema, jobs=jobs, use_config=False)
     if fmt is not None:
-        flags.update(format=fmt, output=str(out))
-    verbosity = -1 if fmt is not None else 0
-    run = check_settings(CheckFlags(flags, use_config=False, verbosity=verbosity))
+        flags = flags._replace(format=fmt, output=str(out), verbosity=-1)
+    run = build_run(flags)
     return int(run_check(run, stdout=io.StringIO()))
 
 

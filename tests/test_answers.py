@@ -10,7 +10,7 @@ import pytest
 
 from llmfix.model import Status
 from llmfix.run.repair import fixed_response, output_text, repair_response, start_llm, stream_answer
-from llmfix.run.settings import LlmFlags, RepairFlags, repair_settings
+from llmfix.run.settings import LlmFlags, RepairFlags, build_run
 from tests.llm_server import LlmServer, openai_reply
 
 PERSON = {
@@ -37,7 +37,7 @@ def schema(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def test_a_raw_answer_is_one_answer_repaired_and_judged() -> None:
-    run = repair_settings(RepairFlags(fail_on="repaired"))
+    run = build_run(RepairFlags(fail_on="repaired"))
     [(item, result, failures, record)] = repair_response(run, None, "a.txt", '{"a": 1,}', None)
     assert (item, result.value, record) == (None, {"a": 1}, None)
     assert failures == ["status repaired (--fail-on repaired)"]
@@ -45,7 +45,7 @@ def test_a_raw_answer_is_one_answer_repaired_and_judged() -> None:
 
 
 def test_each_answer_of_an_api_response_is_repaired_and_put_back(schema: str) -> None:
-    run = repair_settings(RepairFlags(schema=schema))
+    run = build_run(RepairFlags(schema=schema))
     validator = run.validator_for("r.json")
     text = chat('{"name": "Ada", "age": "36"}', '{"name": "Bo", "age": 7}')
     done = repair_response(run, None, "r.json", text, validator)
@@ -57,20 +57,20 @@ def test_each_answer_of_an_api_response_is_repaired_and_put_back(schema: str) ->
 
 
 def test_an_unchanged_response_is_not_rewritten() -> None:
-    run = repair_settings(RepairFlags())
+    run = build_run(RepairFlags())
     done = repair_response(run, None, "r.json", chat('{"a": 1}'), None)
     assert fixed_response(done) is None
 
 
 def test_kind_text_reads_an_api_response_as_the_answer_itself() -> None:
-    run = repair_settings(RepairFlags(kind="text"))
+    run = build_run(RepairFlags(kind="text"))
     [(item, result, _, _)] = repair_response(run, None, "r.json", chat('{"a": 1}'), None)
     assert item is None
     assert result.value["object"] == "chat.completion"
 
 
 def test_stream_answer_writes_snapshots_then_the_result() -> None:
-    run = repair_settings(RepairFlags())
+    run = build_run(RepairFlags())
     out = io.StringIO()
     chunks = ['{"name": "A', 'da", "tags": [1, ', "2]}"]
     result, failures, problems = stream_answer(run, None, chunks, "<stdin>", None, out)
@@ -82,7 +82,7 @@ def test_stream_answer_writes_snapshots_then_the_result() -> None:
 
 
 def test_stream_answer_final_writes_only_the_json() -> None:
-    run = repair_settings(RepairFlags(indent=None))
+    run = build_run(RepairFlags(indent=None))
     out = io.StringIO()
     stream_answer(run, None, ['{"a": [1,', " 2"], "<stdin>", None, out, final=True)
     assert out.getvalue() == ""  # cut off: fails the gate, nothing is written
@@ -92,7 +92,7 @@ def test_stream_answer_final_writes_only_the_json() -> None:
 
 
 def test_without_llm_repair_no_model_run_starts() -> None:
-    assert start_llm(repair_settings(RepairFlags())) is None
+    assert start_llm(build_run(RepairFlags())) is None
 
 
 def test_the_model_repairs_what_the_rules_could_not(
@@ -110,7 +110,7 @@ def test_the_model_repairs_what_the_rules_could_not(
             base_url=server.openai_base,
             cache=False,
         )
-        run = repair_settings(RepairFlags(schema=schema, llm=flags))
+        run = build_run(RepairFlags(schema=schema, llm=flags))
         llm = start_llm(run)
         assert llm is not None
         try:
@@ -127,7 +127,7 @@ def test_the_model_repairs_what_the_rules_could_not(
 
 def test_tool_calls_are_left_to_the_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    run = repair_settings(RepairFlags(tool_calls=True))
+    run = build_run(RepairFlags(tool_calls=True))
     text = '<tool_call>{"name": "f", "arguments": {"x": 1}}</tool_call>'
     [(_, result, _, record)] = repair_response(run, None, "a.txt", text, None)
     assert record is None

@@ -489,7 +489,7 @@ def test_installed_program_has_a_version_flag() -> None:
         (["--indent", "-3"], "--indent must be 0 or more, not -3"),
         (
             ["--report", "r.txt"],
-            "--report r.txt: the file name must end in .json, .yaml, .yml or .html",
+            "--report r.txt: the file name must end in .sarif, .json, .yaml, .yml, .xml or .html",
         ),
     ],
 )
@@ -524,6 +524,32 @@ def test_several_files_to_stdout_are_json_lines_naming_each_input(
             {"source": "gone.txt", "status": "error", "error": "gone.txt: no such file"},
         ],
     )
+
+
+@pytest.mark.parametrize(
+    ("spec", "starts"),
+    [
+        ("r.json", '{\n  "version": "1",\n  "summary": {\n    "items": 1,'),
+        ("r.yaml", "version: '1'\nsummary:\n  items: 1\n"),
+        ("r.html", "<!DOCTYPE html>"),
+        ("r.sarif", '{\n  "$schema": "https://json.schemastore.org/sarif-2.1.0.json"'),
+        ("r.xml", '<?xml version="1.0" encoding="UTF-8"?>'),
+        (
+            "github:r.txt",
+            "::error file=answer.txt,line=1,col=8,title=llmfix parse.trailing_comma::",
+        ),
+        ("baseline:r.txt", '{\n  "version": "1",\n  "baseline": true,\n  "failing": 1,'),
+    ],
+)
+def test_repair_writes_a_report_in_every_format_check_does(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spec: str, starts: str
+) -> None:
+    """`repair --report` goes through `check`'s reporters and suffix table."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "answer.txt").write_text('{"a": 1,}', encoding="utf-8")
+    result = cli("repair", "answer.txt", "--fail-on", "repaired", "--report", spec)
+    written = (tmp_path / spec.partition(":")[2 if ":" in spec else 0]).read_text("utf-8")
+    assert (result.exit_code, written.startswith(starts)) == (1, True), written[:300]
 
 
 def test_no_command_module_imports_another() -> None:
@@ -572,3 +598,19 @@ def test_a_value_outside_the_choices_is_one_line_exit_2() -> None:
         "llmfix: error: --kind must be one of auto, text, json, jsonl, not 'csv' "
         "(see `llmfix repair --help`)\n"
     )
+
+
+def test_each_shared_option_is_one_flag_of_both_commands() -> None:
+    """The options `repair` and `check` share are declared once (`llmfix.cli.common`); each
+    command gives its own help text."""
+    import typer.main
+
+    from llmfix.cli import app
+    from llmfix.cli.common import _SHARED
+
+    commands = typer.main.get_command(app).commands  # type: ignore[attr-defined]
+    for command in ("repair", "check"):
+        flags = {tuple(p.opts + p.secondary_opts) for p in commands[command].params}
+        for name, (names, _) in _SHARED.items():
+            declared = tuple(n for part in names for n in part.split("/"))
+            assert any(set(declared) == set(f) for f in flags), f"{command} {name}"

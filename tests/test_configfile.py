@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from llmfix.errors import ConfigError
-from llmfix.run.config_file import find_config, load_settings, read_config, rule_files, rule_for
+from llmfix.run.config_file import find_config, load_settings, read_config
+from llmfix.run.globs import rule_files, rule_for
 
 
 def write(path: Path, text: str) -> Path:
@@ -146,7 +147,7 @@ def test_the_first_matching_rule_applies(ruled: Path) -> None:
 def test_a_rule_overrides_the_top_level(ruled: Path) -> None:
     settings = load_settings({})
     rule = settings.checks[0]
-    assert (settings.for_rule(rule, "field"), settings.for_rule(rule, "schema")) == (
+    assert (settings.ruled(rule).field, settings.ruled(rule).schema) == (
         "output",
         "schemas/goals.json",
     )
@@ -154,17 +155,17 @@ def test_a_rule_overrides_the_top_level(ruled: Path) -> None:
 
 def test_a_rule_inherits_what_it_leaves_out(ruled: Path) -> None:
     settings = load_settings({})
-    assert settings.for_rule(settings.checks[1], "field") == "text"
+    assert settings.ruled(settings.checks[1]).field == "text"
 
 
 def test_a_flag_beats_a_rule(ruled: Path) -> None:
     settings = load_settings({"field": "answer"})
-    assert settings.for_rule(settings.checks[0], "field") == "answer"
+    assert settings.ruled(settings.checks[0]).field == "answer"
 
 
 def test_rule_options_merge_under_flag_options(ruled: Path) -> None:
     settings = load_settings({"options": {"schema_repair": False}})
-    assert settings.for_rule(settings.checks[1], "options") == {
+    assert settings.ruled(settings.checks[1]).options == {
         "max_risk": "safe",
         "schema_repair": False,
     }

@@ -515,12 +515,22 @@ def test_an_empty_run_is_a_page_too(browser: Any, tmp_path: Path) -> None:
 
 
 def test_an_llm_repair_shows_its_attempts(browser: Any, tmp_path: Path) -> None:
+    from llmfix.batch.core import Outcome
+    from llmfix.batch.judge import BatchSummary, Checked
+    from llmfix.inputs import Item
     from llmfix.model import Result, Status
-    from llmfix.reporters.html import repair_entry, write_html_report
+    from llmfix.reporters.base import ReportOptions
+    from llmfix.reporters.html import HtmlReporter
 
     result = Result(Status.LLM_REPAIRED, {"name": "Ada", "age": 36}, attempts=2)
-    entry = repair_entry("answer.txt", "name Ada, 36 years", result, [])
-    write_html_report(tmp_path / "r.html", [entry], title="llmfix repair")
+    item = Item("answer.txt", "answer.txt", 1, "name Ada, 36 years", kind="file", whole_file=True)
+    entry = Checked(Outcome(item, result))
+    summary = BatchSummary()
+    summary.add(entry)
+    with (tmp_path / "r.html").open("w", encoding="utf-8") as out:
+        reporter = HtmlReporter(out, ReportOptions(title="llmfix repair"))
+        reporter.add(entry)
+        reporter.finish(summary)
     opened = Page(browser, tmp_path / "r.html", fragment="#item=0")
     try:
         facts = str(opened.page.text_content("#detail .facts"))

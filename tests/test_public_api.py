@@ -30,10 +30,6 @@ DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 # and the builder that makes them) and rewrites the README's "Running as the command line
 # does" example to import from it. Until then that example imports these modules, and
 # their names are not checked; test_the_run_modules_are_still_pending says when to empty it.
-PENDING_RUN_MODULES = frozenset(
-    {"llmfix.run", "llmfix.run.jsonl", "llmfix.run.repair", "llmfix.run.settings"}
-)
-
 # A name such as ``llmfix.yaml`` in a code span is a file.
 FILE_SUFFIXES = frozenset({"json", "jsonl", "md", "sarif", "toml", "txt", "xml", "yaml", "yml"})
 
@@ -48,12 +44,12 @@ def data_packages() -> frozenset[str]:
     return frozenset(pyproject["tool"]["setuptools"].get("package-dir", {}))
 
 
-PUBLIC = frozenset(llmfix.PUBLIC_MODULES) | data_packages() | PENDING_RUN_MODULES
+PUBLIC = frozenset(llmfix.PUBLIC_MODULES) | data_packages()
 
 
 def exported(module: str) -> frozenset[str] | None:
-    """The names ``module`` offers (its ``__all__``); ``None``: not checked (yet)."""
-    if module in PENDING_RUN_MODULES or module in data_packages():
+    """The names ``module`` offers (its ``__all__``); ``None``: a data package (no code)."""
+    if module in data_packages():
         return None
     return frozenset(importlib.import_module(module).__all__)
 
@@ -161,14 +157,7 @@ def test_code_and_spans_are_read() -> None:
 @pytest.mark.parametrize("module", llmfix.PUBLIC_MODULES)
 def test_each_public_module_lists_what_it_offers(module: str) -> None:
     names = exported(module)
-    if names is None:
-        pytest.skip(f"{module}: see PENDING_RUN_MODULES")
+    assert names is not None, module
     loaded = importlib.import_module(module)
     assert names, module
     assert sorted(n for n in names if not hasattr(loaded, n)) == []
-
-
-def test_the_run_modules_are_still_pending() -> None:
-    """Once llmfix.run has its __all__, empty PENDING_RUN_MODULES (and the README's run
-    example imports from llmfix.run alone)."""
-    assert not hasattr(importlib.import_module("llmfix.run"), "__all__")

@@ -1,16 +1,11 @@
-"""`llmfix check`: many files of model output in, a report and a CI verdict out."""
+"""`llmfix check`: many files of model output in, a report and a CI verdict out.
 
-from __future__ import annotations  # noqa: I001
+The command declares its options, builds the run (:mod:`llmfix.run.settings`), runs it
+(:mod:`llmfix.run.check`) and exits with the code the run gives.
+"""
 
-import contextlib
-import os
-import sys
-import time
-from collections.abc import Iterator
-from dataclasses import replace
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TextIO, cast
-from typing import Optional  # typer needs Optional[...], not X | None, on Python 3.10
+# No ``from __future__ import annotations``: see llmfix.cli.repair.
+from typing import Annotated, Optional
 
 import typer
 
@@ -22,38 +17,11 @@ from llmfix.cli.common import (
     ProviderOption,
     TrustConfigOption,
     app,
-    fail,
-    say,
-    print_llm_totals,
+    choice,
+    execute,
+    shared,
     tolerant_streams,
-    warn_untrusted,
 )
-from llmfix.run.repair import start_llm
-from llmfix.errors import ConfigError, LlmfixError, PathRefused
-from llmfix.model import ExitCode
-from llmfix.run.settings import (
-    CheckEngine,
-    FailOnChoice,
-    Kind,
-    Messages,
-    ReportFormat,
-    ResultsFormat,
-    RiskChoice,
-    RunSettings,
-    value_of,
-)
-
-if TYPE_CHECKING:
-    from llmfix.batch.core import BatchLimits, Outcome, Profile
-    from llmfix.batch.judge import Baseline
-    from llmfix.batch.writers import FixWriter, ResultsWriter
-    from llmfix.inputs import Item, ReadOptions, WalkNotes
-    from llmfix.inputs import Kind as InputKind
-    from llmfix.reporters.base import Reporter, ReportOptions
-    from llmfix.run.config_file import CheckRule, Settings
-    from llmfix.run.llm import LlmRun
-    from llmfix.schema.validate import SchemaValidator
-    from llmfix.toolcalls.registry import ToolRegistry
 
 
 @app.command()
@@ -64,27 +32,27 @@ def check(
     ] = None,
     schema: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--schema", "-s", help="JSON Schema the answers must satisfy."),
+        shared("schema", "JSON Schema the answers must satisfy."),
     ] = None,
     allow_remote_refs: Annotated[
         bool,
-        typer.Option("--allow-remote-refs", help="Fetch the schema's http(s) $ref targets."),
+        shared("allow_remote_refs", "Fetch the schema's http(s) $ref targets."),
     ] = False,
     tools: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--tools", help="Tool definitions (OpenAI/Anthropic/MCP) for tool calls."),
+        shared("tools", "Tool definitions (OpenAI/Anthropic/MCP) for tool calls."),
     ] = None,
     field: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--field", help="Where the text is in each record: /pointer or a.b.0."),
+        shared("field", "Where the text is in each record: /pointer or a.b.0."),
     ] = None,
     messages: Annotated[
-        Optional[Messages],  # noqa: UP045
-        typer.Option("--messages", help="Transcript turns to check (default: last)."),
+        Optional[str],  # noqa: UP045
+        shared("messages", "Transcript turns to check (default: last)."),
     ] = None,
     kind: Annotated[
-        Optional[Kind],  # noqa: UP045
-        typer.Option("--kind", help="Read inputs as (default: auto)."),
+        Optional[str],  # noqa: UP045
+        shared("kind", "Read inputs as (default: auto)."),
     ] = None,
     include: Annotated[
         Optional[list[str]],  # noqa: UP045
@@ -95,20 +63,25 @@ def check(
         typer.Option("--exclude", help="Glob of files to skip in directories."),
     ] = None,
     fmt: Annotated[
-        Optional[ReportFormat],  # noqa: UP045
-        typer.Option("--format", "-f", help="Report format (default: text)."),
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--format",
+            "-f",
+            click_type=choice("report_format"),
+            help="Report format (default: text).",
+        ),
     ] = None,
     output: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--output", "-o", help="Write the report to this file."),
+        shared("output", "Write the report to this file."),
     ] = None,
     fail_on: Annotated[
-        Optional[FailOnChoice],  # noqa: UP045
-        typer.Option("--fail-on", help="Fail on items this bad (default: invalid)."),
+        Optional[str],  # noqa: UP045
+        shared("fail_on", "Fail on items this bad (default: invalid)."),
     ] = None,
     max_risk: Annotated[
-        Optional[RiskChoice],  # noqa: UP045
-        typer.Option("--max-risk", help="Fail when a riskier repair was needed."),
+        Optional[str],  # noqa: UP045
+        shared("max_risk", "Fail when a riskier repair was needed."),
     ] = None,
     baseline: Annotated[
         Optional[str],  # noqa: UP045
@@ -136,43 +109,47 @@ def check(
     ] = None,
     disable_rule: Annotated[
         Optional[list[str]],  # noqa: UP045
-        typer.Option("--disable-rule", help="Turn a repair rule off (repeatable)."),
+        shared("disable_rule", "Turn a repair rule off (repeatable)."),
     ] = None,
     encoding: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--encoding", help="Decode inputs with this encoding."),
+        shared("encoding", "Decode inputs with this encoding."),
     ] = None,
     config: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option("--config", help="Use this config file."),
     ] = None,
     engine: Annotated[
-        CheckEngine, typer.Option("--engine", help="Where to check.")
-    ] = CheckEngine.LOCAL,
+        str,
+        typer.Option(
+            "--engine", click_type=choice("check_engine", "local"), help="Where to check."
+        ),
+    ] = "local",
     results: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option("--results", help="Write every item's result row under this directory."),
     ] = None,
     results_format: Annotated[
-        ResultsFormat, typer.Option("--results-format", help="--results files.")
-    ] = ResultsFormat.PARQUET,
+        str,
+        typer.Option(
+            "--results-format",
+            click_type=choice("results_format", "parquet"),
+            help="--results files.",
+        ),
+    ] = "parquet",
     in_place: Annotated[
-        bool, typer.Option("--in-place", help="Rewrite inputs with their repairs (atomic).")
+        bool, shared("in_place", "Rewrite inputs with their repairs (atomic).")
     ] = False,
     tool_calls: Annotated[
         bool,
-        typer.Option(
-            "--tool-calls", help="Read each answer's tool calls (any format; --tools checks them)."
-        ),
+        shared("tool_calls", "Read each answer's tool calls (any format; --tools checks them)."),
     ] = False,
     partial: Annotated[
         bool,
-        typer.Option(
-            "--partial", help="Accept cut-off answers (truncated): keep what is complete."
-        ),
+        shared("partial", "Accept cut-off answers (truncated): keep what is complete."),
     ] = False,
     no_schema_repair: Annotated[
-        bool, typer.Option("--no-schema-repair", help="Validate only; no schema repairs.")
+        bool, shared("no_schema_repair", "Validate only; no schema repairs.")
     ] = False,
     no_config: Annotated[
         bool, typer.Option("--no-config", help="Ignore project config files (not the user's).")
@@ -192,9 +169,9 @@ def check(
     ] = False,
     report: Annotated[
         Optional[list[str]],  # noqa: UP045
-        typer.Option(
-            "--report",
-            help="Also write a report here, in the same run; the format is the file's "
+        shared(
+            "report",
+            "Also write a report here, in the same run; the format is the file's "
             "suffix (.sarif, .json, .yaml, .xml for JUnit) or a FORMAT: prefix. Repeatable.",
         ),
     ] = None,
@@ -202,13 +179,13 @@ def check(
         Optional[int],  # noqa: UP045
         typer.Option("--max-annotations", help="-f github: annotate N problems at most."),
     ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print the summary only.")] = False,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Print every item.")] = False,
+    quiet: Annotated[bool, shared("quiet", "Print the summary only.")] = False,
+    verbose: Annotated[bool, shared("verbose", "Print every item.")] = False,
     llm: Annotated[
         Optional[bool],  # noqa: UP045
-        typer.Option(
-            "--llm/--no-llm",
-            help="Ask a model to repair what rules cannot; the repairs go to --write-fixed "
+        shared(
+            "llm",
+            "Ask a model to repair what rules cannot; the repairs go to --write-fixed "
             "or --in-place (default: on when a trusted config's llm: section says so).",
         ),
     ] = None,
@@ -217,7 +194,7 @@ def check(
     base_url: BaseUrlOption = None,
     max_attempts: Annotated[
         Optional[int],  # noqa: UP045
-        typer.Option("--max-attempts", help="Model repair attempts per item (default 2)."),
+        shared("max_attempts", "Model repair attempts per item (default 2)."),
     ] = None,
     max_llm_calls: MaxLlmCallsOption = None,
     no_cache: NoCacheOption = False,
@@ -229,471 +206,55 @@ def check(
     exits 0 whatever fails.
     """
     tolerant_streams()
-    from llmfix.run.settings import CheckFlags, LlmFlags, check_config, check_settings
+    from llmfix.run.check import run_check
+    from llmfix.run.settings import CheckFlags, LlmFlags
 
-    options: dict[str, object] = {}
-    if no_schema_repair:
-        options["schema_repair"] = False
-    if disable_rule:
-        options["disabled_rules"] = list(disable_rule)
-    if allow_remote_refs:
-        options["allow_remote_refs"] = True
-    if partial:
-        options["partial"] = True
-    flags = {
-        "paths": paths, "schema": schema, "tools": tools, "field": field,
-        "messages": value_of(messages), "kind": value_of(kind), "include": include,
-        "exclude": exclude, "format": value_of(fmt), "output": output,
-        "fail_on": value_of(fail_on), "max_risk": value_of(max_risk), "baseline": baseline,
-        "write_fixed": write_fixed, "in_place": in_place or None, "jobs": jobs,
-        "timeout": timeout, "max_item_size": max_item_size, "group_by": group_by,
-        "encoding": encoding, "progress": False if no_progress else None, "options": options,
-    }  # fmt: skip
-    llm_flags = LlmFlags(
-        enabled=llm,
-        model=model,
-        provider=value_of(provider),
-        base_url=base_url,
-        max_attempts=max_attempts,
-        max_calls=max_llm_calls,
-        cache=False if no_cache else None,
-    )
-    verbosity = -1 if quiet else int(verbose)
-    model_run = None
-    try:
-        given = CheckFlags(
-            flags,
-            config=config,
-            use_config=not no_config,
-            trust_config=trust_config,
-            tool_calls=tool_calls,
-            verbosity=verbosity,
-            llm=llm_flags,
-            engine=engine.value,
-            results=results,
-            results_format=results_format.value,
-            allow_empty=allow_empty,
-            max_annotations=max_annotations,
-            reports=tuple(report or ()),
-            follow_symlinks=follow_symlinks,
-        )
-        settings = check_config(given)
-        warn_untrusted(settings)
-        run = check_settings(given, settings)
-        model_run = start_llm(run)  # without LLM repair, nothing of llmfix.llm loads
-        try:
-            code = run_check(run, llm=model_run)
-        finally:
-            if model_run is not None:
-                model_run.close()
-    except LlmfixError as exc:
-        raise fail(str(exc)) from None
-    if model_run is not None:
-        print_llm_totals(model_run, verbosity)
-    raise typer.Exit(int(code))
-
-
-def run_check(
-    run: RunSettings,
-    stdout: TextIO | None = None,
-    llm: LlmRun | None = None,
-) -> ExitCode:
-    """Run a check as the settings say (see :func:`llmfix.run.settings.check_settings`);
-    reporters write to ``stdout`` or ``--output``, and to each ``--report`` file.
-
-    With ``llm``, items the rules left broken are sent to the model (in this process, one
-    call budget for the run) before they are judged, reported and written back.
-    ``run.tool_calls``: read each answer for tool calls (``--tool-calls``, see ``Profile``).
-    ``run.engine`` says where items are checked (``--engine``), ``run.results`` where
-    result rows go (``--results``).
-
-    A run that matched no item is a usage error (``ConfigError``) unless ``allow_empty``:
-    a wrong path or glob must not pass as "all passed".
-    """
-    from llmfix.batch.core import BatchLimits, FieldHints
-    from llmfix.batch.judge import BatchSummary, judge, key_root
-    from llmfix.inputs import WalkNotes
-    from llmfix.reporters import report_target, reporter_class
-    from llmfix.reporters.base import output_stream
-
-    settings, verbosity, tool_calls, gate = run.config, run.verbosity, run.tool_calls, run.gate
-    stdout = stdout or sys.stdout
-    allow_empty = run.allow_empty
-    also = [(fmt, Path(path)) for fmt, path in map(report_target, run.reports)]
-    if tool_calls and (settings.write_fixed or settings.in_place or settings.schema):
-        raise ConfigError(
-            "--tool-calls checks the calls, not an answer: no --schema, --write-fixed "
-            "or --in-place with it"
-        )
-    profiles, readers = _profiles(run)
-    notes = WalkNotes()
-    links: set[str] = set()  # the files that are symbolic links (a walk knows them)
-    files = _files(settings, run.follow_symlinks, notes, links)
-    _warn_skipped(notes)
-    if not files and not allow_empty:
-        raise ConfigError(_nothing_matched(settings, "no files"))
-    _refuse_outputs(settings, run.reports, files, links)
-    root = key_root(settings.config)
-    baseline = _baseline(settings.baseline, root)
-    limits = BatchLimits(
-        jobs=settings.jobs, item_timeout=settings.timeout, max_item_size=settings.max_item_size
-    )
-    fixer = _fixer(settings, files, notes)
-    rows = _results_writer(run)
-    if run.engine != "local" and fixer is not None:
-        raise ConfigError("--write-fixed and --in-place need --engine local")
-    summary = BatchSummary(groups={} if settings.group_by else None)
-    hints = FieldHints(settings.field, settings.group_by)
-    output = Path(settings.output) if settings.output else None
-    start = time.perf_counter()
-    with contextlib.ExitStack() as files_open:
-        out = files_open.enter_context(output_stream(output, stdout))
-        options = _report_options(run, out, baseline, output, root)
-        reporters = _reporters(settings.format, out, options)
-        for fmt, path in also:
-            extra = files_open.enter_context(output_stream(path, stdout))
-            reporters.append(reporter_class(fmt)(extra, replace(options, color=False)))
-        with _progress(settings, verbosity, files, notes) as update:
-            records = 0
-            last: tuple[str, int] | None = None
-            found = _outcomes(run.engine, files, settings, readers, profiles, limits, notes)
-            for outcome in found:
-                if llm is not None:
-                    outcome = llm.fix(outcome, profiles, gate.max_risk)
-                partial = profiles[outcome.item.profile].options.partial
-                checked = judge(outcome, gate.fail_on, gate.max_risk, baseline, partial=partial)
-                summary.add(checked)
-                hints.add(outcome.item)
-                for reporter in reporters:
-                    reporter.add(checked)
-                if fixer is not None:
-                    fixer.add(checked)
-                if rows is not None:
-                    rows.add(outcome)
-                record = (outcome.item.source, outcome.item.line)
-                if record != last:
-                    records += 1
-                    last = record
-                update(records, summary.total.items)
-        if fixer is not None:
-            fixer.close()
-        if rows is not None:
-            rows.close()
-        summary.seconds = time.perf_counter() - start
-        for reporter in reporters:
-            reporter.finish(summary)
-    for hint in hints.hints():
-        say(f"hint: {hint}")
-    if not summary.total.items and not allow_empty:
-        raise ConfigError(_nothing_matched(settings, "no items (the files are empty)"))
-    if settings.format == "baseline":  # recording the failures is what was asked: done
-        return ExitCode.OK
-    return ExitCode.FAILED if summary.total.failed else ExitCode.OK
-
-
-def _nothing_matched(settings: Settings, what: str) -> str:
-    """One line naming the paths and globs that matched nothing."""
-    paths = " ".join(settings.paths) or "the config's checks"
-    globs = [f"--include {g!r}" for g in settings.include]
-    globs += [f"--exclude {g!r}" for g in settings.exclude]
-    where = f"{paths} ({', '.join(globs)})" if globs else paths
-    return f"{what} to check in {where}; pass --allow-empty if that is expected"
-
-
-def _profiles(run: RunSettings) -> tuple[dict[str, Profile], dict[str, ReadOptions]]:
-    """One profile (schema, tools, options) and one way of reading per ``checks`` rule."""
-    from llmfix.batch.core import Profile
-    from llmfix.files.read import byte_limit
-    from llmfix.inputs import KINDS, MESSAGES, ReadOptions, field_tokens
-    from llmfix.pipeline.keywords import make_options
-
-    settings, gate, tool_calls = run.config, run.gate, run.tool_calls
-    cache: dict[str, tuple[ToolRegistry, dict[str, SchemaValidator]]] = {}
-    profiles: dict[str, Profile] = {}
-    readers: dict[str, ReadOptions] = {}
-    rules: list[tuple[str, CheckRule | None]] = [("", None)]
-    rules += [(f"rule{i}", rule) for i, rule in enumerate(settings.checks)]
-    for key, rule in rules:
-        messages = settings.for_rule(rule, "messages")
-        kind = settings.for_rule(rule, "kind")
-        if messages not in MESSAGES:
-            raise ConfigError(f"--messages must be one of {', '.join(MESSAGES)}, not {messages!r}")
-        if kind not in KINDS:
-            raise ConfigError(f"--kind must be one of {', '.join(KINDS)}, not {kind!r}")
-        field = settings.for_rule(rule, "field")
-        group_by = settings.for_rule(rule, "group_by")
-        for spec in (field, group_by):
-            if spec is not None:
-                field_tokens(spec)
-        schema = settings.for_rule(rule, "schema")
-        tools = settings.for_rule(rule, "tools")
-        options = gate.options(make_options(**settings.for_rule(rule, "options")))
-        registry = _tool_registry(tools, options.allow_remote_refs, cache) if tools else None
-        outputs: dict[str, SchemaValidator] = {}
-        for name in registry[0].output_names if registry is not None else ():
-            found = registry[0].output_validator_for(name) if registry is not None else None
-            if found is not None:
-                outputs[name] = found
-        readers[key] = ReadOptions(
-            field,
-            messages,
-            kind,
-            group_by,
-            settings.encoding,
-            tool_results=bool(outputs),
-            max_bytes=byte_limit(settings.max_item_size),
-        )
-        profiles[key] = Profile(
-            validator=run.validators.get(schema, options.allow_remote_refs) if schema else None,
-            options=options,
-            tools=registry[1] if registry else None,
-            tool_calls=tool_calls,
-            registry=registry[0] if registry and tool_calls else None,
-            outputs=outputs or None,
-        )
-    return profiles, readers
-
-
-def _tool_registry(
-    path: str, allow_remote: bool, cache: dict[str, tuple[ToolRegistry, dict[str, SchemaValidator]]]
-) -> tuple[ToolRegistry, dict[str, SchemaValidator]]:
-    """A tools file (see ``llmfix.toolcalls.registry``), and its tool name → compiled
-    parameters schema."""
-    from llmfix.toolcalls.registry import ToolRegistry
-
-    key = f"tools:{allow_remote}:{path}"
-    if key not in cache:
-        registry = ToolRegistry.load(path, allow_remote=allow_remote)
-        validators = {name: registry.validator_for(name) for name in registry.names}
-        cache[key] = registry, {name: v for name, v in validators.items() if v is not None}
-    found: tuple[ToolRegistry, dict[str, SchemaValidator]] = cache[key]
-    return found
-
-
-def _files(
-    settings: Settings,
-    follow_symlinks: bool = False,
-    notes: WalkNotes | None = None,
-    links: set[str] | None = None,
-) -> list[str]:
-    """The files to check: the paths given (flags, else the config's ``paths``), else the
-    config's ``checks`` globs, walked as :func:`llmfix.inputs.discover_files` says; an
-    untrusted config's own paths never lead out of its folder."""
-    from llmfix.inputs import discover_files
-    from llmfix.run.config_file import rule_files
-
-    paths = list(settings.paths)
-    confine = None
-    if not paths and settings.checks:
-        paths = list(rule_files(settings, follow_symlinks=follow_symlinks, notes=notes))
-        if not paths:
-            raise ConfigError(f"{settings.config}: no file matches the checks' globs")
-    elif not settings.trusted and "paths" not in settings.flagged:
-        confine = settings.base
-    if not paths:
-        raise ConfigError("no paths given (and no config file with paths or checks)")
-    if paths.count("-") > 1:
-        raise ConfigError("stdin ('-') can be read once")
-    # The run's own schema, tools, baseline and config are not inputs to check (its
-    # outputs must not be inputs at all: see _refuse_outputs).
-    own = {settings.schema, settings.tools, settings.baseline, settings.config}
-    own |= {rule.schema for rule in settings.checks} | {rule.tools for rule in settings.checks}
-    skip = {os.path.realpath(p) for p in own if p and not p.startswith("builtin:")}
-    links = set() if links is None else links  # discovery fills it (a walk: for free)
-    found = discover_files(
-        paths,
-        settings.include,
-        settings.exclude,
-        links,
+    flags = CheckFlags(
+        paths=tuple(paths or ()),
+        schema=schema,
+        tools=tools,
+        field=field,
+        messages=messages,
+        kind=kind,
+        include=tuple(include or ()),
+        exclude=tuple(exclude or ()),
+        format=fmt,
+        output=output,
+        fail_on=fail_on,
+        max_risk=max_risk,
+        baseline=baseline,
+        write_fixed=write_fixed,
+        in_place=in_place,
+        jobs=jobs,
+        timeout=timeout,
+        max_item_size=max_item_size,
+        group_by=group_by,
+        encoding=encoding,
+        progress=not no_progress,
+        no_schema_repair=no_schema_repair,
+        disable_rule=tuple(disable_rule or ()),
+        allow_remote_refs=allow_remote_refs,
+        partial=partial,
+        config=config,
+        use_config=not no_config,
+        trust_config=trust_config,
+        tool_calls=tool_calls,
+        verbosity=-1 if quiet else int(verbose),
+        llm=LlmFlags(
+            enabled=llm,
+            model=model,
+            provider=provider,
+            base_url=base_url,
+            max_attempts=max_attempts,
+            max_calls=max_llm_calls,
+            cache=False if no_cache else None,
+        ),
+        engine=engine,
+        results=results,
+        results_format=results_format,
+        allow_empty=allow_empty,
+        max_annotations=max_annotations,
+        reports=tuple(report or ()),
         follow_symlinks=follow_symlinks,
-        confine=confine,
-        notes=notes,
     )
-    names = {os.path.basename(p) for p in skip}
-    return [f for f in found if not _one_of(f, skip, names, links)]
-
-
-def _one_of(path: str, files: set[str], names: set[str], links: set[str]) -> bool:
-    """Whether ``path`` is one of ``files`` (real paths; ``names``: their file names). A
-    file that is no symbolic link keeps its name in its real path: only one named like one
-    of them, or a link, needs the real path (a stat per directory above it)."""
-    if path == "-" or (os.path.basename(path) not in names and path not in links):
-        return False
-    return os.path.realpath(path) in files
-
-
-def _refuse_outputs(
-    settings: Settings, reports: tuple[str, ...], files: list[str], links: set[str]
-) -> None:
-    """A report file that is also an input of the run (or another report, the schema, the
-    tools or config file, or in a version-control directory) is a usage error, before
-    anything is read or written. (Writing a new ``--baseline`` over the old one is not.)"""
-    from llmfix.files.containment import refuse_vcs
-    from llmfix.reporters import report_target
-
-    taken: dict[str, str] = {}  # real path → what the file is, or the flag naming it
-    read = [("the schema", settings.schema), ("the tools file", settings.tools)]
-    read += [("the schema", rule.schema) for rule in settings.checks]
-    read += [("the tools file", rule.tools) for rule in settings.checks]
-    for what, path in [*read, ("the config file", settings.config)]:
-        if path and not path.startswith("builtin:"):
-            taken[os.path.realpath(path)] = f"{what} ({path})"
-    outputs = [("-o" if "output" in settings.flagged else "output:", settings.output)]
-    outputs += [("--report", report_target(r)[1]) for r in reports]
-    written: dict[str, str] = {}
-    for flag, path in outputs:
-        if path is None or path == "-":
-            continue
-        refuse_vcs(path)
-        real = os.path.realpath(path)
-        if real in taken:
-            raise ConfigError(f"{flag} {path} is also {taken[real]}: give it a file of its own")
-        taken[real] = written[real] = f"{flag} {path}"
-    if not written:
-        return
-    names = {os.path.basename(p) for p in written}
-    for file in files:
-        if _one_of(file, set(written), names, links):
-            where = written[os.path.realpath(file)]
-            raise ConfigError(
-                f"{where} is also an input of this run ({file}); write it outside the "
-                "files checked, or leave it out with --exclude"
-            )
-
-
-def _warn_skipped(notes: WalkNotes) -> None:
-    """One warning per path discovery passed over (a symbolic link, a path outside)."""
-    shown = sorted(notes.skipped.items())
-    for path, why in shown[:_SKIPPED_SHOWN]:
-        sys.stderr.write(f"llmfix: warning: skipped {path}: {why}\n")
-    if len(shown) > _SKIPPED_SHOWN:
-        sys.stderr.write(f"llmfix: warning: skipped {len(shown) - _SKIPPED_SHOWN} more paths\n")
-
-
-_SKIPPED_SHOWN = 20
-
-
-def _items(
-    files: list[str],
-    settings: Settings,
-    readers: dict[str, ReadOptions],
-    notes: WalkNotes | None = None,
-) -> Iterator[Item]:
-    from llmfix.inputs import Item, input_error, items_from_file
-    from llmfix.run.config_file import rule_for
-
-    unlisted = {os.path.normpath(k): v for k, v in notes.unlisted.items()} if notes else {}
-    within = notes.within if notes else {}  # where each file was listed: read it there
-    for path in files:
-        index = rule_for(settings, path)
-        key = "" if index is None else f"rule{index}"
-        problem = unlisted.get(os.path.normpath(path)) if unlisted else None
-        if problem is not None:  # a folder that could not be listed: not a silent pass
-            error = input_error("input.unreadable", problem)
-            yield Item(id=path, source=path, line=1, text="", kind="file", error=error, profile=key)
-            continue
-        yield from items_from_file(path, readers[key], key, within.get(path))
-
-
-def _outcomes(
-    engine: str,
-    files: list[str],
-    settings: Settings,
-    readers: dict[str, ReadOptions],
-    profiles: dict[str, Profile],
-    limits: BatchLimits,
-    notes: WalkNotes | None = None,
-) -> Iterator[Outcome]:
-    """Every item's outcome, in input order: in the local pool, or on Ray or Spark."""
-    from llmfix.batch.pool import run_items
-
-    if engine == "local":
-        return run_items(_items(files, settings, readers, notes), profiles, limits)
-    from llmfix.engines import Job, plan_units, run_engine
-    from llmfix.run.config_file import rule_for
-
-    keys = [(f, "" if (i := rule_for(settings, f)) is None else f"rule{i}") for f in files]
-    within = notes.within if notes else {}
-    job = Job(tuple(plan_units(keys, within)), readers, profiles, limits)
-    return run_engine(engine, job, limits.jobs)
-
-
-def _results_writer(run: RunSettings) -> ResultsWriter | None:
-    from llmfix.batch.writers import ResultsWriter
-
-    return ResultsWriter(Path(run.results), run.results_format) if run.results else None
-
-
-def _baseline(path: str | None, root: str) -> Baseline | None:
-    if path is None:
-        return None
-    from llmfix.batch.judge import Baseline
-    from llmfix.reporters.report import read_report
-
-    return Baseline.from_report(read_report(Path(path)), root)
-
-
-def _report_options(
-    run: RunSettings, out: TextIO, baseline: Baseline | None, output: Path | None, root: str
-) -> ReportOptions:
-    from llmfix.reporters.base import ReportOptions
-
-    color = output is None and out.isatty() and "NO_COLOR" not in os.environ
-    group_by = run.config.group_by
-    return ReportOptions(
-        run.verbosity, baseline is not None, color, group_by, run.max_annotations, root
-    )
-
-
-def _reporters(fmt: str, out: TextIO, options: ReportOptions) -> list[Reporter]:
-    """The chosen reporter, plus the text summary on stderr when that one is for machines."""
-    from llmfix.reporters import reporter_class
-    from llmfix.reporters.text import TextReporter
-
-    cls = reporter_class(fmt)
-    if cls is TextReporter:
-        return [TextReporter(out, options)]
-    # The summary goes to stderr, also with -q (which means "the summary only").
-    err_color = sys.stderr.isatty() and "NO_COLOR" not in os.environ
-    summary_only = replace(options, verbosity=-1, color=err_color)
-    return [cls(out, options), TextReporter(sys.stderr, summary_only)]
-
-
-def _progress(settings: Settings, verbosity: int, files: list[str], notes: WalkNotes) -> Any:
-    """A progress bar over the records of every file (each JSONL line is one)."""
-    from llmfix.reporters.console import progress_bar
-
-    console = None
-    total = 0
-    if settings.progress and verbosity >= 0 and sys.stderr.isatty():
-        from llmfix.cli.common import stderr_console
-        from llmfix.inputs import count_records
-
-        kind = cast("InputKind", settings.kind)  # checked by _profiles
-        total = sum(count_records(f, kind, notes.within.get(f)) for f in files)
-        console = stderr_console() if total > 1 else None
-    return progress_bar(console, total)
-
-
-def _fixer(settings: Settings, files: list[str], notes: WalkNotes) -> FixWriter | None:
-    """What writes the repaired files; it reads each input again only where discovery
-    listed it (``notes.within``), as the check did."""
-    from llmfix.batch.writers import FixWriter
-
-    if settings.in_place:
-        if "-" in files:
-            raise ConfigError("--in-place needs files, not stdin")
-        return FixWriter(None, within=notes.within, refused=_warn_refused)
-    if settings.write_fixed:
-        return FixWriter(
-            Path(settings.write_fixed),
-            inputs=files,
-            refused=_warn_refused,
-            within=notes.within,
-        )
-    return None
-
-
-def _warn_refused(refused: PathRefused) -> None:
-    """A repaired copy the mirror refused: named, and the rest are written."""
-    sys.stderr.write(f"llmfix: warning: {refused}\n")
+    execute(flags, lambda run, llm: run_check(run, llm=llm))

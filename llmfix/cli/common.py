@@ -5,23 +5,97 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
 
 import typer
 import typer.core
+from typer._types import TyperChoice
 
 from llmfix.model import ExitCode
-from llmfix.run.settings import Provider
+from llmfix.run.notes import diagnostics_console, say, stderr_console
 
-# Options `repair` and `check` share, written once. Optional[...] (not `| None`): Typer
-# reads these annotations at run time on Python 3.10.
+__all__ = ["diagnostics_console", "say", "stderr_console"]  # here for the commands
+
+
+class TableChoice(TyperChoice[str]):
+    """A flag's choices: the values of a library table (a key of
+    :data:`llmfix.run.settings.CHOICES`), read the first time they are needed, so a run
+    imports the table's module only when the flag is given (or ``--help`` lists it).
+    The flag's default is one of them (tests hold it so) and is taken unread."""
+
+    def __init__(self, table: str, default: str | None = None) -> None:
+        self.table = table
+        self.default = default
+        self.case_sensitive = True
+        self._choices: tuple[str, ...] | None = None
+
+    @property
+    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
+        if self._choices is None:
+            from llmfix.run.settings import choices
+
+            self._choices = choices(self.table)
+        return self._choices
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> str:
+        if value == self.default and value is not None:
+            return str(value)
+        return str(super().convert(value, param, ctx))
+
+
+# The flags `repair` and `check` share: parameter name → the flag's names, and the table
+# of its choices (None: it takes any value). Each command gives its own help text, as the
+# same flag means a little more to one than to the other (see :func:`shared`).
+_SHARED: dict[str, tuple[tuple[str, ...], str | None]] = {
+    "schema": (("--schema", "-s"), None),
+    "allow_remote_refs": (("--allow-remote-refs",), None),
+    "tools": (("--tools",), None),
+    "tool_calls": (("--tool-calls",), None),
+    "field": (("--field",), None),
+    "messages": (("--messages",), "messages"),
+    "kind": (("--kind",), "kind"),
+    "output": (("--output", "-o"), None),
+    "in_place": (("--in-place",), None),
+    "report": (("--report",), None),
+    "fail_on": (("--fail-on",), "fail_on"),
+    "max_risk": (("--max-risk",), "risk"),
+    "disable_rule": (("--disable-rule",), None),
+    "no_schema_repair": (("--no-schema-repair",), None),
+    "partial": (("--partial",), None),
+    "encoding": (("--encoding",), None),
+    "quiet": (("--quiet", "-q"), None),
+    "verbose": (("--verbose", "-v"), None),
+    "llm": (("--llm/--no-llm",), None),
+    "max_attempts": (("--max-attempts",), None),
+}
+
+
+def shared(name: str, help: str, default: str | None = None) -> Any:
+    """The option ``name`` of :data:`_SHARED` with this command's ``help`` (``default``:
+    the command's default for a choice flag, see :class:`TableChoice`)."""
+    names, table = _SHARED[name]
+    kind = None if table is None else TableChoice(table, default)
+    return typer.Option(*names, help=help, click_type=kind)
+
+
+def choice(table: str, default: str | None = None) -> TableChoice:
+    """The click type of a flag that takes one of ``table``'s values."""
+    return TableChoice(table, default)
+
+
+# Options `repair` and `check` share whole, help included. Optional[...] (not `| None`):
+# Typer reads these annotations at run time on Python 3.10.
 ModelOption = Annotated[
     Optional[str],  # noqa: UP045
     typer.Option("--model", help="Model for --llm (e.g. gpt-4o-mini, claude-haiku-4-5)."),
 ]
 ProviderOption = Annotated[
-    Optional[Provider],  # noqa: UP045
-    typer.Option("--provider", help="openai (any OpenAI-compatible server) or anthropic."),
+    Optional[str],  # noqa: UP045
+    typer.Option(
+        "--provider",
+        click_type=choice("provider"),
+        help="openai (any OpenAI-compatible server) or anthropic.",
+    ),
 ]
 BaseUrlOption = Annotated[
     Optional[str],  # noqa: UP045
@@ -44,11 +118,11 @@ TrustConfigOption = Annotated[
 ]
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from collections.abc import Callable
 
-    from llmfix.reporters.console import PlainConsole
     from llmfix.run.config_file import Settings
     from llmfix.run.llm import LlmRun
+    from llmfix.run.settings import CheckFlags, RepairFlags
 
 
 class _ChoiceError(typer.BadParameter):
@@ -117,28 +191,6 @@ def _options(
     """Validate and repair the JSON that language models write."""
 
 
-def stderr_console() -> Console:
-    from rich.console import Console
-
-    return Console(stderr=True, highlight=False, soft_wrap=True)
-
-
-def diagnostics_console() -> Console | PlainConsole:
-    """Where diagnostics go: :func:`stderr_console` when stderr is a terminal (or
-    ``FORCE_COLOR`` says to style it); else the same text, plain, without importing rich."""
-    from llmfix.reporters.console import PlainConsole, styled_stream
-
-    return stderr_console() if styled_stream(sys.stderr) else PlainConsole()
-
-
-def say(line: str) -> None:
-    """``llmfix: LINE`` on stderr, escaped for the terminal: a line names files, keys and
-    values from the input (see :mod:`llmfix.reporters.sinks`), one line whatever they hold."""
-    from llmfix.reporters.sinks import for_terminal
-
-    sys.stderr.write(f"llmfix: {for_terminal(line)}\n")
-
-
 def fail(message: str, code: ExitCode = ExitCode.USAGE) -> typer.Exit:
     """Print a one-line error on stderr and return the Exit to raise."""
     say(f"error: {message}")
@@ -182,3 +234,35 @@ def print_llm_totals(run: LlmRun, verbosity: int) -> None:
         say(f"warning: {line}")
     if verbosity >= 0:
         say(run.summary())
+
+
+def execute(
+    flags: RepairFlags | CheckFlags,
+    go: Callable[[Any, LlmRun | None], ExitCode],
+    ready: Callable[[Any], None] | None = None,
+) -> NoReturn:
+    """Build the run ``flags`` describe (saying what an untrusted config left out), make
+    the ``ready`` checks, start its LLM repair when it is on, run it with ``go`` and exit
+    with the code it gives; an :class:`LlmfixError` is one line and exit 2."""
+    from llmfix.errors import LlmfixError
+    from llmfix.run.repair import start_llm
+    from llmfix.run.settings import build_run, run_config
+
+    model_run = None
+    try:
+        settings = run_config(flags)
+        warn_untrusted(settings)
+        run = build_run(flags, settings)
+        if ready is not None:
+            ready(run)
+        model_run = start_llm(run)  # without LLM repair, nothing of llmfix.llm loads
+        try:
+            code = go(run, model_run)
+        finally:
+            if model_run is not None:
+                model_run.close()
+    except LlmfixError as exc:
+        raise fail(str(exc)) from None
+    if model_run is not None:
+        print_llm_totals(model_run, run.verbosity)
+    raise typer.Exit(int(code))

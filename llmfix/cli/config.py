@@ -9,9 +9,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from llmfix.cli.common import app, dump_json, fail, warn_untrusted
+from llmfix.cli.common import app, choice, dump_json, fail, warn_untrusted
 from llmfix.errors import LlmfixError
-from llmfix.run.settings import ConfigFormat
 
 config_app = typer.Typer(
     help="Show the merged configuration; trust a project config file.",
@@ -31,8 +30,11 @@ def show_config(
         typer.Option("--config", help="Read this config file instead of searching upward."),
     ] = None,
     fmt: Annotated[
-        ConfigFormat, typer.Option("--format", "-f", help="Output format.")
-    ] = ConfigFormat.YAML,
+        str,
+        typer.Option(
+            "--format", "-f", click_type=choice("config_format", "yaml"), help="Output format."
+        ),
+    ] = "yaml",
     trust_config: Annotated[
         bool,
         typer.Option("--trust-config", help="Show the settings as if the file were trusted."),
@@ -45,15 +47,15 @@ def show_config(
     """
     if ctx.invoked_subcommand is not None:
         return
-    from llmfix.run.settings import CheckFlags, check_config
+    from llmfix.run.settings import CheckFlags, run_config
 
     try:
-        settings = check_config(CheckFlags(config=config, trust_config=trust_config))
+        settings = run_config(CheckFlags(config=config, trust_config=trust_config))
     except LlmfixError as exc:
         raise fail(str(exc)) from None
     warn_untrusted(settings)
     data = settings.to_dict()
-    if fmt is ConfigFormat.JSON:
+    if fmt == "json":
         sys.stdout.write(dump_json(data, 2) + "\n")
         return
     import yaml

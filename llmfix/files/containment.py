@@ -6,7 +6,7 @@ allows; a path the user names on the command line is taken as named.
 
 - A path is *within* a root when its real path (every symbolic link followed) is the root
   or below it (:func:`within`). An untrusted project file's paths stay within the file's
-  directory (:func:`llmfix.run.config_file.untrusted_view`). Walked folders follow no symbolic
+  directory (:func:`llmfix.run.trust.untrusted_view`). Walked folders follow no symbolic
   link unless ``check --follow-symlinks``, and then none that leads out of an untrusted
   project file's directory (:func:`llmfix.inputs.discover_files`).
 - A file a walk listed is read only where it was listed (:class:`llmfix.files.read.Within`,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, ClassVar, TextIO
@@ -60,6 +60,20 @@ class ReportOptions:
     group_by: str | None = None  # the --group-by field, for titles
     max_annotations: int | None = None  # github: annotations at most (--max-annotations)
     root: str | None = None  # what item keys name files relative to (batch.key_root)
+    title: str = "llmfix check"  # the command reported on (HTML title, JUnit suite, GitHub)
+    tool_calls: bool = False  # html: results are tool-call lists (`repair --tools`)
+    # json, yaml: an item's record (None: item_record) and the summary's (None: the whole
+    # BatchSummary.to_dict); `repair --report` gives its own, one answer's result each.
+    record: Callable[[Checked, str | None], dict[str, Any]] | None = None
+    summary: Callable[[BatchSummary], dict[str, Any]] | None = None
+
+    def item(self, checked: Checked) -> dict[str, Any]:
+        """The record of ``checked`` in a JSON or YAML report."""
+        return (self.record or item_record)(checked, self.root)
+
+    def head(self, summary: BatchSummary) -> dict[str, Any]:
+        """The ``summary`` of a JSON or YAML report."""
+        return summary.to_dict() if self.summary is None else self.summary(summary)
 
 
 class Reporter:

@@ -93,11 +93,13 @@ class GithubReporter(Reporter):
         if self.held_back:
             more = counted(self.held_back, "more problem")
             note = f"{more} not annotated (--max-annotations {self.options.max_annotations})"
-            self.out.write(workflow_command("warning", note, title="llmfix check") + "\n")
+            self.out.write(workflow_command("warning", note, title=self.options.title) + "\n")
         total = summary.total
         parts = [counted(total.items, "item")]
         parts += [f"{n:,} {status_label(s)}" for s, n in sorted(total.status.items())]
         parts.append(f"{total.failed} failed")
         if total.baselined:
             parts.append(f"{total.baselined} known (baseline)")
-        self.out.write(workflow_command("notice", ", ".join(parts), title="llmfix check") + "\n")
+        self.out.write(
+            workflow_command("notice", ", ".join(parts), title=self.options.title) + "\n"
+        )

@@ -26,15 +26,10 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
 from importlib import resources
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from llmfix import codes
 from llmfix._version import __version__
-from llmfix.batch.core import Outcome
 from llmfix.batch.judge import BatchSummary, Checked
-from llmfix.files.atomic import atomic_output
-from llmfix.inputs import Item
 from llmfix.model import Severity
 from llmfix.reporters.base import (
     STATUS_LABELS,
@@ -47,7 +42,7 @@ from llmfix.reporters.base import (
 from llmfix.reporters.sinks import for_html
 
 if TYPE_CHECKING:
-    from llmfix.batch.judge import Tally
+    from llmfix.batch.judge import BatchSummary, Checked, Tally
     from llmfix.model import Diagnostic, Result
 
 # Per item, at most: what is cut is flagged and said on the page.
@@ -143,17 +138,10 @@ class HtmlReporter(Reporter):
     name = "html"
     spools = True
 
-    def __init__(
-        self,
-        out: TextIO,
-        options: ReportOptions | None = None,
-        *,
-        title: str = "llmfix check",
-        tool_calls: bool = False,
-    ) -> None:
+    def __init__(self, out: TextIO, options: ReportOptions | None = None) -> None:
         super().__init__(out, options)
-        self.title = title
-        self.tool_calls = tool_calls  # results are tool-call lists (`repair --tools`)
+        self.title = self.options.title
+        self.tool_calls = self.options.tool_calls  # results are tool-call lists (`repair --tools`)
         self._rows = spool()
         self._count = 0
         self._codes: dict[str, int] = {}
@@ -513,43 +501,6 @@ def _matrix(
         out.append(f'<tr data-key="{_h(key)}"><th>{_h(label)}</th>{"".join(cells)}</tr>')
     out.append("</tbody></table></div>")
     return "".join(out)
-
-
-# ------------------------------------------------------------------ repair --report
-
-
-def repair_entry(
-    name: str, text: str, result: Result, failures: Iterable[str], item: Item | None = None
-) -> Checked:
-    """One `repair` answer as a judged item, for :func:`write_html_report`: the whole input
-    (``item`` None), or an answer read out of an API response."""
-    if item is None:
-        item = Item(id=name, source=name, line=1, text=text, kind="file", whole_file=True)
-    return Checked(Outcome(item, result), tuple(failures))
-
-
-def unreadable_entry(name: str, message: str) -> Checked:
-    """A `repair` input that could not be read."""
-    error = codes.INPUT_UNREADABLE.at(message)
-    item = Item(id=name, source=name, line=1, text="", kind="file", error=error)
-    return Checked(Outcome(item, None, error), (f"not checked ({error.code})",))
-
-
-def write_html_report(
-    path: Path, entries: Iterable[Checked], *, title: str, tool_calls: bool = False
-) -> None:
-    """Write the HTML report of ``entries`` atomically (``repair --report FILE.html``)."""
-    summary = BatchSummary()
-    with atomic_output(path) as out:
-        reporter = HtmlReporter(out, title=title, tool_calls=tool_calls)
-        for checked in entries:
-            summary.add(checked)
-            reporter.add(checked)
-        reporter.finish(summary)
-
-
-def is_html_path(path: Path) -> bool:
-    return path.suffix.lower() in (".html", ".htm")
 
 
 _HEAD = """<!DOCTYPE html>

@@ -91,7 +91,7 @@ class JunitReporter(Reporter):
         )
         self.out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
         self.out.write(f'<testsuites name="llmfix" {counts}>\n')
-        self.out.write(f'  <testsuite name="llmfix check" {counts}>\n')
+        self.out.write(f"  <testsuite name={_attr(self.options.title)} {counts}>\n")
         copy_spool(self._cases, self.out)
         self._cases.close()
         self.out.write("  </testsuite>\n</testsuites>\n")

@@ -1,8 +1,9 @@
-"""The versioned report (JSON or YAML) shared by `repair` and `check`.
+"""The versioned report (JSON or YAML) shared by `repair` and `check`, and the baseline.
 
-``repair`` builds it from a list (:func:`build_report`); ``check`` streams it through
-:class:`JsonReporter`/:class:`YamlReporter` (``--format json|yaml``), whose summary is a
-superset of the one here (``items`` and ``status`` mean the same in both).
+Both commands stream it through :class:`JsonReporter`/:class:`YamlReporter` (``--format
+json|yaml``, ``--report FILE.json``); `repair` gives each answer's own record and a summary
+of ``items`` and ``status`` (:attr:`llmfix.reporters.base.ReportOptions.record`), which
+mean the same as in `check`'s fuller summary.
 """
 
 from __future__ import annotations
@@ -11,56 +12,12 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from llmfix.jsontext import dumps, dumps_indented, yaml_dumper
+from llmfix.jsontext import dumps_indented, yaml_dumper
 from llmfix.model import REPORT_VERSION
-from llmfix.reporters.base import Reporter, ReportOptions, copy_spool, item_record, spool
+from llmfix.reporters.base import Reporter, ReportOptions, copy_spool, spool
 
 if TYPE_CHECKING:
     from llmfix.batch.judge import BatchSummary, Checked
-
-
-def build_report(items: list[dict[str, Any]]) -> dict[str, Any]:
-    """``{"version", "summary", "items"}`` from per-item dicts that each carry a ``status``."""
-    statuses: dict[str, int] = {}
-    for item in items:
-        statuses[item["status"]] = statuses.get(item["status"], 0) + 1
-    return {
-        "version": REPORT_VERSION,
-        "summary": {"items": len(items), "status": statuses},
-        "items": items,
-    }
-
-
-def render_report(report: dict[str, Any], fmt: str) -> str:
-    """The report as ``json`` or ``yaml`` text."""
-    if fmt == "yaml":
-        import yaml
-
-        return yaml.dump(report, Dumper=yaml_dumper(), sort_keys=False, allow_unicode=True)
-    return dumps(report, indent=2) + "\n"
-
-
-REPORT_SUFFIXES = {".json": "json", ".yaml": "yaml", ".yml": "yaml"}
-
-
-def report_format(path: Path) -> str:
-    """``json`` or ``yaml`` by the report file's suffix; ``ConfigError`` for any other."""
-    fmt = REPORT_SUFFIXES.get(path.suffix.lower())
-    if fmt is None:
-        from llmfix.errors import ConfigError
-
-        raise ConfigError(
-            f"--report {path}: the file name must end in .json, .yaml, .yml or .html "
-            "(the report is JSON, YAML or an HTML page)"
-        )
-    return fmt
-
-
-def write_report(path: Path, items: list[dict[str, Any]]) -> None:
-    """Write the report atomically, JSON or YAML by suffix (see :func:`report_format`)."""
-    from llmfix.files.atomic import write_atomic
-
-    write_atomic(path, render_report(build_report(items), report_format(path)))
 
 
 BASELINE_MAX_BYTES = 2_000_000_000
@@ -116,12 +73,12 @@ class JsonReporter(Reporter):
         self._count = 0
 
     def add(self, checked: Checked) -> None:
-        text = dumps_indented(item_record(checked, self.options.root), margin="    ")
+        text = dumps_indented(self.options.item(checked), margin="    ")
         self._items.write((",\n    " if self._count else "\n    ") + text)
         self._count += 1
 
     def finish(self, summary: BatchSummary) -> None:
-        head = {"version": REPORT_VERSION, "summary": summary.to_dict()}
+        head = {"version": REPORT_VERSION, "summary": self.options.head(summary)}
         text = json.dumps(head, ensure_ascii=False, indent=2)
         self.out.write(text[: text.rindex("}")].rstrip() + ',\n  "items": [')
         copy_spool(self._items, self.out)
@@ -145,7 +102,7 @@ class YamlReporter(Reporter):
 
         self._items.write(
             yaml.dump(
-                [item_record(checked, self.options.root)],
+                [self.options.item(checked)],
                 Dumper=yaml_dumper(),
                 sort_keys=False,
                 allow_unicode=True,
@@ -156,7 +113,7 @@ class YamlReporter(Reporter):
     def finish(self, summary: BatchSummary) -> None:
         import yaml
 
-        head = {"version": REPORT_VERSION, "summary": summary.to_dict()}
+        head = {"version": REPORT_VERSION, "summary": self.options.head(summary)}
         self.out.write(yaml.safe_dump(head, sort_keys=False, allow_unicode=True))
         self.out.write("items:\n" if self._count else "items: []\n")
         copy_spool(self._items, self.out)

@@ -33,7 +33,8 @@ rule leaves out comes from the top level::
 Trust: a project file arrives with the repository, so its network and secret settings
 (turning LLM repair on, ``llm:`` provider/base-url/api-key-env/cache-dir/save-prompts/redact,
 ``allow-remote-refs``) are used only when the user trusted it (:mod:`llmfix.run.trust`);
-otherwise :func:`untrusted_view` leaves them out and :attr:`Settings.ignored` names them.
+otherwise :func:`llmfix.run.trust.untrusted_view` leaves them out and
+:attr:`Settings.ignored` names them.
 The user config's ``llm:`` and ``allow-remote-refs`` come under the project file's.
 """
 
@@ -41,7 +42,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from dataclasses import field as dataclass_field
 from pathlib import Path
@@ -50,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 from llmfix.errors import ConfigError
 
 if TYPE_CHECKING:
-    from llmfix.inputs import WalkNotes
+    pass
 
 CONFIG_NAMES = ("llmfix.yaml", "llmfix.yml", ".llmfix.yaml")
 PYPROJECT = "pyproject.toml"
@@ -77,6 +78,19 @@ class CheckRule:
         if self.options:
             out["options"] = dict(self.options)
         return out
+
+
+@dataclass(frozen=True)
+class Ruled:
+    """The settings that differ per ``checks`` rule, as they apply to one rule's files."""
+
+    schema: str | None
+    tools: str | None
+    field: str | None
+    messages: str
+    kind: str
+    group_by: str | None
+    options: Mapping[str, object]
 
 
 @dataclass(frozen=True)
@@ -116,15 +130,28 @@ class Settings:
     flagged: frozenset[str] = frozenset()  # settings given on the command line
     flag_options: Mapping[str, object] = dataclass_field(default_factory=dict)
 
-    def for_rule(self, rule: CheckRule | None, key: str) -> Any:
-        """A setting for files under ``rule``: a flag, else the rule's, else the top level."""
-        value = getattr(self, key)
-        if key == "options" and rule is not None:
-            return {**value, **rule.options, **self.flag_options}
-        if rule is None or key in self.flagged:
-            return value
-        ruled = getattr(rule, key)
-        return value if ruled is None else ruled
+    def ruled(self, rule: CheckRule | None) -> Ruled:
+        """The settings for files under ``rule`` (``None``: no rule matched): each one a
+        flag's, else the rule's, else the top level's; ``options`` merged in that order."""
+        if rule is None:
+            return Ruled(
+                self.schema, self.tools, self.field, self.messages, self.kind, self.group_by,
+                self.options,
+            )  # fmt: skip
+        flagged = self.flagged
+
+        def pick(key: str, top: str | None, ruled: str | None) -> str | None:
+            return top if key in flagged or ruled is None else ruled
+
+        return Ruled(
+            pick("schema", self.schema, rule.schema),
+            pick("tools", self.tools, rule.tools),
+            pick("field", self.field, rule.field),
+            pick("messages", self.messages, rule.messages) or self.messages,
+            pick("kind", self.kind, rule.kind) or self.kind,
+            pick("group_by", self.group_by, rule.group_by),
+            {**self.options, **rule.options, **self.flag_options},
+        )
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -434,9 +461,10 @@ def load_settings(
 
     ``flags`` holds only the options given on the command line (``None`` values are
     ignored). ``options`` from flags are merged into the file's ``options``. A project
-    file's network and secret settings (see :func:`untrusted_view`) are used only when the
-    file is trusted: ``trust`` (``--trust-config``), ``LLMFIX_TRUST_CONFIG=1``, or recorded
-    by ``llmfix config trust``; otherwise they are left out and named in ``ignored``.
+    file's network and secret settings (see :func:`llmfix.run.trust.untrusted_view`) are
+    used only when the file is trusted: ``trust`` (``--trust-config``),
+    ``LLMFIX_TRUST_CONFIG=1``, or recorded by ``llmfix config trust``; otherwise they are
+    left out and named in ``ignored``.
     """
     from llmfix.run.trust import env_trusts_config, is_trusted, read_user_config
 
@@ -459,6 +487,7 @@ def load_settings(
     ignored: list[str] = []
     if found is not None and not trusted:
         from llmfix.run.ceilings import CHECK_CEILINGS, untrusted_limits
+        from llmfix.run.trust import untrusted_view
 
         file_values, ignored = untrusted_view(file_values, found.parent)
         defaults = {key: getattr(Settings, key) for key in CHECK_CEILINGS}
@@ -513,158 +542,3 @@ def _merged_llm(
             if "enabled" in section:  # an untrusted file's section has none
                 enabled = bool(section["enabled"])
     return merged, enabled
-
-
-def untrusted_view(values: Mapping[str, Any], base: Path) -> tuple[dict[str, Any], list[str]]:
-    """What an untrusted project file (in directory ``base``) may set, and the keys left out
-    (as written in a file).
-
-    Left out: turning LLM repair on, the llm: keys that choose where requests go, which
-    secret they carry and where records of them are written (``provider``, ``base-url``,
-    ``api-key-env``, ``cache-dir``, ``save-prompts``, ``redact``), and
-    ``allow-remote-refs`` (top level, ``options``, a rule's ``options``); and what would
-    read or write outside the file's own directory tree: ``output``, ``write-fixed``,
-    ``schema``, ``tools``, ``baseline`` and ``paths`` entries, a rule's ``schema`` and
-    ``tools``, and ``checks`` globs, that lead out of it (``..``, absolute paths, symbolic
-    links) or into ``.git``, ``.hg``, ``.svn`` (see :mod:`llmfix.files.containment`; links met
-    while walking are the walk's to refuse). The model name, attempts, timeouts and every
-    other schema and check setting are kept (:func:`llmfix.run.ceilings.untrusted_limits` then
-    leaves out the limits it would loosen).
-    """
-    from llmfix.run.trust import LLM_NETWORK_KEYS
-
-    out = dict(values)
-    ignored: list[str] = []
-    root = os.path.realpath(base)
-    for key in ("output", "write_fixed", "schema", "tools", "baseline"):
-        if key in out and not _inside(root, out[key]):
-            ignored.append(f"{key.replace('_', '-')} (outside {base})")
-            del out[key]
-    if "paths" in out:
-        kept_paths = [p for p in out["paths"] if p == "-" or _inside(root, p)]
-        if len(kept_paths) < len(out["paths"]):
-            ignored.append(f"paths outside {base}")
-            out["paths"] = kept_paths
-    options = out.get("options")
-    if options and "allow_remote_refs" in options:
-        if options["allow_remote_refs"]:
-            ignored.append("allow-remote-refs")
-        out["options"] = {k: v for k, v in options.items() if k != "allow_remote_refs"}
-    rules = []
-    for index, rule in enumerate(out.get("checks", ())):
-        files = tuple(f for f in rule.files if not _leaves(f))
-        if len(files) < len(rule.files):
-            ignored.append(f"checks[{index}].files outside {base}")
-            rule = replace(rule, files=files)
-        for key in ("schema", "tools"):
-            if getattr(rule, key) is not None and not _inside(root, getattr(rule, key)):
-                ignored.append(f"checks[{index}].{key} (outside {base})")
-                rule = replace(rule, **{key: None})
-        if "allow_remote_refs" in rule.options:
-            if rule.options["allow_remote_refs"]:
-                ignored.append(f"checks[{index}].options.allow-remote-refs")
-            kept = {k: v for k, v in rule.options.items() if k != "allow_remote_refs"}
-            rule = replace(rule, options=kept)
-        rules.append(rule)
-    if "checks" in out:
-        out["checks"] = rules
-    llm = out.get("llm")
-    if llm:
-        if llm.get("enabled", True):
-            ignored.append("llm (turning LLM repair on)")
-        for key in LLM_NETWORK_KEYS:
-            if key in llm and not (key == "redact" and llm[key] is True):
-                ignored.append(f"llm.{key.replace('_', '-')}")
-        kept_llm = {k: v for k, v in llm.items() if k not in LLM_NETWORK_KEYS}
-        out["llm"] = {k: v for k, v in kept_llm.items() if k != "enabled"}
-    return out, ignored
-
-
-def _inside(root: str, path: str) -> bool:
-    """Whether ``path`` (symbolic links followed) is ``root`` or under it, and not in a
-    version-control directory (``.git/config`` holds a CI job's token; a hook there runs);
-    ``builtin:`` schemas are llmfix's own."""
-    from llmfix.files.containment import VCS_DIRS, within
-
-    if path.startswith("builtin:"):
-        return True
-    below = os.path.relpath(os.path.realpath(path), root).split(os.sep)
-    return within(path, root) and VCS_DIRS.isdisjoint(below)
-
-
-def _leaves(glob: str) -> bool:
-    """Whether a ``checks`` glob can match outside its file's directory, or in a
-    version-control directory."""
-    from llmfix.files.containment import VCS_DIRS
-
-    parts = glob.replace("\\", "/").split("/")
-    return os.path.isabs(glob) or ".." in parts or not VCS_DIRS.isdisjoint(parts)
-
-
-def rule_for(settings: Settings, path: str) -> int | None:
-    """The index of the first ``checks`` rule whose globs match ``path``, if any."""
-    if not settings.checks or path == "-":
-        return None
-    from llmfix.inputs import glob_match
-
-    relative = Path(os.path.relpath(os.path.abspath(path), os.path.abspath(settings.base)))
-    text = relative.as_posix()
-    for index, rule in enumerate(settings.checks):
-        if any(glob_match(pattern, text) for pattern in rule.files):
-            return index
-    return None
-
-
-def rule_files(
-    settings: Settings, *, follow_symlinks: bool = False, notes: WalkNotes | None = None
-) -> Iterator[str]:
-    """The files the ``checks`` rules name, for a run given no paths (sorted, deduplicated).
-
-    Walked as :func:`llmfix.inputs.discover_files` walks: no symbolic link followed unless
-    ``follow_symlinks`` (a glob's own folders included: ``link/*``), and, for an untrusted
-    file, none that leads out of its directory; what is passed over goes in ``notes``.
-    """
-    from llmfix.files.containment import first_link, link_problem
-    from llmfix.inputs import WalkNotes, discover_files, glob_match
-
-    notes = notes if notes is not None else WalkNotes()
-    confine = None if settings.trusted else settings.base
-    seen: set[str] = set()
-    base = Path(settings.base)
-    for rule in settings.checks:
-        for pattern in rule.files:
-            root = base / _fixed_prefix(pattern)
-            link = first_link(os.fspath(root), settings.base)
-            if link is not None and not follow_symlinks:
-                notes.skipped[os.fspath(root)] = link_problem(link, settings.base)
-                continue
-            if not (root.is_file() or root.is_dir()):
-                continue
-            found = discover_files(
-                [os.fspath(root)], follow_symlinks=follow_symlinks, confine=confine, notes=notes
-            )
-            for file in sorted(found):
-                rel = Path(file).relative_to(base).as_posix()
-                if file in notes.unlisted or glob_match(pattern, rel):
-                    name = os.path.relpath(file)
-                    if file in notes.within:  # read where it was listed, by its new name
-                        notes.within[name] = notes.within[file]
-                    if name not in seen:
-                        seen.add(name)
-                        yield name
-
-
-def _fixed_prefix(pattern: str) -> str:
-    """The directories of a glob before its first wildcard (where a walk can start)."""
-    parts = pattern.split("/")
-    if len(parts) == 1:
-        return "."
-    fixed = []
-    for part in parts[:-1]:
-        if any(c in part for c in "*?["):
-            break
-        fixed.append(part)
-    else:
-        if not any(c in parts[-1] for c in "*?["):
-            return pattern
-    return "/".join(fixed) or "."

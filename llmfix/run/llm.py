@@ -137,7 +137,7 @@ class LlmRun:
 def build_llm_run(settings: Settings, flags: Mapping[str, object]) -> LlmRun:
     """The run's LLM repair: the config's ``llm:`` settings < ``LLMFIX_*`` < ``flags`` (the
     LLM flags given; ``None``: not given). Whether it runs at all is decided before (see
-    :attr:`llmfix.run.settings.RunSettings.llm_enabled`)."""
+    :attr:`llmfix.run.settings.Run.llm_enabled`)."""
     base = LlmConfig.from_mapping(settings.llm, source="config: llm")
     config = base.with_overrides(**env_llm_settings()).with_overrides(**flags)
     config.require_model()

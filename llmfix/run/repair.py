@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from llmfix.inputs import Item
     from llmfix.run.llm import LlmRun
-    from llmfix.run.settings import RunSettings, ToolSettings
+    from llmfix.run.settings import RepairRun, Run, ToolSettings
     from llmfix.schema.validate import SchemaValidator
     from llmfix.stream.wire import WireDecoder
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 Done = tuple["Item | None", Result, list[str], "dict[str, object] | None"]
 
 
-def start_llm(run: RunSettings) -> LlmRun | None:
+def start_llm(run: Run) -> LlmRun | None:
     """The run's LLM repair (one provider, one call budget), or ``None`` when it is off;
     nothing of :mod:`llmfix.llm` is imported when it is off."""
     if not run.llm_enabled:
@@ -42,7 +42,7 @@ def start_llm(run: RunSettings) -> LlmRun | None:
 
 
 def llm_repair(
-    run: RunSettings,
+    run: RepairRun,
     llm: LlmRun | None,
     name: str,
     text: str,
@@ -59,7 +59,7 @@ def llm_repair(
 
 
 def repair_answer(
-    run: RunSettings,
+    run: RepairRun,
     llm: LlmRun | None,
     name: str,
     text: str,
@@ -83,7 +83,7 @@ def repair_answer(
     return result, failures, record
 
 
-def _rules(run: RunSettings, text: str, validator: SchemaValidator | None) -> Result:
+def _rules(run: RepairRun, text: str, validator: SchemaValidator | None) -> Result:
     tools = run.tools
     if tools is None:
         from llmfix.pipeline.core import repair_text
@@ -108,7 +108,7 @@ def _rules(run: RunSettings, text: str, validator: SchemaValidator | None) -> Re
 
 
 def repair_response(
-    run: RunSettings, llm: LlmRun | None, name: str, text: str, validator: SchemaValidator | None
+    run: RepairRun, llm: LlmRun | None, name: str, text: str, validator: SchemaValidator | None
 ) -> list[Done]:
     """Every answer of one input, repaired and judged: the text itself, or each answer of
     the API response it is (``--kind``, ``--field``)."""
@@ -126,7 +126,7 @@ def repair_response(
 
 
 def answers_in(
-    run: RunSettings, name: str, text: str, validator: SchemaValidator | None
+    run: RepairRun, name: str, text: str, validator: SchemaValidator | None
 ) -> list[Item] | None:
     """The answers in an API response (``--kind``, ``--field``); ``None``: the text is one."""
     reading = run.reading
@@ -204,7 +204,7 @@ def json_text(value: object, indent: int | None) -> str:
 
 
 def stream_answer(
-    run: RunSettings,
+    run: RepairRun,
     llm: LlmRun | None,
     chunks: Iterable[str],
     name: str,

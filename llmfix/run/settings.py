@@ -1,15 +1,15 @@
-"""One run's settings, built once: the flags, the ``LLMFIX_*`` variables and the config files.
+"""One run, built once: the flags, the ``LLMFIX_*`` variables and the config files.
 
-`repair`, `repair --jsonl` and `check` each fill a flags object (:class:`RepairFlags`,
-:class:`CheckFlags`) and call :func:`repair_settings` or :func:`check_settings`; what comes
-back is a :class:`RunSettings`, frozen and typed, that the library runs from. The config
-files are read by :func:`llmfix.run.config_file.load_settings`, with the trust rules of
+`repair`, `repair --jsonl` and `check` each fill a flags record (:class:`RepairFlags`,
+:class:`CheckFlags`) and call :func:`build_run`; what comes back is a :class:`RepairRun` or
+a :class:`CheckRun`, frozen and typed, that the library runs from (what both share is
+:class:`Run`). The config files are read by :func:`run_config`
+(:func:`llmfix.run.config_file.load_settings`), with the trust rules of
 :mod:`llmfix.run.trust`: what an untrusted project file may not set stays out and is named in
 ``config.ignored`` (the command says so; the library never prints).
 
-The fixed sets of values a flag takes are the ``str`` enums below; the command line checks
-them (and ``--help`` lists them), and :mod:`tests.test_settings` holds them equal to the
-library's own lists.
+The fixed sets of values a flag takes are the library's own tables, named in
+:data:`CHOICES`; the command line offers exactly those (and ``--help`` lists them).
 
 Precedence: built-in defaults < the user config < the project file < ``LLMFIX_*`` < flags.
 `repair` takes from the files only the schema (top level and ``checks`` rules),
@@ -21,12 +21,9 @@ annotations``: a NamedTuple would compile each string annotation), with the name
 imported only for type checking written in quotes.
 """
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
-from enum import Enum
-from types import MappingProxyType
-from typing import TYPE_CHECKING, NamedTuple, cast
+from typing import TYPE_CHECKING, NamedTuple, cast, overload
 
 from llmfix.errors import ConfigError
 
@@ -42,132 +39,36 @@ if TYPE_CHECKING:
     from llmfix.toolcalls.registry import ToolRegistry
 
 
-class Choice(str, Enum):
-    """A value of a flag that takes one of a fixed set (printed as the value itself)."""
+# Each flag that takes one of a fixed set of values, and the library table that set is read
+# from (module, name): the command line offers exactly the table's values, read when the
+# flag is given (a table may live in a module a run that does not use it never imports).
+CHOICES: dict[str, tuple[str, str]] = {
+    "pick": ("llmfix.options", "PICKS"),
+    "parser_engine": ("llmfix.options", "ENGINES"),
+    "fail_on": ("llmfix.batch.gate", "FAIL_ON"),
+    "risk": ("llmfix.model", "Risk"),
+    "kind": ("llmfix.inputs", "KINDS"),
+    "messages": ("llmfix.inputs", "MESSAGES"),
+    "emit": ("llmfix.toolcalls", "EMITS"),
+    "tool_format": ("llmfix.toolcalls.detect", "FORMATS"),
+    "report_format": ("llmfix.reporters", "FORMATS"),
+    "check_engine": ("llmfix.engines", "ENGINES"),
+    "results_format": ("llmfix.run.settings", "RESULTS_FORMATS"),
+    "provider": ("llmfix.llm.config", "PROVIDERS"),
+    "config_format": ("llmfix.run.settings", "CONFIG_FORMATS"),
+}
 
-    def __str__(self) -> str:
-        return str(self.value)
-
-
-class Pick(Choice):
-    BEST = "best"
-    FIRST = "first"
-    LAST = "last"
-    LARGEST = "largest"
-    ALL = "all"
-
-
-class ParserEngine(Choice):
-    LLMFIX = "llmfix"
-    JSON_REPAIR = "json-repair"
-
-
-class FailOnChoice(Choice):
-    INVALID = "invalid"
-    REPAIRED = "repaired"
-    EXTRACTED = "extracted"
+RESULTS_FORMATS: tuple[str, ...] = ("parquet", "jsonl")  # --results files
+CONFIG_FORMATS: tuple[str, ...] = ("yaml", "json")  # `llmfix config show`
 
 
-class RiskChoice(Choice):
-    LOSSLESS = "lossless"
-    SAFE = "safe"
-    GUESS = "guess"
+def choices(name: str) -> tuple[str, ...]:
+    """The values of the choice ``name`` (a key of :data:`CHOICES`), as the table lists them."""
+    import importlib
 
-
-class Kind(Choice):
-    AUTO = "auto"
-    TEXT = "text"
-    JSON = "json"
-    JSONL = "jsonl"
-
-
-class Messages(Choice):
-    LAST = "last"
-    ALL = "all"
-
-
-class Emit(Choice):
-    CANONICAL = "canonical"
-    OPENAI = "openai"
-    ANTHROPIC = "anthropic"
-
-
-class ToolFormat(Choice):
-    OPENAI = "openai"
-    ANTHROPIC = "anthropic"
-    GEMINI = "gemini"
-    TOOL_CALLS_JSON = "tool-calls-json"
-    JSON = "json"
-    PYTHONIC = "pythonic"
-    ANTHROPIC_XML = "anthropic-xml"
-    DEEPSEEK_DSML = "deepseek-dsml"
-    DEEPSEEK_V3 = "deepseek-v3"
-    STEP3 = "step3"
-    KIMI_K2 = "kimi-k2"
-    HERMES = "hermes"
-    QWEN3_XML = "qwen3-xml"
-    GLM = "glm"
-    HUNYUAN = "hunyuan"
-    JAMBA = "jamba"
-    MINICPM5 = "minicpm5"
-    MINIMAX_M2 = "minimax-m2"
-    MINIMAX_M3 = "minimax-m3"
-    MISTRAL = "mistral"
-    LLAMA3 = "llama3"
-    LLAMA4 = "llama4"
-    LFM2 = "lfm2"
-    OLMO3 = "olmo3"
-    GEMMA4 = "gemma4"
-    FUNCTIONGEMMA = "functiongemma"
-    HARMONY = "harmony"
-    GRANITE = "granite"
-    GRANITE_20B_FC = "granite-20b-fc"
-    INTERNLM = "internlm"
-    GIGACHAT = "gigachat"
-    PHI4_MINI = "phi4-mini"
-    APERTUS = "apertus"
-    LONGCAT = "longcat"
-
-
-class ReportFormat(Choice):
-    TEXT = "text"
-    JSON = "json"
-    YAML = "yaml"
-    JUNIT = "junit"
-    GITHUB = "github"
-    SARIF = "sarif"
-    HTML = "html"
-    BASELINE = "baseline"
-
-
-class ConfigFormat(Choice):
-    YAML = "yaml"
-    JSON = "json"
-
-
-class CheckEngine(Choice):
-    LOCAL = "local"
-    RAY = "ray"
-    SPARK = "spark"
-
-
-class ResultsFormat(Choice):
-    PARQUET = "parquet"
-    JSONL = "jsonl"
-
-
-class Provider(Choice):
-    OPENAI = "openai"
-    ANTHROPIC = "anthropic"
-
-
-CHECK_ENGINES: tuple[str, ...] = tuple(e.value for e in CheckEngine)
-RESULTS_FORMATS: tuple[str, ...] = tuple(f.value for f in ResultsFormat)
-
-
-def value_of(choice: Choice | None) -> str | None:
-    """The string a chosen flag value stands for (``None`` when not given)."""
-    return None if choice is None else str(choice.value)
+    module, attribute = CHOICES[name]
+    table = getattr(importlib.import_module(module), attribute)
+    return tuple(str(getattr(value, "value", value)) for value in table)
 
 
 # ---------------------------------------------------------------------- the settings
@@ -233,27 +134,14 @@ class Validators:
 
 
 @dataclass(frozen=True, eq=False)  # compared by identity: fewer methods to define
-class RunSettings:
-    """Everything one run of `repair` or `check` needs, built once before any input is read."""
+class Run:
+    """What every run of `repair` and `check` has, built once before any input is read."""
 
     config: "Settings"  # defaults < user config < project file (trust rules) < flags
     gate: "Gate"  # --fail-on, --max-risk
     options: "RepairOptions"  # the top-level repair options, narrowed by the gate
     verbosity: int = 0  # -1 quiet, 0 normal, 1 verbose
     llm: LlmFlags = NO_LLM_FLAGS
-    indent: int | None = 2  # repair: None for --compact
-    schema: str | None = None  # repair: --schema
-    tools: ToolSettings | None = None  # repair: --tools / --tool-calls
-    reading: "ReadOptions | None" = None  # repair: how to read API responses (None: as text)
-    config_schemas: bool = False  # repair: no --schema, so each file gets the config's
-    tool_calls: bool = False  # check: --tool-calls
-    engine: str = "local"  # check: where items are checked (local, ray, spark)
-    results: str | None = None  # check: --results DIR, every item's result row
-    results_format: str = "parquet"  # check: --results files (parquet, jsonl)
-    allow_empty: bool = False  # check: no item matched is fine (else a usage error)
-    max_annotations: int | None = None  # check: -f github
-    reports: tuple[str, ...] = ()  # check: --report FILE, more reports from the same run
-    follow_symlinks: bool = False  # check: walk through symbolic links (--follow-symlinks)
     validators: Validators = dataclass_field(default_factory=Validators, repr=False)
 
     @property
@@ -266,10 +154,28 @@ class RunSettings:
 
     @property
     def llm_enabled(self) -> bool:
-        """``--llm``/``--no-llm``, else ``LLMFIX_LLM``, else a trusted ``llm:`` section."""
-        from llmfix.run.trust import llm_enabled
+        """``--llm``/``--no-llm``, else ``LLMFIX_LLM``, else a trusted ``llm:`` section (a
+        project file alone never turns it on: its section counts only when trusted)."""
+        if self.llm.enabled is not None:
+            return self.llm.enabled
+        from llmfix.run.trust import env_llm_enabled
 
-        return llm_enabled(self.llm.enabled, self.config)
+        env = env_llm_enabled()
+        return self.config.llm_enabled if env is None else env
+
+
+@dataclass(frozen=True, eq=False)
+class RepairRun(Run):
+    """A `repair` run: how it prints its answers, which schema or tools it checks them
+    with, and how it reads its inputs."""
+
+    indent: int | None = 2  # None for --compact
+    schema: str | None = None  # --schema
+    tools: ToolSettings | None = None  # --tools / --tool-calls
+    reading: "ReadOptions | None" = None  # how to read API responses (None: as text)
+    config_schemas: bool = False  # no --schema, so each file gets the config's
+    field: str | None = None  # --field: where the answer is in each record (--jsonl)
+    encoding: str | None = None  # --encoding: how to decode the inputs
 
     def validator_for(self, path: str) -> "SchemaValidator | None":
         """``--schema``, else (with ``config_schemas``) the schema the config gives this file:
@@ -277,14 +183,27 @@ class RunSettings:
         allow = self.options.allow_remote_refs
         if not self.config_schemas:
             return None if self.schema is None else self.validators.get(self.schema, allow)
-        from llmfix.run.config_file import rule_for
+        from llmfix.run.globs import rule_for
 
         settings = self.config
         index = rule_for(settings, path)
-        rule = None if index is None else settings.checks[index]
-        ref = settings.for_rule(rule, "schema")
-        allow = allow or bool(settings.for_rule(rule, "options").get("allow_remote_refs"))
-        return None if ref is None else self.validators.get(ref, allow)
+        ruled = settings.ruled(None if index is None else settings.checks[index])
+        allow = allow or bool(ruled.options.get("allow_remote_refs"))
+        return None if ruled.schema is None else self.validators.get(ruled.schema, allow)
+
+
+@dataclass(frozen=True, eq=False)
+class CheckRun(Run):
+    """A `check` run: the settings only its flags give (the rest is ``config``)."""
+
+    tool_calls: bool = False  # --tool-calls
+    engine: str = "local"  # where items are checked (local, ray, spark)
+    results: str | None = None  # --results DIR, every item's result row
+    results_format: str = "parquet"  # --results files (parquet, jsonl)
+    allow_empty: bool = False  # no item matched is fine (else a usage error)
+    max_annotations: int | None = None  # -f github
+    reports: tuple[str, ...] = ()  # --report FILE, more reports from the same run
+    follow_symlinks: bool = False  # walk through symbolic links (--follow-symlinks)
 
 
 class RepairFlags(NamedTuple):
@@ -347,9 +266,9 @@ def _repair_limits(flags: RepairFlags) -> tuple[dict[str, object], list[str]]:
     return limits, [f"--{note}" for note in notes]
 
 
-def repair_settings(flags: RepairFlags, config: "Settings | None" = None) -> RunSettings:
-    """The settings of a `repair` run (``config``: :func:`repair_config`, read when not
-    given); :class:`ConfigError` (or ``SchemaError``) for a bad one."""
+def repair_run(flags: RepairFlags, config: "Settings | None" = None) -> RepairRun:
+    """The `repair` run (``config``: :func:`repair_config`, read when not given);
+    :class:`ConfigError` (or ``SchemaError``) for a bad one."""
     from dataclasses import replace
 
     from llmfix.batch.gate import Gate
@@ -375,7 +294,7 @@ def repair_settings(flags: RepairFlags, config: "Settings | None" = None) -> Run
         engine=flags.engine,
         allow_remote_refs=allow_remote,
     )
-    run = RunSettings(
+    run = RepairRun(
         config=config,
         gate=gate,
         options=gate.options(options),
@@ -383,6 +302,8 @@ def repair_settings(flags: RepairFlags, config: "Settings | None" = None) -> Run
         llm=flags.llm,
         indent=flags.indent,
         schema=flags.schema,
+        field=flags.field,
+        encoding=flags.encoding,
     )
     if flags.schema is not None:
         run.validators.get(flags.schema, allow_remote)  # a bad schema fails before any input
@@ -459,10 +380,37 @@ def disabled_rules(disable: tuple[str, ...], only: str | None) -> frozenset[str]
 
 
 class CheckFlags(NamedTuple):
-    """The flags of one `check` run: ``settings`` holds those a config file can also set
-    (its keys, ``None`` when not given); the rest only the command line sets."""
+    """The flags of one `check` run. Those a config file can also set are ``None`` (or
+    empty) when not given, so the file's value stands; the rest only the command line sets.
+    """
 
-    settings: Mapping[str, object] = MappingProxyType({})
+    paths: tuple[str, ...] = ()
+    schema: str | None = None
+    tools: str | None = None
+    field: str | None = None
+    messages: str | None = None
+    kind: str | None = None
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    format: str | None = None
+    output: str | None = None
+    fail_on: str | None = None
+    max_risk: str | None = None
+    baseline: str | None = None
+    write_fixed: str | None = None
+    in_place: bool = False
+    jobs: int | None = None
+    timeout: float | None = None
+    max_item_size: int | None = None
+    group_by: str | None = None
+    encoding: str | None = None
+    progress: bool = True  # False: --no-progress
+    # the repair options a config file's ``options:`` also sets
+    no_schema_repair: bool = False
+    disable_rule: tuple[str, ...] = ()
+    allow_remote_refs: bool = False
+    partial: bool = False
+    # only the command line sets these
     config: str | None = None  # --config FILE
     use_config: bool = True  # False: --no-config
     trust_config: bool = False
@@ -475,20 +423,44 @@ class CheckFlags(NamedTuple):
     allow_empty: bool = False
     max_annotations: int | None = None
     reports: tuple[str, ...] = ()
-    follow_symlinks: bool = False  # only a flag: a project file cannot ask for it
+    follow_symlinks: bool = False  # a project file cannot ask for it
+
+    def given(self) -> dict[str, object]:
+        """The flags that override the config files, by their settings' names (``None``:
+        not given; :func:`llmfix.run.config_file.load_settings` leaves those to the files)."""
+        options: dict[str, object] = {}
+        if self.no_schema_repair:
+            options["schema_repair"] = False
+        if self.disable_rule:
+            options["disabled_rules"] = list(self.disable_rule)
+        if self.allow_remote_refs:
+            options["allow_remote_refs"] = True
+        if self.partial:
+            options["partial"] = True
+        return {
+            "paths": list(self.paths), "schema": self.schema, "tools": self.tools,
+            "field": self.field, "messages": self.messages, "kind": self.kind,
+            "include": list(self.include), "exclude": list(self.exclude),
+            "format": self.format, "output": self.output, "fail_on": self.fail_on,
+            "max_risk": self.max_risk, "baseline": self.baseline,
+            "write_fixed": self.write_fixed, "in_place": self.in_place or None,
+            "jobs": self.jobs, "timeout": self.timeout, "max_item_size": self.max_item_size,
+            "group_by": self.group_by, "encoding": self.encoding,
+            "progress": None if self.progress else False, "options": options,
+        }  # fmt: skip
 
 
 def check_config(flags: CheckFlags) -> "Settings":
-    """Defaults < the user config < the project file (trust rules) < the flags ``settings``."""
+    """Defaults < the user config < the project file (trust rules) < the flags."""
     from llmfix.run.config_file import load_settings
 
     return load_settings(
-        flags.settings, config=flags.config, use_config=flags.use_config, trust=flags.trust_config
+        flags.given(), config=flags.config, use_config=flags.use_config, trust=flags.trust_config
     )
 
 
-def check_settings(flags: CheckFlags, config: "Settings | None" = None) -> RunSettings:
-    """The settings of a `check` run (``config``: :func:`check_config`, read when not given);
+def check_run(flags: CheckFlags, config: "Settings | None" = None) -> CheckRun:
+    """The `check` run (``config``: :func:`check_config`, read when not given);
     :class:`ConfigError` for a bad combination."""
     from llmfix.batch.gate import Gate
     from llmfix.pipeline.keywords import make_options
@@ -502,14 +474,14 @@ def check_settings(flags: CheckFlags, config: "Settings | None" = None) -> RunSe
         raise ConfigError("--jobs must be 0 or more; --timeout and --max-item-size positive")
     if flags.max_annotations is not None and flags.max_annotations < 0:
         raise ConfigError("--max-annotations must be 0 or more")
-    if flags.engine not in CHECK_ENGINES:
-        choices = ", ".join(CHECK_ENGINES)
-        raise ConfigError(f"--engine must be one of {choices}, not {flags.engine!r}")
+    if flags.engine != "local" and flags.engine not in choices("check_engine"):
+        allowed = ", ".join(choices("check_engine"))
+        raise ConfigError(f"--engine must be one of {allowed}, not {flags.engine!r}")
     if flags.results_format not in RESULTS_FORMATS:
         raise ConfigError(
             f"--results-format must be parquet or jsonl, not {flags.results_format!r}"
         )
-    return RunSettings(
+    return CheckRun(
         config=config,
         gate=gate,
         options=gate.options(make_options(**config.options)),
@@ -524,3 +496,27 @@ def check_settings(flags: CheckFlags, config: "Settings | None" = None) -> RunSe
         reports=flags.reports,
         follow_symlinks=flags.follow_symlinks,
     )
+
+
+@overload
+def run_config(flags: RepairFlags) -> "Settings": ...
+@overload
+def run_config(flags: CheckFlags) -> "Settings": ...
+def run_config(flags: RepairFlags | CheckFlags) -> "Settings":
+    """What the config files give the run these flags start (read with the trust rules);
+    its ``ignored`` keys and ``limited`` limits are for the command to name."""
+    return repair_config(flags) if isinstance(flags, RepairFlags) else check_config(flags)
+
+
+@overload
+def build_run(flags: RepairFlags, config: "Settings | None" = None) -> RepairRun: ...
+@overload
+def build_run(flags: CheckFlags, config: "Settings | None" = None) -> CheckRun: ...
+def build_run(flags: RepairFlags | CheckFlags, config: "Settings | None" = None) -> Run:
+    """The run the flags describe, with the environment and the config files (``config``:
+    :func:`run_config`, read when not given): a :class:`RepairRun` for :class:`RepairFlags`,
+    a :class:`CheckRun` for :class:`CheckFlags`. A bad flag, combination, config file or
+    schema is a :class:`ConfigError` (or ``SchemaError``), before any input is read."""
+    if isinstance(flags, RepairFlags):
+        return repair_run(flags, config)
+    return check_run(flags, config)

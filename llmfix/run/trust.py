@@ -14,8 +14,8 @@ only from sources the user controls:
   and the SHA-256 of its bytes in ``trusted.json`` beside the user config (a changed file
   is untrusted again), or ``--trust-config`` / ``LLMFIX_TRUST_CONFIG=1`` for one run.
 
-This module reads and writes those records; :mod:`llmfix.run.config_file` decides what an
-untrusted file may still set.
+This module reads and writes those records, and decides what an untrusted project file may
+still set (:func:`untrusted_view`); :mod:`llmfix.run.config_file` reads the files.
 """
 
 from __future__ import annotations
@@ -24,14 +24,12 @@ import json
 import os
 import sys
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from llmfix.errors import ConfigError
 from llmfix.files.atomic import write_atomic
-
-if TYPE_CHECKING:
-    from llmfix.run.config_file import Settings
 
 USER_CONFIG_NAME = "config.yaml"
 TRUST_STORE_NAME = "trusted.json"
@@ -243,12 +241,88 @@ def untrusted_note(config: str, ignored: tuple[str, ...]) -> str:
     )
 
 
-def llm_enabled(flag: bool | None, settings: Settings) -> bool:
-    """``--llm``/``--no-llm`` when given, else ``LLMFIX_LLM``, else a trusted ``llm:`` section.
+# ---------------------------------------------------------------------- untrusted project files
 
-    Decided here, not in :mod:`llmfix.llm`, so a run without LLM repair imports none of it.
+
+def untrusted_view(values: Mapping[str, Any], base: Path) -> tuple[dict[str, Any], list[str]]:
+    """What an untrusted project file (in directory ``base``) may set, and the keys left out
+    (as written in a file).
+
+    Left out: turning LLM repair on, the llm: keys that choose where requests go, which
+    secret they carry and where records of them are written (``provider``, ``base-url``,
+    ``api-key-env``, ``cache-dir``, ``save-prompts``, ``redact``), and
+    ``allow-remote-refs`` (top level, ``options``, a rule's ``options``); and what would
+    read or write outside the file's own directory tree: ``output``, ``write-fixed``,
+    ``schema``, ``tools``, ``baseline`` and ``paths`` entries, a rule's ``schema`` and
+    ``tools``, and ``checks`` globs, that lead out of it (``..``, absolute paths, symbolic
+    links) or into ``.git``, ``.hg``, ``.svn`` (see :mod:`llmfix.files.containment`; links met
+    while walking are the walk's to refuse). The model name, attempts, timeouts and every
+    other schema and check setting are kept (:func:`llmfix.run.ceilings.untrusted_limits` then
+    leaves out the limits it would loosen).
     """
-    if flag is not None:
-        return flag
-    env = env_llm_enabled()
-    return settings.llm_enabled if env is None else env
+    out = dict(values)
+    ignored: list[str] = []
+    root = os.path.realpath(base)
+    for key in ("output", "write_fixed", "schema", "tools", "baseline"):
+        if key in out and not _inside(root, out[key]):
+            ignored.append(f"{key.replace('_', '-')} (outside {base})")
+            del out[key]
+    if "paths" in out:
+        kept_paths = [p for p in out["paths"] if p == "-" or _inside(root, p)]
+        if len(kept_paths) < len(out["paths"]):
+            ignored.append(f"paths outside {base}")
+            out["paths"] = kept_paths
+    options = out.get("options")
+    if options and "allow_remote_refs" in options:
+        if options["allow_remote_refs"]:
+            ignored.append("allow-remote-refs")
+        out["options"] = {k: v for k, v in options.items() if k != "allow_remote_refs"}
+    rules = []
+    for index, rule in enumerate(out.get("checks", ())):
+        files = tuple(f for f in rule.files if not _leaves(f))
+        if len(files) < len(rule.files):
+            ignored.append(f"checks[{index}].files outside {base}")
+            rule = replace(rule, files=files)
+        for key in ("schema", "tools"):
+            if getattr(rule, key) is not None and not _inside(root, getattr(rule, key)):
+                ignored.append(f"checks[{index}].{key} (outside {base})")
+                rule = replace(rule, **{key: None})
+        if "allow_remote_refs" in rule.options:
+            if rule.options["allow_remote_refs"]:
+                ignored.append(f"checks[{index}].options.allow-remote-refs")
+            kept = {k: v for k, v in rule.options.items() if k != "allow_remote_refs"}
+            rule = replace(rule, options=kept)
+        rules.append(rule)
+    if "checks" in out:
+        out["checks"] = rules
+    llm = out.get("llm")
+    if llm:
+        if llm.get("enabled", True):
+            ignored.append("llm (turning LLM repair on)")
+        for key in LLM_NETWORK_KEYS:
+            if key in llm and not (key == "redact" and llm[key] is True):
+                ignored.append(f"llm.{key.replace('_', '-')}")
+        kept_llm = {k: v for k, v in llm.items() if k not in LLM_NETWORK_KEYS}
+        out["llm"] = {k: v for k, v in kept_llm.items() if k != "enabled"}
+    return out, ignored
+
+
+def _inside(root: str, path: str) -> bool:
+    """Whether ``path`` (symbolic links followed) is ``root`` or under it, and not in a
+    version-control directory (``.git/config`` holds a CI job's token; a hook there runs);
+    ``builtin:`` schemas are llmfix's own."""
+    from llmfix.files.containment import VCS_DIRS, within
+
+    if path.startswith("builtin:"):
+        return True
+    below = os.path.relpath(os.path.realpath(path), root).split(os.sep)
+    return within(path, root) and VCS_DIRS.isdisjoint(below)
+
+
+def _leaves(glob: str) -> bool:
+    """Whether a ``checks`` glob can match outside its file's directory, or in a
+    version-control directory."""
+    from llmfix.files.containment import VCS_DIRS
+
+    parts = glob.replace("\\", "/").split("/")
+    return os.path.isabs(glob) or ".." in parts or not VCS_DIRS.isdisjoint(parts)

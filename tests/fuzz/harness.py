@@ -54,7 +54,7 @@ with atheris.instrument_imports(include=["llmfix"]):
     from llmfix.files.containment import within
     from llmfix.reporters import sinks
     from llmfix.reporters.console import PlainConsole, print_explanation, print_result
-    from llmfix.run.config_file import untrusted_view
+    from llmfix.run.trust import untrusted_view
     from llmfix.toolcalls.registry import ToolRegistry
 
 SCHEMA = {
