@@ -11,7 +11,7 @@ from llmfix.model import Risk
 Pick = Literal["best", "first", "last", "largest", "all"]
 PICKS: tuple[str, ...] = ("best", "first", "last", "largest", "all")
 Engine = Literal["llmfix", "json-repair"]
-ENGINES: tuple[str, ...] = ("llmfix", "json-repair")
+PARSE_ENGINES: tuple[str, ...] = ("llmfix", "json-repair")
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from llmfix.model import Status
-from llmfix.run.repair import fixed_response, output_text, repair_response, start_llm, stream_answer
+from llmfix.run.repair import fixed_response, output_text, repair_input, start_llm, stream_answer
 from llmfix.run.settings import LlmFlags, RepairFlags, build_run
 from tests.llm_server import LlmServer, openai_reply
 
@@ -38,7 +38,7 @@ def schema(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 def test_a_raw_answer_is_one_answer_repaired_and_judged() -> None:
     run = build_run(RepairFlags(fail_on="repaired"))
-    [(item, result, failures, record)] = repair_response(run, None, "a.txt", '{"a": 1,}', None)
+    [(item, result, failures, record)] = repair_input(run, None, "a.txt", '{"a": 1,}', None)
     assert (item, result.value, record) == (None, {"a": 1}, None)
     assert failures == ["status repaired (--fail-on repaired)"]
     assert output_text(result, None) == '{"a":1}\n'
@@ -48,7 +48,7 @@ def test_each_answer_of_an_api_response_is_repaired_and_put_back(schema: str) ->
     run = build_run(RepairFlags(schema=schema))
     validator = run.validator_for("r.json")
     text = chat('{"name": "Ada", "age": "36"}', '{"name": "Bo", "age": 7}')
-    done = repair_response(run, None, "r.json", text, validator)
+    done = repair_input(run, None, "r.json", text, validator)
     assert [r.status for _, r, _, _ in done] == [Status.REPAIRED, Status.VALID]
     assert [item.id for item, _, _, _ in done if item is not None] == ["r.json#msg0", "r.json#msg1"]
     fixed = json.loads(fixed_response(done) or "")
@@ -58,13 +58,13 @@ def test_each_answer_of_an_api_response_is_repaired_and_put_back(schema: str) ->
 
 def test_an_unchanged_response_is_not_rewritten() -> None:
     run = build_run(RepairFlags())
-    done = repair_response(run, None, "r.json", chat('{"a": 1}'), None)
+    done = repair_input(run, None, "r.json", chat('{"a": 1}'), None)
     assert fixed_response(done) is None
 
 
 def test_kind_text_reads_an_api_response_as_the_answer_itself() -> None:
     run = build_run(RepairFlags(kind="text"))
-    [(item, result, _, _)] = repair_response(run, None, "r.json", chat('{"a": 1}'), None)
+    [(item, result, _, _)] = repair_input(run, None, "r.json", chat('{"a": 1}'), None)
     assert item is None
     assert result.value["object"] == "chat.completion"
 
@@ -115,7 +115,7 @@ def test_the_model_repairs_what_the_rules_could_not(
         assert llm is not None
         try:
             validator = run.validator_for("a.txt")
-            [(_, result, failures, record)] = repair_response(
+            [(_, result, failures, record)] = repair_input(
                 run, llm, "a.txt", '{"name": "Ada"}', validator
             )
         finally:
@@ -129,6 +129,6 @@ def test_tool_calls_are_left_to_the_rules(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.chdir(tmp_path)
     run = build_run(RepairFlags(tool_calls=True))
     text = '<tool_call>{"name": "f", "arguments": {"x": 1}}</tool_call>'
-    [(_, result, _, record)] = repair_response(run, None, "a.txt", text, None)
+    [(_, result, _, record)] = repair_input(run, None, "a.txt", text, None)
     assert record is None
     assert result.value == [{"id": None, "name": "f", "arguments": {"x": 1}}]

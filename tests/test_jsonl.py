@@ -1,4 +1,4 @@
-"""llmfix.run.jsonl: JSON Lines in, one result line per record out, as each record arrives."""
+"""llmfix.run.repair_lines: JSON Lines in, one result line per record out, as each arrives."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from llmfix import make_options
 from llmfix.model import ExitCode
-from llmfix.run.jsonl import repair_jsonl
+from llmfix.run.repair_lines import repair_jsonl
 
 
 def results(out: io.StringIO) -> list[dict[str, object]]:

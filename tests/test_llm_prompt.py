@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from llmfix.llm.cache import AnswerCache, cache_key
-from llmfix.llm.partial import merge, plan_partial
 from llmfix.llm.prompt import (
     PreviousAttempt,
     build_messages,
@@ -19,6 +18,7 @@ from llmfix.llm.prompt import (
     truncate,
 )
 from llmfix.llm.providers import Completion
+from llmfix.llm.subset import merge, plan_partial
 from llmfix.model import Diagnostic, Severity
 from llmfix.pipeline.core import make_validator, repair_text
 

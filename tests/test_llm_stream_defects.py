@@ -194,7 +194,7 @@ def test_an_answer_that_is_merely_invalid_is_still_sent(
 def test_the_library_rule_names_cut_off_and_refused_results() -> None:
     import llmfix
     from llmfix.llm import needs_llm
-    from llmfix.pipeline.responses import Finish, apply_finish
+    from llmfix.pipeline.stops import Finish, apply_finish
 
     invalid = llmfix.repair('{"ticket_id": "T-1"}', schema=TRIAGE)
     cut = apply_finish(invalid, Finish("cut_off", 'finish_reason "length"'))

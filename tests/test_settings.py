@@ -28,7 +28,7 @@ def _library_tables() -> dict[str, tuple[str, ...]]:
     from llmfix.engines import ENGINES as CHECK_ENGINES
     from llmfix.inputs import KINDS, MESSAGES
     from llmfix.llm.config import PROVIDERS
-    from llmfix.options import ENGINES, PICKS
+    from llmfix.options import PARSE_ENGINES, PICKS
     from llmfix.reporters import FORMATS
     from llmfix.run.settings import CONFIG_FORMATS, RESULTS_FORMATS
     from llmfix.toolcalls import EMITS
@@ -36,7 +36,7 @@ def _library_tables() -> dict[str, tuple[str, ...]]:
 
     return {
         "pick": PICKS,
-        "parser_engine": ENGINES,
+        "parser_engine": PARSE_ENGINES,
         "fail_on": FAIL_ON,
         "risk": tuple(r.value for r in Risk),
         "kind": KINDS,

@@ -39,7 +39,7 @@ from llmfix.model import (
 )
 from llmfix.options import RepairOptions
 from llmfix.pipeline.core import repair_text, strict_document
-from llmfix.pipeline.responses import apply_finish, refused_result
+from llmfix.pipeline.stops import apply_finish, refused_result
 
 if TYPE_CHECKING:
     from llmfix.inputs import Item
@@ -180,7 +180,7 @@ def _stopped_by(result: Result, deadline: Deadline | None) -> Result:
 def check_item(item: Item, profile: Profile) -> Result:
     """Check one item's text (:func:`check_text`), with what its API response said applied:
     a refusal is ``refused``, a cut-off answer ``truncated`` (see
-    :mod:`llmfix.pipeline.responses`)."""
+    :mod:`llmfix.pipeline.stops`)."""
     if item.finish is not None and item.finish.kind == "refused":
         return refused_result(item.finish)
     result = _check(item.text, profile, item.tool, item.kind == "tool-result")
@@ -239,7 +239,7 @@ def _unknown_tool(name: str | None, tools: Mapping[str, Any]) -> Diagnostic:
 ITEM = "item"
 
 Payload = tuple[str, str, str | None, bool]  # text, profile key, tool name, a tool's result
-Done = tuple[Result | None, Diagnostic | None, Position | None, float]
+WorkDone = tuple[Result | None, Diagnostic | None, Position | None, float]
 
 
 def check_payload(
@@ -247,7 +247,7 @@ def check_payload(
     profiles: Mapping[str, Profile],
     timeout: float | None,
     decoded: tuple[Any] | None = None,
-) -> Done:
+) -> WorkDone:
     text, key, tool, output = payload
     start = time.perf_counter()
     profile = profiles[key]
@@ -307,7 +307,7 @@ def payload_of(item: Item, limits: BatchLimits) -> Payload | Outcome:
     return item.text, item.profile, item.tool, item.kind == "tool-result"
 
 
-def outcome_of(item: Item, done: Done, profiles: Mapping[str, Profile]) -> Outcome:
+def outcome_of(item: Item, done: WorkDone, profiles: Mapping[str, Profile]) -> Outcome:
     result, error, anchor, seconds = done
     if result is not None and item.finish is not None:  # what the API said (stop reason)
         partial = profiles[item.profile].options.partial

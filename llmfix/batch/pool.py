@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any
 from llmfix import codes
 from llmfix.batch.core import (
     BatchLimits,
-    Done,
     Outcome,
     Payload,
     Profile,
+    WorkDone,
     check_payload,
     outcome_of,
     payload_of,
@@ -48,6 +48,9 @@ MAX_CHUNK = 256
 
 
 MAX_POOL_RESTARTS = 3
+
+# A chunk in flight: its items, what was sent for each, and the worker's answer to come.
+_InFlight = tuple["list[Item]", "list[Payload | Outcome]", "Future[list[WorkDone | None]]"]
 
 
 def cpu_count() -> int:
@@ -119,7 +122,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _run_chunk(payloads: list[Payload | None]) -> list[Done | None]:
+def _run_chunk(payloads: list[Payload | None]) -> list[WorkDone | None]:
     profiles = _WORKER["profiles"]
     timeout = _WORKER["timeout"]
     return [None if p is None else check_payload(p, profiles, timeout) for p in payloads]
@@ -159,7 +162,9 @@ def _run_pool(
     size = max(1, min(MAX_CHUNK, int(CHUNK_SECONDS / max(mean_seconds, 1e-6))))
     window = limits.window or 2 * jobs
     pool = _Pool(jobs, profiles, limits.item_timeout)
-    pending: deque[tuple[list[Item], list[Payload | Outcome], Future[list[Done | None]]]] = deque()
+    pending: deque[tuple[list[Item], list[Payload | Outcome], Future[list[WorkDone | None]]]] = (
+        deque()
+    )
     try:
         while True:
             chunk = _take(source, size)
@@ -202,12 +207,12 @@ class _Pool:
             initargs=(self.profiles, self.timeout, os.getpid()),
         )
 
-    def submit(self, prepared: list[Payload | Outcome]) -> Future[list[Done | None]]:
+    def submit(self, prepared: list[Payload | Outcome]) -> Future[list[WorkDone | None]]:
         from concurrent.futures import Future
 
         payloads = [None if isinstance(p, Outcome) else p for p in prepared]
         if self.executor is None:  # gave up on workers: run here
-            done: Future[list[Done | None]] = Future()
+            done: Future[list[WorkDone | None]] = Future()
             checked = [
                 None if p is None else check_payload(p, self.profiles, self.timeout)
                 for p in payloads
@@ -220,8 +225,8 @@ class _Pool:
         self,
         chunk: list[Item],
         prepared: list[Payload | Outcome],
-        future: Future[list[Done | None]],
-        pending: deque[tuple[list[Item], list[Payload | Outcome], Future[list[Done | None]]]],
+        future: Future[list[WorkDone | None]],
+        pending: deque[tuple[list[Item], list[Payload | Outcome], Future[list[WorkDone | None]]]],
     ) -> Iterator[Outcome]:
         from concurrent.futures.process import BrokenProcessPool
 
@@ -244,7 +249,8 @@ class _Pool:
                 yield outcome_of(item, done, self.profiles)
 
     def _restart(
-        self, pending: deque[tuple[list[Item], list[Payload | Outcome], Future[list[Done | None]]]]
+        self,
+        pending: deque[tuple[list[Item], list[Payload | Outcome], Future[list[WorkDone | None]]]],
     ) -> None:
         self.shutdown()
         self.restarts += 1

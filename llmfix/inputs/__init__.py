@@ -36,7 +36,7 @@ the answer), for ``--baseline``.
 ``--messages all`` every assistant turn; every choice of a completion is always checked.
 
 What a response says about its answer travels with the item: :attr:`Item.finish` (cut off
-or refused, from the stop reason; see :mod:`llmfix.pipeline.responses`) and :attr:`Item.model`. With
+or refused, from the stop reason; see :mod:`llmfix.pipeline.stops`) and :attr:`Item.model`. With
 ``ReadOptions.tool_results`` (a tool registry with output schemas), what tools returned is
 read too: MCP ``tools/call`` results in a JSON-RPC log and tool messages in transcripts
 (``kind="tool-result"``; see :mod:`llmfix.toolcalls.results`).
@@ -89,7 +89,7 @@ from llmfix.inputs.sources import (
 )
 from llmfix.jsontext import loads, strict_or_not
 from llmfix.model import Diagnostic, Position, Severity, build
-from llmfix.pipeline.responses import stream_finish
+from llmfix.pipeline.stops import stream_finish
 
 __all__ = [
     "JSONL_SUFFIXES",

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from llmfix.codes import get
 from llmfix.files.read import DEFAULT_READ_LIMIT
 from llmfix.model import Diagnostic, Position, Result, Status
-from llmfix.pipeline.responses import Finish
+from llmfix.pipeline.stops import Finish
 
 KINDS: tuple[str, ...] = ("auto", "text", "json", "jsonl")
 MESSAGES: tuple[str, ...] = ("last", "all")

@@ -20,7 +20,7 @@ from llmfix.inputs.fields import (
 from llmfix.inputs.items import Item, Messages, ReadOptions
 from llmfix.jsontext import dumps
 from llmfix.model import Diagnostic, Position, build
-from llmfix.pipeline.responses import (
+from llmfix.pipeline.stops import (
     Finish,
     anthropic_finish,
     chat_choice_finish,
@@ -153,7 +153,7 @@ def _tool_result_items(
 def _turn_finish(
     shape: str, body: dict[str, Any], index: int, message: dict[str, Any], *, last: bool
 ) -> Finish | None:
-    """What the response says about how one turn ended (see :mod:`llmfix.pipeline.responses`)."""
+    """What the response says about how one turn ended (see :mod:`llmfix.pipeline.stops`)."""
     if shape == "chat-completion":
         return chat_choice_finish(body["choices"][index])
     if shape == "anthropic-message":

@@ -10,7 +10,7 @@ configured model to fix it, at most ``config.max_attempts`` times:
 1. The prompt (:mod:`llmfix.llm.prompt`) shows the validation errors of the best value so
    far, hints for the mistakes seen, the original output (cut) and the schema; from the
    second attempt on, the previous answer and its errors. When most of the value is valid
-   it asks for the failing properties only (:mod:`llmfix.llm.partial`) and merges them back.
+   it asks for the failing properties only (:mod:`llmfix.llm.subset`) and merges them back.
 2. Every answer goes back through the whole pipeline (extract, parse, schema repair,
    validate) with :func:`llmfix.pipeline.core.repair_text`. A valid one ends the loop: status
    ``llm_repaired``, a ``llm.repaired`` diagnostic with risk ``guess``, and the changes
@@ -49,7 +49,6 @@ from llmfix.errors import ConfigError, InputError
 from llmfix.files.atomic import write_atomic
 from llmfix.llm.cache import AnswerCache, cache_key
 from llmfix.llm.config import LlmConfig
-from llmfix.llm.partial import merge, plan_partial
 from llmfix.llm.prompt import (
     PartialRequest,
     PreviousAttempt,
@@ -68,6 +67,7 @@ from llmfix.llm.providers import (
     make_provider,
 )
 from llmfix.llm.redact import redact, scrub
+from llmfix.llm.subset import merge, plan_partial
 from llmfix.model import Diagnostic, PatchOp, Result, Risk, Severity, Status, Timings
 from llmfix.options import RepairOptions
 from llmfix.pipeline.core import repair_text

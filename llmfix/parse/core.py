@@ -34,7 +34,7 @@ from llmfix.deadline import Deadline, OutOfTime
 from llmfix.errors import ConfigError
 from llmfix.jsontext import DuplicateKey, NotStrict, OutOfRange, strict_or_not
 from llmfix.model import Diagnostic, LineIndex, Risk, Span
-from llmfix.options import ENGINES, Limits
+from llmfix.options import PARSE_ENGINES, Limits
 
 if TYPE_CHECKING:
     from llmfix.repair_parser import ParserResult
@@ -83,8 +83,8 @@ def parse_json(
     decoded again. ``within``: ``text`` is the piece of a larger text at this offset,
     whose lines are given: spans and line:column are given in that text, as
     :func:`relocate` gives them (``positions`` does not apply)."""
-    if engine is not _DEFAULT_ENGINE and engine not in ENGINES:
-        known = ", ".join(ENGINES)
+    if engine is not _DEFAULT_ENGINE and engine not in PARSE_ENGINES:
+        known = ", ".join(PARSE_ENGINES)
         raise ConfigError(f"unknown parse engine {engine!r} (expected one of: {known})")
     if not_strict is None or not not_strict.covers(text):
         strict, found = strict_or_not(text, limits.max_depth)

@@ -40,10 +40,10 @@ from llmfix.options import RepairOptions
 from llmfix.parse.core import ParseOutcome, Placement, parse_json, relocate
 from llmfix.pipeline.extract import broken_whole, extract_candidates, found_alone
 from llmfix.pipeline.finish import Clock, finish, out_of_time
+from llmfix.pipeline.guided_step import collected, guided_on, read_guided
 from llmfix.pipeline.normalize import clean_payload, normalize_document
-from llmfix.pipeline.reading import collected, guided_on, read_guided
-from llmfix.pipeline.responses import text_refused_result
 from llmfix.pipeline.select import ParsedCandidate, select_candidates
+from llmfix.pipeline.stops import text_refused_result
 
 if TYPE_CHECKING:
     from llmfix.schema.validate import SchemaValidator

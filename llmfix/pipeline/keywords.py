@@ -13,7 +13,7 @@ from typing import Any
 
 from llmfix.errors import ConfigError
 from llmfix.model import Risk
-from llmfix.options import ENGINES, PICKS, Limits, RepairOptions
+from llmfix.options import PARSE_ENGINES, PICKS, Limits, RepairOptions
 
 _DEFAULT_OPTIONS = RepairOptions()
 _LIMIT_NAMES = frozenset(f.name for f in dataclasses.fields(Limits))
@@ -37,9 +37,9 @@ def make_options(**options: Any) -> RepairOptions:
     rest = {k: v for k, v in options.items() if k in option_names}
     if rest.get("pick", "best") not in PICKS:
         raise ConfigError(f"unknown pick {rest['pick']!r} (expected one of: {', '.join(PICKS)})")
-    if rest.get("engine", "llmfix") not in ENGINES:
+    if rest.get("engine", "llmfix") not in PARSE_ENGINES:
         raise ConfigError(
-            f"unknown engine {rest['engine']!r} (expected one of: {', '.join(ENGINES)})"
+            f"unknown engine {rest['engine']!r} (expected one of: {', '.join(PARSE_ENGINES)})"
         )
     if isinstance(rest.get("max_risk"), str):
         try:

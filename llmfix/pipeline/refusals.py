@@ -1,6 +1,6 @@
 """A refusal written as plain text: "I'm sorry, but I can't help with that."
 
-An API says so when it filters an answer (:mod:`llmfix.pipeline.responses`); a model that declines
+An API says so when it filters an answer (:mod:`llmfix.pipeline.stops`); a model that declines
 in words gives no such sign, and its answer used to be reported as ``unparseable`` — a
 parse failure, counted with broken JSON. :func:`text_refusal` recognises the refusal, so
 that the answer is ``refused`` as an API refusal is.

@@ -1,7 +1,7 @@
 """One command's run: its settings from flags, environment and config files (``settings``,
 ``config_file``, ``globs``, ``trust``, ``ceilings``), and the runs themselves (``check``;
-``repair_files`` over files, ``repair`` for one response, ``repair_report``, ``jsonl``,
-``llm``; ``notes`` is what they say on stderr).
+``repair_files`` over files, ``repair`` for one input, ``repair_report``, ``repair_lines``
+for ``--jsonl``, ``llm``; ``notes`` is what they say on stderr).
 
 The names below are the public way to run what the command line runs::
 
@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from llmfix.run.check import run_check
-    from llmfix.run.jsonl import repair_jsonl
-    from llmfix.run.repair import repair_response, start_llm, stream_answer
+    from llmfix.run.repair import repair_input, start_llm, stream_answer
     from llmfix.run.repair_files import RepairOutputs, check_outputs, run_repair, run_repair_jsonl
+    from llmfix.run.repair_lines import repair_jsonl
     from llmfix.run.settings import (
         CheckFlags,
         CheckRun,
@@ -43,14 +43,14 @@ _WHERE = {
     "build_run": "settings",
     "run_config": "settings",
     "run_check": "check",
-    "repair_response": "repair",
+    "repair_input": "repair",
     "start_llm": "repair",
     "stream_answer": "repair",
     "RepairOutputs": "repair_files",
     "check_outputs": "repair_files",
     "run_repair": "repair_files",
     "run_repair_jsonl": "repair_files",
-    "repair_jsonl": "jsonl",
+    "repair_jsonl": "repair_lines",
 }
 __all__ = [
     "CheckFlags",
@@ -62,8 +62,8 @@ __all__ = [
     "Run",
     "build_run",
     "check_outputs",
+    "repair_input",
     "repair_jsonl",
-    "repair_response",
     "run_check",
     "run_config",
     "run_repair",

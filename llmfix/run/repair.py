@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 # An answer's result: (the item, when read out of an API response), result, gate failures,
 # and the model's record when it was asked.
-Done = tuple["Item | None", Result, list[str], "dict[str, object] | None"]
+Answered = tuple["Item | None", Result, list[str], "dict[str, object] | None"]
 
 
 def start_llm(run: Run) -> LlmRun | None:
@@ -107,15 +107,15 @@ def _rules(run: RepairRun, text: str, validator: SchemaValidator | None) -> Resu
     )
 
 
-def repair_response(
+def repair_input(
     run: RepairRun, llm: LlmRun | None, name: str, text: str, validator: SchemaValidator | None
-) -> list[Done]:
+) -> list[Answered]:
     """Every answer of one input, repaired and judged: the text itself, or each answer of
     the API response it is (``--kind``, ``--field``)."""
     answers = answers_in(run, name, text, validator)
     if answers is None:  # the whole text is the answer
         return [(None, *repair_answer(run, llm, name, text, validator))]
-    done: list[Done] = []
+    done: list[Answered] = []
     for item in answers:
         if item.error is not None:
             failed = Result(status=Status.UNPARSEABLE, value=None, diagnostics=(item.error,))
@@ -161,7 +161,7 @@ def _is_the_answer(text: str, found: list[Item], validator: SchemaValidator | No
         return False
 
 
-def fixed_response(done: list[Done]) -> str | None:
+def fixed_response(done: list[Answered]) -> str | None:
     """The response with each repaired answer put back where it was; ``None``: unchanged.
     (``repair --in-place`` writes the file's own bytes back instead, the repaired values
     spliced in: :func:`llmfix.batch.writers.fixed_file`.)"""
@@ -176,7 +176,7 @@ def fixed_response(done: list[Done]) -> str | None:
     return dumps(fixed_record(record, changed), indent=2) + "\n"
 
 
-def changed_answers(done: list[Done]) -> list[tuple[Item, object]]:
+def changed_answers(done: list[Answered]) -> list[tuple[Item, object]]:
     """Each answer read out of an API response that was repaired, with its repaired value:
     what is put back into the response (not what only reading the file changed)."""
     from llmfix.inputs.items import changed_only_by_reading
@@ -260,7 +260,7 @@ def stream_answer(
 def _stopped_as_said(result: Result, decoder: WireDecoder, partial: bool) -> Result:
     """``result`` with the stream's stop reason applied (a cut-off answer is ``truncated``,
     a refused one ``refused``), as it is when the same stream is read from a file."""
-    from llmfix.pipeline.responses import apply_finish, stream_finish
+    from llmfix.pipeline.stops import apply_finish, stream_finish
 
     finish = stream_finish(decoder.format, decoder.stop_reason, decoder.refusal)
     return apply_finish(result, finish, partial=partial)

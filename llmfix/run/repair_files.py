@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from llmfix.model import Diagnostic
     from llmfix.reporters.console import PlainConsole
     from llmfix.run.llm import LlmRun
-    from llmfix.run.repair import Done
+    from llmfix.run.repair import Answered
     from llmfix.run.settings import RepairRun
 
 
@@ -113,7 +113,7 @@ def _repair_all(
 ) -> ExitCode:
     from llmfix.files.read import byte_limit
     from llmfix.inputs import read_source
-    from llmfix.run.repair import repair_response
+    from llmfix.run.repair import repair_input
 
     output, in_place, patch = outputs.output, outputs.in_place, outputs.patch
     code = ExitCode.OK
@@ -137,7 +137,7 @@ def _repair_all(
             code = ExitCode.USAGE
             continue
         validator = run.validator_for(path)
-        done = repair_response(run, llm, source.name, source.text, validator)
+        done = repair_input(run, llm, source.name, source.text, validator)
         if source.diagnostics:
             done = [_with_reading(run, source.diagnostics, answer) for answer in done]
         for item, result, failures, llm_record in done:
@@ -165,7 +165,7 @@ def _repair_all(
     return code
 
 
-def _with_reading(run: RepairRun, notes: tuple[Diagnostic, ...], done: Done) -> Done:
+def _with_reading(run: RepairRun, notes: tuple[Diagnostic, ...], done: Answered) -> Answered:
     """An answer with what reading its file found: replaced bytes are a change (the
     answer is at least ``repaired``, at risk safe) and the gate judges it again."""
     from dataclasses import replace
@@ -209,7 +209,7 @@ class _Shower:
 
 
 def _write_answers(
-    run: RepairRun, path: str, done: list[Done], outputs: RepairOutputs, original: str
+    run: RepairRun, path: str, done: list[Answered], outputs: RepairOutputs, original: str
 ) -> None:
     """Write what passed: one answer as JSON, several as JSON Lines; ``--in-place`` puts the
     repaired answers back into the response they came from. Nothing when any one fails;
@@ -311,7 +311,7 @@ def run_repair_jsonl(run: RepairRun, files: list[str] | None) -> ExitCode:
     """``--jsonl``: stdin, record by record, one result line each as it is read."""
     from llmfix.files.read import byte_limit
     from llmfix.inputs.jsonl import JsonLines
-    from llmfix.run.jsonl import repair_jsonl
+    from llmfix.run.repair_lines import repair_jsonl
 
     if files and files != ["-"]:
         raise ConfigError("--jsonl reads records from stdin; pipe the file in")

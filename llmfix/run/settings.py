@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 # flag is given (a table may live in a module a run that does not use it never imports).
 CHOICES: dict[str, tuple[str, str]] = {
     "pick": ("llmfix.options", "PICKS"),
-    "parser_engine": ("llmfix.options", "ENGINES"),
+    "parser_engine": ("llmfix.options", "PARSE_ENGINES"),
     "fail_on": ("llmfix.batch.gate", "FAIL_ON"),
     "risk": ("llmfix.model", "Risk"),
     "kind": ("llmfix.inputs", "KINDS"),

@@ -23,7 +23,7 @@ from llmfix.jsontext import read_float
 from llmfix.model import Diagnostic, LineIndex, Risk, Span
 
 if TYPE_CHECKING:
-    from llmfix.pipeline.responses import Finish
+    from llmfix.pipeline.stops import Finish
     from llmfix.toolcalls.registry import ToolRegistry
 
 STAGE = "tools"
@@ -70,7 +70,7 @@ class ToolCallExtraction:
     object given whole (OpenAI/Anthropic JSON), and ``markers`` whether any tool-call
     syntax was seen at all (so that "nothing recovered" can be told from "no call").
     ``finish`` is what an API response given whole says about how the answer ended (cut
-    off, refused: see :mod:`llmfix.pipeline.responses`).
+    off, refused: see :mod:`llmfix.pipeline.stops`).
     """
 
     calls: tuple[ToolCall, ...]

@@ -29,7 +29,7 @@ Status: ``unparseable`` when tool-call syntax was found but no call could be use
 ``repaired`` when anything was repaired or guessed; ``valid`` for an API response object
 that needed nothing; ``extracted`` otherwise (including an answer with no calls). Then what
 an API response given whole says applies, as ``llmfix check`` applies it
-(:func:`llmfix.pipeline.responses.apply_finish`): calls the API says were cut off
+(:func:`llmfix.pipeline.stops.apply_finish`): calls the API says were cut off
 (``finish_reason "length"``, ``stop_reason "max_tokens"``, ``finishReason "MAX_TOKENS"``)
 are ``truncated``, a refused or filtered answer is ``refused`` (with no calls).
 """
@@ -58,7 +58,7 @@ from llmfix.model import (
     Timings,
 )
 from llmfix.options import Limits
-from llmfix.pipeline.responses import apply_finish
+from llmfix.pipeline.stops import apply_finish
 from llmfix.toolcalls.base import (
     NAME_HINT,
     STAGE,

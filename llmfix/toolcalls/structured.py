@@ -25,7 +25,7 @@ from typing import Any
 
 from llmfix import codes
 from llmfix.model import Diagnostic
-from llmfix.pipeline.responses import (
+from llmfix.pipeline.stops import (
     Finish,
     anthropic_finish,
     chat_choice_finish,
@@ -48,7 +48,7 @@ from llmfix.toolcalls.base import (
 class Document:
     """What a JSON document says: its calls, text and reasoning, and ``finish``: what the
     API response says about how the answer ended (cut off, refused; see
-    :mod:`llmfix.pipeline.responses`), read as ``check`` reads it."""
+    :mod:`llmfix.pipeline.stops`), read as ``check`` reads it."""
 
     format: str
     calls: list[Call] = field(default_factory=list)
