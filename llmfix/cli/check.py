@@ -206,7 +206,10 @@ def check(
     exits 0 whatever fails.
     """
     tolerant_streams()
+    # lazy: llmfix --help, check --help start without it
     from llmfix.run.check import run_check
+
+    # lazy: llmfix --help, a misspelt command start without it
     from llmfix.run.settings import CheckFlags, LlmFlags
 
     flags = CheckFlags(

@@ -11,6 +11,8 @@ import typer
 import typer.core
 from typer._types import TyperChoice
 
+from llmfix._version import __version__
+from llmfix.errors import LlmfixError
 from llmfix.model import ExitCode
 from llmfix.run.notes import diagnostics_console, say, stderr_console
 
@@ -32,6 +34,7 @@ class TableChoice(TyperChoice[str]):
     @property
     def choices(self) -> tuple[str, ...]:  # type: ignore[override]
         if self._choices is None:
+            # lazy: llmfix --help, extract --help start without it
             from llmfix.run.settings import choices
 
             self._choices = choices(self.table)
@@ -173,8 +176,6 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        from llmfix._version import __version__
-
         sys.stdout.write(f"llmfix {__version__}\n")
         raise typer.Exit()
 
@@ -200,6 +201,7 @@ def fail(message: str, code: ExitCode = ExitCode.USAGE) -> typer.Exit:
 def tolerant_streams() -> None:
     """stdout and stderr write what their encoding cannot carry as JSON escapes
     (see ``llmfix.batch.writers``): a lone surrogate in a value never ends in a traceback."""
+    # lazy: llmfix --help, extract --help start without it
     from llmfix.files.atomic import tolerate_unencodable
 
     tolerate_unencodable(sys.stdout)
@@ -208,6 +210,7 @@ def tolerant_streams() -> None:
 
 def dump_json(value: Any, indent: int | None) -> str:
     """JSON text of a repaired value, each number written as the model wrote it."""
+    # lazy: llmfix --help, repair --help start without it
     from llmfix.run.repair import json_text
 
     return json_text(value, indent)
@@ -217,6 +220,7 @@ def warn_untrusted(settings: Settings) -> None:
     """Say once, on stderr, which keys of an untrusted project file were not used, and
     which limits were lowered to their ceilings."""
     if settings.ignored:
+        # lazy: llmfix --help, repair --help start without it
         from llmfix.run.trust import untrusted_note
 
         note = untrusted_note(settings.config or "the config file", settings.ignored)
@@ -244,8 +248,10 @@ def execute(
     """Build the run ``flags`` describe (saying what an untrusted config left out), make
     the ``ready`` checks, start its LLM repair when it is on, run it with ``go`` and exit
     with the code it gives; an :class:`LlmfixError` is one line and exit 2."""
-    from llmfix.errors import LlmfixError
+    # lazy: llmfix --help, repair --help start without it
     from llmfix.run.repair import start_llm
+
+    # lazy: llmfix --help, extract --help start without it
     from llmfix.run.settings import build_run, run_config
 
     model_run = None

@@ -231,12 +231,15 @@ def repair(
     2 usage, config or schema error.
     """
     tolerant_streams()
+    # lazy: llmfix --help, repair --help start without it
     from llmfix.run.repair_files import (
         RepairOutputs,
         check_outputs,
         run_repair,
         run_repair_jsonl,
     )
+
+    # lazy: llmfix --help, a misspelt command start without it
     from llmfix.run.settings import LlmFlags, RepairFlags, RepairRun
 
     sources = files or ["-"]
