@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
+from llmfix import codes
 from llmfix.batch.core import BatchLimits, FieldHints, Profile
 from llmfix.batch.judge import Baseline, BatchSummary, judge, key_root
 from llmfix.errors import ConfigError, PathRefused
@@ -33,7 +34,6 @@ from llmfix.inputs import (
     count_records,
     discover_files,
     field_tokens,
-    input_error,
     items_from_file,
 )
 from llmfix.model import ExitCode
@@ -335,7 +335,7 @@ def _items(
         key = "" if index is None else f"rule{index}"
         problem = unlisted.get(os.path.normpath(path)) if unlisted else None
         if problem is not None:  # a folder that could not be listed: not a silent pass
-            error = input_error("input.unreadable", problem)
+            error = codes.INPUT_UNREADABLE.at(problem)
             yield Item(id=path, source=path, line=1, text="", kind="file", error=error, profile=key)
             continue
         yield from items_from_file(path, readers[key], key, within.get(path))

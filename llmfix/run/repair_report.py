@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from llmfix import codes
 from llmfix.batch.core import Outcome
 from llmfix.batch.judge import BatchSummary, Checked
 from llmfix.files.atomic import atomic_output
-from llmfix.inputs import Item, input_error
+from llmfix.inputs import Item
 from llmfix.model import Position, Result
 from llmfix.reporters import report_target, reporter_class
 from llmfix.reporters.base import ReportOptions
@@ -66,7 +67,7 @@ def answer(
 def unreadable(name: str, message: str) -> Checked:
     """An input that could not be read, as a judged item that was not checked."""
 
-    error = input_error("input.unreadable", message)
+    error = codes.INPUT_UNREADABLE.at(message)
     item = Item(id=name, source=name, line=1, text="", kind="file", error=error)
     failures = (f"not checked ({error.code})",)
     return RepairAnswer(Outcome(item, None, error), failures, source=name)
