@@ -122,10 +122,11 @@ TrustConfigOption = Annotated[
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
 
     from llmfix.run.config_file import Settings
     from llmfix.run.llm import LlmRun
-    from llmfix.run.settings import CheckFlags, RepairFlags
+    from llmfix.run.settings import CheckFlags, LlmFlags, RepairFlags
 
 
 class _ChoiceError(typer.BadParameter):
@@ -228,6 +229,36 @@ def warn_untrusted(settings: Settings) -> None:
     if settings.limited:
         notes = "; ".join(settings.limited)
         say(f"warning: {notes} (see README, Limits and safety)")
+
+
+def llm_flags(
+    llm: bool | None,
+    model: str | None,
+    provider: str | None,
+    base_url: str | None,
+    max_attempts: int | None,
+    max_llm_calls: int | None,
+    no_cache: bool,
+    no_redact: bool = False,
+    save_prompts: Path | None = None,
+) -> LlmFlags:
+    """The ``--llm`` flags of `repair` and `check` as the run builder takes them: a flag
+    not given is ``None``, so the config's value stands (``check`` has no ``--no-redact``
+    or ``--save-prompts``)."""
+    # lazy: llmfix --help, extract --help start without it
+    from llmfix.run.settings import LlmFlags
+
+    return LlmFlags(
+        enabled=llm,
+        model=model,
+        provider=provider,
+        base_url=base_url,
+        max_attempts=max_attempts,
+        max_calls=max_llm_calls,
+        cache=False if no_cache else None,
+        redact=False if no_redact else None,
+        save_prompts=str(save_prompts) if save_prompts is not None else None,
+    )
 
 
 def print_llm_totals(run: LlmRun, verbosity: int) -> None:

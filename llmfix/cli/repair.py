@@ -22,6 +22,7 @@ from llmfix.cli.common import (
     app,
     choice,
     execute,
+    llm_flags,
     shared,
     tolerant_streams,
 )
@@ -240,7 +241,7 @@ def repair(
     )
 
     # lazy: llmfix --help, a misspelt command start without it
-    from llmfix.run.settings import LlmFlags, RepairFlags, RepairRun
+    from llmfix.run.settings import RepairFlags, RepairRun
 
     sources = files or ["-"]
     flags = RepairFlags(
@@ -272,16 +273,16 @@ def repair(
         messages=messages,
         encoding=encoding,
         trust_config=trust_config,
-        llm=LlmFlags(
-            enabled=llm,
-            model=model,
-            provider=provider,
-            base_url=base_url,
-            max_attempts=max_attempts,
-            max_calls=max_llm_calls,
-            cache=False if no_cache else None,
-            redact=False if no_redact else None,
-            save_prompts=str(save_prompts) if save_prompts is not None else None,
+        llm=llm_flags(
+            llm,
+            model,
+            provider,
+            base_url,
+            max_attempts,
+            max_llm_calls,
+            no_cache,
+            no_redact,
+            save_prompts,
         ),
     )
     spec = None if report is None else str(report)  # a file name, or FORMAT:FILE
