@@ -60,7 +60,12 @@ def repair(
     ] = False,
     report: Annotated[
         Optional[Path],  # noqa: UP045
-        shared("report", "Write a report: .json, .yaml/.yml, or .html (a page)."),
+        shared(
+            "report",
+            "Write a report, as check --report does; the format is the file's suffix "
+            "(.json, .yaml/.yml, .html for a page, .sarif, .xml for JUnit) or a FORMAT: "
+            "prefix.",
+        ),
     ] = None,
     patch: Annotated[
         Optional[Path],  # noqa: UP045
