@@ -18,6 +18,7 @@ import llmfix
 
 ROOT = Path(__file__).resolve().parents[1]
 
+
 def cycles(edges: Mapping[str, Iterable[str]]) -> list[frozenset[str]]:
     """The strongly connected groups of more than one module (Tarjan's algorithm)."""
     index: dict[str, int] = {}
