@@ -9,10 +9,11 @@ import pytest
 
 import llmfix.batch.core as batch
 import llmfix.batch.pool as pool
+from llmfix import codes
 from llmfix.batch.core import BatchLimits, Outcome, Profile, check_text
 from llmfix.batch.judge import Baseline, BatchSummary, judge, pointer_pattern
 from llmfix.batch.pool import run_items
-from llmfix.inputs import Item, input_error
+from llmfix.inputs import Item
 from llmfix.model import Risk
 from llmfix.schema.load import schema_from_value
 from llmfix.schema.validate import SchemaValidator
@@ -105,7 +106,7 @@ def test_a_crash_inside_the_pipeline_is_the_items_error(
 
 
 def test_an_input_error_item_passes_through(profiles: dict[str, Profile]) -> None:
-    bad = item("", error=input_error("input.bad_record", "not JSON"))
+    bad = item("", error=codes.INPUT_BAD_RECORD.at("not JSON"))
     [outcome] = run_items([bad], profiles)
     assert (outcome.status, outcome.error) == ("error", bad.error)
 
@@ -156,7 +157,7 @@ def test_max_risk_fails_a_guess() -> None:
 
 
 def test_an_error_item_always_fails() -> None:
-    error = input_error("input.bad_record", "x")
+    error = codes.INPUT_BAD_RECORD.at("x")
     bad = Outcome(item("", error=error), None, error)
     assert judge(bad).failures == ("not checked (input.bad_record)",)
 

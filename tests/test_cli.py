@@ -585,6 +585,17 @@ def test_help_lists_the_values_of_choice_options(cli: Any) -> None:
     assert "<openai|anthropic>" in check_help
 
 
+def test_repair_report_help_names_every_suffix_check_report_takes(cli: Any) -> None:
+    """`repair --report` goes through the reporters and suffix table of `check --report`;
+    its help names every suffix of that table, and the FORMAT: prefix."""
+    from llmfix.reporters import REPORT_SUFFIXES
+
+    text = " ".join(cli("repair", "--help").stdout.split())
+    said = text[text.index("--report") : text.index("--patch")]
+    assert [s for s in REPORT_SUFFIXES if s not in said] == []
+    assert "FORMAT: prefix" in said
+
+
 def test_a_value_outside_the_choices_is_one_line_exit_2() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "llmfix", "repair", "--kind", "csv"],

@@ -261,6 +261,8 @@ def swapped_after_listing(monkeypatch: pytest.MonkeyPatch, swaps: dict[Path, Pat
     """Discovery lists the files as they are, then ``swaps`` (path -> target) happen: the
     race between the walk and the read, won by the attacker every time."""
     import llmfix.inputs
+    import llmfix.run.check
+    import llmfix.run.globs
 
     listing = llmfix.inputs.discover_files
 
@@ -271,7 +273,9 @@ def swapped_after_listing(monkeypatch: pytest.MonkeyPatch, swaps: dict[Path, Pat
                 swap_for_link(path, target)
         return iter(found)
 
-    monkeypatch.setattr(llmfix.inputs, "discover_files", racing)
+    # the check run and the checks' globs call it by the name they imported
+    for module in (llmfix.inputs, llmfix.run.check, llmfix.run.globs):
+        monkeypatch.setattr(module, "discover_files", racing)
 
 
 RACED = {  # in the clone -> what it becomes a link to, in the home

@@ -23,10 +23,11 @@ from typing import Any
 
 import pytest
 
+from llmfix import codes
 from llmfix.batch.core import Outcome, Profile
 from llmfix.batch.judge import BatchSummary, Checked, judge
 from llmfix.batch.pool import run_items
-from llmfix.inputs import Item, ReadOptions, input_error, items_from_text
+from llmfix.inputs import Item, ReadOptions, items_from_text
 from llmfix.model import Status
 from llmfix.reporters import reporter_class
 from llmfix.reporters.base import STATUSES, ReportOptions
@@ -237,7 +238,7 @@ def _outcomes() -> list[Checked]:
         line=1,
         text="",
         kind="text",
-        error=input_error("input.unreadable", "cannot read"),
+        error=codes.INPUT_UNREADABLE.at("cannot read"),
         group="error",
     )
     made["error"] = Outcome(item=missing, result=None, error=missing.error)

@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 import yaml
 
+from llmfix import codes
 from llmfix.batch.core import Profile
 from llmfix.batch.judge import Baseline, BatchSummary, Checked, judge
 from llmfix.batch.pool import run_items
 from llmfix.errors import ConfigError
-from llmfix.inputs import Item, ReadOptions, input_error, items_from_text
+from llmfix.inputs import Item, ReadOptions, items_from_text
 from llmfix.reporters import FORMATS, reporter_class
 from llmfix.reporters.base import ReportOptions, item_record, locate
 from llmfix.reporters.github import escape_property, workflow_command
@@ -386,7 +387,7 @@ def test_error_items_are_reported_not_raised() -> None:
         line=1,
         text="",
         kind="record",
-        error=input_error("input.bad_record", "no"),
+        error=codes.INPUT_BAD_RECORD.at("no"),
     )
     assert "input.bad_record" in text_report([bad])
 

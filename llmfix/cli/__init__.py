@@ -18,6 +18,7 @@ import typer.main
 
 from llmfix.cli.common import app as _app
 from llmfix.model import ExitCode
+from llmfix.options import make_room
 
 __all__ = ["app", "main"]
 
@@ -81,7 +82,6 @@ def _app_for(args: list[str]) -> typer.Typer:
 def main() -> None:
     """Console-script entry point: usage errors become one line and exit code 2."""
     args = sys.argv[1:] or ["--help"]
-    from llmfix.options import make_room
 
     make_room()  # values as deep as the depth ceiling are written without a RecursionError
     try:
@@ -99,6 +99,7 @@ def main() -> None:
         format_message = getattr(exc, "format_message", None)
         if format_message is None:
             raise
+        # lazy: llmfix --help, repair --help start without it
         from llmfix.reporters.sinks import for_terminal
 
         command = " ".join(sys.argv[1:2]) if len(sys.argv) > 1 else ""

@@ -19,6 +19,7 @@ from llmfix.cli.common import (
     app,
     choice,
     execute,
+    llm_flags,
     shared,
     tolerant_streams,
 )
@@ -206,8 +207,11 @@ def check(
     exits 0 whatever fails.
     """
     tolerant_streams()
+    # lazy: llmfix --help, check --help start without it
     from llmfix.run.check import run_check
-    from llmfix.run.settings import CheckFlags, LlmFlags
+
+    # lazy: llmfix --help, a misspelt command start without it
+    from llmfix.run.settings import CheckFlags
 
     flags = CheckFlags(
         paths=tuple(paths or ()),
@@ -240,15 +244,7 @@ def check(
         trust_config=trust_config,
         tool_calls=tool_calls,
         verbosity=-1 if quiet else int(verbose),
-        llm=LlmFlags(
-            enabled=llm,
-            model=model,
-            provider=provider,
-            base_url=base_url,
-            max_attempts=max_attempts,
-            max_calls=max_llm_calls,
-            cache=False if no_cache else None,
-        ),
+        llm=llm_flags(llm, model, provider, base_url, max_attempts, max_llm_calls, no_cache),
         engine=engine,
         results=results,
         results_format=results_format,

@@ -11,6 +11,8 @@ import typer
 import typer.core
 from typer._types import TyperChoice
 
+from llmfix._version import __version__
+from llmfix.errors import LlmfixError
 from llmfix.model import ExitCode
 from llmfix.run.notes import diagnostics_console, say, stderr_console
 
@@ -32,6 +34,7 @@ class TableChoice(TyperChoice[str]):
     @property
     def choices(self) -> tuple[str, ...]:  # type: ignore[override]
         if self._choices is None:
+            # lazy: llmfix --help, extract --help start without it
             from llmfix.run.settings import choices
 
             self._choices = choices(self.table)
@@ -119,10 +122,11 @@ TrustConfigOption = Annotated[
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
 
     from llmfix.run.config_file import Settings
     from llmfix.run.llm import LlmRun
-    from llmfix.run.settings import CheckFlags, RepairFlags
+    from llmfix.run.settings import CheckFlags, LlmFlags, RepairFlags
 
 
 class _ChoiceError(typer.BadParameter):
@@ -173,8 +177,6 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        from llmfix._version import __version__
-
         sys.stdout.write(f"llmfix {__version__}\n")
         raise typer.Exit()
 
@@ -200,6 +202,7 @@ def fail(message: str, code: ExitCode = ExitCode.USAGE) -> typer.Exit:
 def tolerant_streams() -> None:
     """stdout and stderr write what their encoding cannot carry as JSON escapes
     (see ``llmfix.batch.writers``): a lone surrogate in a value never ends in a traceback."""
+    # lazy: llmfix --help, extract --help start without it
     from llmfix.files.atomic import tolerate_unencodable
 
     tolerate_unencodable(sys.stdout)
@@ -208,6 +211,7 @@ def tolerant_streams() -> None:
 
 def dump_json(value: Any, indent: int | None) -> str:
     """JSON text of a repaired value, each number written as the model wrote it."""
+    # lazy: llmfix --help, repair --help start without it
     from llmfix.run.repair import json_text
 
     return json_text(value, indent)
@@ -217,6 +221,7 @@ def warn_untrusted(settings: Settings) -> None:
     """Say once, on stderr, which keys of an untrusted project file were not used, and
     which limits were lowered to their ceilings."""
     if settings.ignored:
+        # lazy: llmfix --help, repair --help start without it
         from llmfix.run.trust import untrusted_note
 
         note = untrusted_note(settings.config or "the config file", settings.ignored)
@@ -224,6 +229,36 @@ def warn_untrusted(settings: Settings) -> None:
     if settings.limited:
         notes = "; ".join(settings.limited)
         say(f"warning: {notes} (see README, Limits and safety)")
+
+
+def llm_flags(
+    llm: bool | None,
+    model: str | None,
+    provider: str | None,
+    base_url: str | None,
+    max_attempts: int | None,
+    max_llm_calls: int | None,
+    no_cache: bool,
+    no_redact: bool = False,
+    save_prompts: Path | None = None,
+) -> LlmFlags:
+    """The ``--llm`` flags of `repair` and `check` as the run builder takes them: a flag
+    not given is ``None``, so the config's value stands (``check`` has no ``--no-redact``
+    or ``--save-prompts``)."""
+    # lazy: llmfix --help, extract --help start without it
+    from llmfix.run.settings import LlmFlags
+
+    return LlmFlags(
+        enabled=llm,
+        model=model,
+        provider=provider,
+        base_url=base_url,
+        max_attempts=max_attempts,
+        max_calls=max_llm_calls,
+        cache=False if no_cache else None,
+        redact=False if no_redact else None,
+        save_prompts=str(save_prompts) if save_prompts is not None else None,
+    )
 
 
 def print_llm_totals(run: LlmRun, verbosity: int) -> None:
@@ -244,8 +279,10 @@ def execute(
     """Build the run ``flags`` describe (saying what an untrusted config left out), make
     the ``ready`` checks, start its LLM repair when it is on, run it with ``go`` and exit
     with the code it gives; an :class:`LlmfixError` is one line and exit 2."""
-    from llmfix.errors import LlmfixError
+    # lazy: llmfix --help, repair --help start without it
     from llmfix.run.repair import start_llm
+
+    # lazy: llmfix --help, extract --help start without it
     from llmfix.run.settings import build_run, run_config
 
     model_run = None

@@ -47,6 +47,7 @@ def show_config(
     """
     if ctx.invoked_subcommand is not None:
         return
+    # lazy: llmfix --help, a misspelt command start without it
     from llmfix.run.settings import CheckFlags, run_config
 
     try:
@@ -60,7 +61,10 @@ def show_config(
         return
     import yaml
 
+    # lazy: llmfix --help, config -f json start without it
     from llmfix.reporters.sinks import for_terminal
+
+    # lazy: llmfix --help, a misspelt command start without it
     from llmfix.run.trust import user_config_path
 
     where = for_terminal(settings.config or "none found (defaults only)")
@@ -70,6 +74,7 @@ def show_config(
 
 def _project_file(path: str | None) -> Path:
     """The file named, else the one `check` would use (``LLMFIX_CONFIG``, found upward)."""
+    # lazy: llmfix --help, a misspelt command start without it
     from llmfix.run.config_file import find_config
 
     if path is not None:
@@ -90,7 +95,10 @@ def trust(
 ) -> None:
     """Trust a project config file as it is now: its llm: and allow-remote-refs settings are
     used until the file changes (its path and SHA-256 go in the user's trusted.json)."""
+    # lazy: llmfix --help, a misspelt command start without it
     from llmfix.run.config_file import read_bytes, read_config
+
+    # lazy: llmfix --help, a misspelt command start without it
     from llmfix.run.trust import trust_file, trust_store_path
 
     file = _project_file(path)
@@ -100,6 +108,7 @@ def trust(
         digest = trust_file(file, raw)
     except LlmfixError as exc:
         raise fail(str(exc)) from None
+    # lazy: llmfix --help, config -f json start without it
     from llmfix.reporters.sinks import for_terminal
 
     where = for_terminal(os.path.abspath(file))
@@ -117,6 +126,7 @@ def untrust(
     ] = None,
 ) -> None:
     """Forget that a project config file was trusted."""
+    # lazy: llmfix --help, a misspelt command start without it
     from llmfix.run.trust import untrust_file
 
     file = _project_file(path)
@@ -125,6 +135,7 @@ def untrust(
     except LlmfixError as exc:
         raise fail(str(exc)) from None
     state = "no longer trusted" if forgotten else "was not trusted"
+    # lazy: llmfix --help, config -f json start without it
     from llmfix.reporters.sinks import for_terminal
 
     sys.stdout.write(f"{for_terminal(os.path.abspath(file))}: {state}\n")

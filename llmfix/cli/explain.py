@@ -12,6 +12,7 @@ import typer
 
 from llmfix import codes, rules
 from llmfix.cli.common import app, fail
+from llmfix.pipeline.keywords import make_options
 
 _WIDTH = 88
 _INPUT = "<example>"
@@ -128,14 +129,21 @@ def _how(example: codes.Example) -> str:
 def _run(example: codes.Example) -> list[str]:
     """The example through the library, as ``llmfix.repair`` / ``llmfix.check_tool_calls``
     run it (the same stages, called below the face, which nothing inside imports)."""
+    # lazy: llmfix --help, explain start without it
     from llmfix.pipeline.core import repair_text
-    from llmfix.pipeline.keywords import make_options
+
+    # lazy: llmfix --help, explain start without it
     from llmfix.reporters.console import diagnostic_line, summary_line
+
+    # lazy: llmfix --help, explain start without it
     from llmfix.toolcalls.check import check_tool_calls
+
+    # lazy: llmfix --help, explain start without it
     from llmfix.toolcalls.registry import ToolRegistry
 
     options = dict(example.options)
     if example.via == "parse":
+        # lazy: llmfix --help, explain start without it
         from llmfix.parse.core import parse_json
 
         outcome = parse_json(example.text)

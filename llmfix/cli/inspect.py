@@ -9,6 +9,7 @@ import typer
 
 from llmfix.cli.common import app, dump_json, fail, tolerant_streams
 from llmfix.errors import LlmfixError
+from llmfix.model import LineIndex
 
 
 @app.command()
@@ -25,8 +26,10 @@ def extract(
     Each candidate is parsed as ``repair`` parses it: ``ok`` is false for what ``repair``
     would call prose or fail to parse, with the same diagnostics.
     """
+    # lazy: llmfix --help, extract --help start without it
     from llmfix.inputs import read_source
-    from llmfix.model import LineIndex
+
+    # lazy: llmfix --help, extract --help start without it
     from llmfix.pipeline.core import parse_candidates
 
     tolerant_streams()
@@ -58,6 +61,7 @@ def extract(
 
 def _tool_call_records(text: str, lines: Any) -> list[dict[str, Any]]:
     """The tool calls in ``text``, in any known format, detected (no registry)."""
+    # lazy: llmfix --help, extract --help start without it
     from llmfix.toolcalls import extract_tool_calls
 
     records = []
@@ -85,6 +89,7 @@ def _tool_call_records(text: str, lines: Any) -> list[dict[str, Any]]:
 @app.command()
 def schemas() -> None:
     """List the bundled schemas (use them as --schema builtin:NAME)."""
+    # lazy: llmfix --help, extract --help start without it
     from llmfix.schema.load import builtin_schemas
 
     for name, description in sorted(builtin_schemas().items()):
@@ -94,6 +99,7 @@ def schemas() -> None:
 @app.command()
 def rules() -> None:
     """List the schema repair rules with their risk tier (for --rules / --disable-rule)."""
+    # lazy: extract --help, extract start without it
     from llmfix.rules import SCHEMA_RULES
 
     for rule in SCHEMA_RULES:

@@ -22,6 +22,7 @@ from llmfix.cli.common import (
     app,
     choice,
     execute,
+    llm_flags,
     shared,
     tolerant_streams,
 )
@@ -59,7 +60,12 @@ def repair(
     ] = False,
     report: Annotated[
         Optional[Path],  # noqa: UP045
-        shared("report", "Write a report: .json, .yaml/.yml, or .html (a page)."),
+        shared(
+            "report",
+            "Write a report, as check --report does; the format is the file's suffix "
+            "(.json, .yaml/.yml, .html for a page, .sarif, .xml for JUnit) or a FORMAT: "
+            "prefix.",
+        ),
     ] = None,
     patch: Annotated[
         Optional[Path],  # noqa: UP045
@@ -231,13 +237,16 @@ def repair(
     2 usage, config or schema error.
     """
     tolerant_streams()
+    # lazy: llmfix --help, repair --help start without it
     from llmfix.run.repair_files import (
         RepairOutputs,
         check_outputs,
         run_repair,
         run_repair_jsonl,
     )
-    from llmfix.run.settings import LlmFlags, RepairFlags, RepairRun
+
+    # lazy: llmfix --help, a misspelt command start without it
+    from llmfix.run.settings import RepairFlags, RepairRun
 
     sources = files or ["-"]
     flags = RepairFlags(
@@ -269,16 +278,16 @@ def repair(
         messages=messages,
         encoding=encoding,
         trust_config=trust_config,
-        llm=LlmFlags(
-            enabled=llm,
-            model=model,
-            provider=provider,
-            base_url=base_url,
-            max_attempts=max_attempts,
-            max_calls=max_llm_calls,
-            cache=False if no_cache else None,
-            redact=False if no_redact else None,
-            save_prompts=str(save_prompts) if save_prompts is not None else None,
+        llm=llm_flags(
+            llm,
+            model,
+            provider,
+            base_url,
+            max_attempts,
+            max_llm_calls,
+            no_cache,
+            no_redact,
+            save_prompts,
         ),
     )
     spec = None if report is None else str(report)  # a file name, or FORMAT:FILE

@@ -71,7 +71,7 @@ from llmfix.inputs.fields import (
     resolve_field,
     set_field,
 )
-from llmfix.inputs.items import KINDS, MESSAGES, Item, Kind, Messages, ReadOptions, input_error
+from llmfix.inputs.items import KINDS, MESSAGES, Item, Kind, Messages, ReadOptions
 from llmfix.inputs.jsonl import items_from_lines, jsonl_file, parquet_items
 from llmfix.inputs.records import _with_finish, record_items, response_shape
 from llmfix.inputs.sources import (
@@ -112,7 +112,6 @@ __all__ = [
     "file_kind",
     "fixed_record",
     "glob_match",
-    "input_error",
     "is_url",
     "items_from_file",
     "items_from_lines",

@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from llmfix.codes import get
 from llmfix.files.read import DEFAULT_READ_LIMIT
 from llmfix.model import Diagnostic, Position, Result, Status
 from llmfix.pipeline.stops import Finish
@@ -85,13 +84,6 @@ class Item:
 
         digest = hashlib.sha256(self.text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
         return f"{self.source}@{digest}{fragment}"
-
-
-def input_error(code: str, message: str, hint: str | None = None) -> Diagnostic:
-    """The error of an input that could not be read, by its registered code's id. Kept for
-    ``llmfix check``'s reading of the files it is given; everything else in llmfix makes
-    the diagnostic from its code (``codes.INPUT_UNREADABLE.at(message)``)."""
-    return get(code).at(message, hint=hint)
 
 
 def with_reading_changes(result: Result, notes: tuple[Diagnostic, ...]) -> Result:

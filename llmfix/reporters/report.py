@@ -12,6 +12,9 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from llmfix.batch.judge import stable_key
+from llmfix.errors import ConfigError
+from llmfix.files.read import ReadRefused, read_regular
 from llmfix.jsontext import dumps_indented, yaml_dumper
 from llmfix.model import REPORT_VERSION
 from llmfix.reporters.base import Reporter, ReportOptions, copy_spool, spool
@@ -25,8 +28,6 @@ BASELINE_MAX_BYTES = 2_000_000_000
 
 def read_report(path: Path) -> dict[str, Any]:
     """Read a report written by ``-o``/``--report`` (JSON, or YAML by suffix): for --baseline."""
-    from llmfix.errors import ConfigError
-    from llmfix.files.read import ReadRefused, read_regular
 
     try:
         # A regular file only (a FIFO named by a project config would hang the run); a
@@ -139,7 +140,6 @@ class BaselineReporter(Reporter):
     def add(self, checked: Checked) -> None:
         if not checked.failures:
             return
-        from llmfix.batch.judge import stable_key
 
         outcome = checked.outcome
         entry = {

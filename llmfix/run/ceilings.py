@@ -108,6 +108,7 @@ def _llm_bounds(user_llm: Mapping[str, Any]) -> dict[str, Any]:
     """The value each llm: limit may not exceed in a project file: the user config's, else
     the default."""
     # (start-up: nothing of llmfix.llm loads while LLM repair is off)
+    # lazy: repair on a clean answer, repair --schema on a valid answer start without it
     from llmfix.llm.config import LlmConfig
 
     return {name: user_llm.get(name, getattr(LlmConfig, name)) for name in LLM_LIMITS}

@@ -19,18 +19,36 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
+from llmfix import codes
+from llmfix.batch.core import BatchLimits, FieldHints, Profile
+from llmfix.batch.judge import Baseline, BatchSummary, judge, key_root
 from llmfix.errors import ConfigError, PathRefused
+from llmfix.files.containment import refuse_vcs
+from llmfix.files.read import byte_limit
+from llmfix.inputs import (
+    KINDS,
+    MESSAGES,
+    Item,
+    ReadOptions,
+    WalkNotes,
+    count_records,
+    discover_files,
+    field_tokens,
+    items_from_file,
+)
 from llmfix.model import ExitCode
-from llmfix.run.notes import say
+from llmfix.pipeline.keywords import make_options
+from llmfix.reporters import report_target, reporter_class
+from llmfix.reporters.base import ReportOptions, output_stream
+from llmfix.run.globs import rule_files, rule_for
+from llmfix.run.notes import say, stderr_console
 
 if TYPE_CHECKING:
-    from llmfix.batch.core import BatchLimits, Outcome, Profile
-    from llmfix.batch.judge import Baseline
+    from llmfix.batch.core import Outcome
     from llmfix.batch.writers import FixWriter, ResultsWriter
-    from llmfix.inputs import Item, ReadOptions, WalkNotes
     from llmfix.inputs import Kind as InputKind
     from llmfix.inputs import Messages as InputMessages
-    from llmfix.reporters.base import Reporter, ReportOptions
+    from llmfix.reporters.base import Reporter
     from llmfix.run.config_file import CheckRule, Settings
     from llmfix.run.llm import LlmRun
     from llmfix.run.settings import CheckRun
@@ -55,11 +73,6 @@ def run_check(
     A run that matched no item is a usage error (``ConfigError``) unless ``allow_empty``:
     a wrong path or glob must not pass as "all passed".
     """
-    from llmfix.batch.core import BatchLimits, FieldHints
-    from llmfix.batch.judge import BatchSummary, judge, key_root
-    from llmfix.inputs import WalkNotes
-    from llmfix.reporters import report_target, reporter_class
-    from llmfix.reporters.base import output_stream
 
     settings, verbosity, tool_calls, gate = run.config, run.verbosity, run.tool_calls, run.gate
     stdout = stdout or sys.stdout
@@ -147,10 +160,6 @@ def _nothing_matched(settings: Settings, what: str) -> str:
 
 def _profiles(run: CheckRun) -> tuple[dict[str, Profile], dict[str, ReadOptions]]:
     """One profile (schema, tools, options) and one way of reading per ``checks`` rule."""
-    from llmfix.batch.core import Profile
-    from llmfix.files.read import byte_limit
-    from llmfix.inputs import KINDS, MESSAGES, ReadOptions, field_tokens
-    from llmfix.pipeline.keywords import make_options
 
     settings, gate, tool_calls = run.config, run.gate, run.tool_calls
     cache: dict[str, tuple[ToolRegistry, dict[str, SchemaValidator]]] = {}
@@ -201,6 +210,7 @@ def _tool_registry(
 ) -> tuple[ToolRegistry, dict[str, SchemaValidator]]:
     """A tools file (see ``llmfix.toolcalls.registry``), and its tool name → compiled
     parameters schema."""
+    # lazy: check, check -f json start without it
     from llmfix.toolcalls.registry import ToolRegistry
 
     key = f"tools:{allow_remote}:{path}"
@@ -221,8 +231,6 @@ def _files(
     """The files to check: the paths given (flags, else the config's ``paths``), else the
     config's ``checks`` globs, walked as :func:`llmfix.inputs.discover_files` says; an
     untrusted config's own paths never lead out of its folder."""
-    from llmfix.inputs import discover_files
-    from llmfix.run.globs import rule_files
 
     paths = list(settings.paths)
     confine = None
@@ -270,8 +278,6 @@ def _refuse_outputs(
     """A report file that is also an input of the run (or another report, the schema, the
     tools or config file, or in a version-control directory) is a usage error, before
     anything is read or written. (Writing a new ``--baseline`` over the old one is not.)"""
-    from llmfix.files.containment import refuse_vcs
-    from llmfix.reporters import report_target
 
     taken: dict[str, str] = {}  # real path → what the file is, or the flag naming it
     read = [("the schema", settings.schema), ("the tools file", settings.tools)]
@@ -321,8 +327,6 @@ def _items(
     readers: dict[str, ReadOptions],
     notes: WalkNotes | None = None,
 ) -> Iterator[Item]:
-    from llmfix.inputs import Item, input_error, items_from_file
-    from llmfix.run.globs import rule_for
 
     unlisted = {os.path.normpath(k): v for k, v in notes.unlisted.items()} if notes else {}
     within = notes.within if notes else {}  # where each file was listed: read it there
@@ -331,7 +335,7 @@ def _items(
         key = "" if index is None else f"rule{index}"
         problem = unlisted.get(os.path.normpath(path)) if unlisted else None
         if problem is not None:  # a folder that could not be listed: not a silent pass
-            error = input_error("input.unreadable", problem)
+            error = codes.INPUT_UNREADABLE.at(problem)
             yield Item(id=path, source=path, line=1, text="", kind="file", error=error, profile=key)
             continue
         yield from items_from_file(path, readers[key], key, within.get(path))
@@ -347,12 +351,13 @@ def _outcomes(
     notes: WalkNotes | None = None,
 ) -> Iterator[Outcome]:
     """Every item's outcome, in input order: in the local pool, or on Ray or Spark."""
+    # lazy: check --baseline, check of a missing path start without it
     from llmfix.batch.pool import run_items
 
     if engine == "local":
         return run_items(_items(files, settings, readers, notes), profiles, limits)
+    # lazy: check, check -f json start without it
     from llmfix.engines import Job, plan_units, run_engine
-    from llmfix.run.globs import rule_for
 
     keys = [(f, "" if (i := rule_for(settings, f)) is None else f"rule{i}") for f in files]
     within = notes.within if notes else {}
@@ -361,6 +366,7 @@ def _outcomes(
 
 
 def _results_writer(run: CheckRun) -> ResultsWriter | None:
+    # lazy: check --baseline, check of a missing path start without it
     from llmfix.batch.writers import ResultsWriter
 
     return ResultsWriter(Path(run.results), run.results_format) if run.results else None
@@ -369,7 +375,7 @@ def _results_writer(run: CheckRun) -> ResultsWriter | None:
 def _baseline(path: str | None, root: str) -> Baseline | None:
     if path is None:
         return None
-    from llmfix.batch.judge import Baseline
+    # lazy: check, check --schema start without it
     from llmfix.reporters.report import read_report
 
     return Baseline.from_report(read_report(Path(path)), root)
@@ -378,7 +384,6 @@ def _baseline(path: str | None, root: str) -> Baseline | None:
 def _report_options(
     run: CheckRun, out: TextIO, baseline: Baseline | None, output: Path | None, root: str
 ) -> ReportOptions:
-    from llmfix.reporters.base import ReportOptions
 
     color = output is None and out.isatty() and "NO_COLOR" not in os.environ
     group_by = run.config.group_by
@@ -389,7 +394,7 @@ def _report_options(
 
 def _reporters(fmt: str, out: TextIO, options: ReportOptions) -> list[Reporter]:
     """The chosen reporter, plus the text summary on stderr when that one is for machines."""
-    from llmfix.reporters import reporter_class
+    # lazy: check --baseline, check of a missing path start without it
     from llmfix.reporters.text import TextReporter
 
     cls = reporter_class(fmt)
@@ -403,14 +408,12 @@ def _reporters(fmt: str, out: TextIO, options: ReportOptions) -> list[Reporter]:
 
 def _progress(settings: Settings, verbosity: int, files: list[str], notes: WalkNotes) -> Any:
     """A progress bar over the records of every file (each JSONL line is one)."""
+    # lazy: check --baseline, check of a missing path start without it
     from llmfix.reporters.console import progress_bar
 
     console = None
     total = 0
     if settings.progress and verbosity >= 0 and sys.stderr.isatty():
-        from llmfix.inputs import count_records
-        from llmfix.run.notes import stderr_console
-
         kind = cast("InputKind", settings.kind)  # checked by _profiles
         total = sum(count_records(f, kind, notes.within.get(f)) for f in files)
         console = stderr_console() if total > 1 else None
@@ -420,6 +423,7 @@ def _progress(settings: Settings, verbosity: int, files: list[str], notes: WalkN
 def _fixer(settings: Settings, files: list[str], notes: WalkNotes) -> FixWriter | None:
     """What writes the repaired files; it reads each input again only where discovery
     listed it (``notes.within``), as the check did."""
+    # lazy: check --baseline, check of a missing path start without it
     from llmfix.batch.writers import FixWriter
 
     if settings.in_place:

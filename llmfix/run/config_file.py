@@ -49,6 +49,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from llmfix.errors import ConfigError
+from llmfix.model import Risk
+from llmfix.pipeline.keywords import make_options
+from llmfix.run.trust import (
+    checked_llm_section,
+    env_trusts_config,
+    is_trusted,
+    read_user_config,
+    untrusted_view,
+)
 
 if TYPE_CHECKING:
     pass
@@ -210,9 +219,13 @@ def _checks(value: Any) -> bool:
 
 
 def _key_types() -> dict[str, tuple[str, Callable[[Any], bool]]]:
+    # lazy: config, config -f json start without it
     from llmfix.batch.gate import FAIL_ON
+
+    # lazy: config, config -f json start without it
     from llmfix.inputs import KINDS, MESSAGES
-    from llmfix.model import Risk
+
+    # lazy: repair on a clean answer, repair --schema on a valid answer start without it
     from llmfix.reporters import FORMATS
 
     return {
@@ -321,6 +334,7 @@ CONFIG_MAX_BYTES = 1_000_000
 def read_bytes(path: Path) -> bytes:
     """A config file's bytes, read once: what is parsed is what trust is decided on. Only a
     regular file of at most :data:`CONFIG_MAX_BYTES` is read (a FIFO would hang the run)."""
+    # lazy: config untrust starts without it
     from llmfix.files.read import ReadRefused, read_regular
 
     try:
@@ -382,8 +396,6 @@ def _validated(data: Mapping[str, Any], path: Path) -> dict[str, Any]:
     if "options" in out:
         out["options"] = _checked_options(out["options"], f"{path}: options")
     if "llm" in out:
-        from llmfix.run.trust import checked_llm_section
-
         out["llm"] = checked_llm_section(out["llm"], f"{path}: llm")
     if "paths" in out:
         out["paths"] = [_relative(base, p) for p in out["paths"]]
@@ -424,7 +436,6 @@ def _rule(entry: Any, index: int, path: Path) -> CheckRule:
 
 
 def _checked_options(options: Mapping[str, Any], where: str) -> dict[str, Any]:
-    from llmfix.pipeline.keywords import make_options
 
     normal = {_normal_key(k): v for k, v in options.items()}
     if not isinstance(normal.get("allow_remote_refs", False), bool):
@@ -466,7 +477,6 @@ def load_settings(
     ``LLMFIX_TRUST_CONFIG=1``, or recorded by ``llmfix config trust``; otherwise they are
     left out and named in ``ignored``.
     """
-    from llmfix.run.trust import env_trusts_config, is_trusted, read_user_config
 
     user = read_user_config()
     file_values: dict[str, Any] = {}
@@ -486,8 +496,8 @@ def load_settings(
     trusted = found is None or trust or env_trusts_config() or is_trusted(found, raw)
     ignored: list[str] = []
     if found is not None and not trusted:
+        # lazy: config trust, config untrust start without it
         from llmfix.run.ceilings import CHECK_CEILINGS, untrusted_limits
-        from llmfix.run.trust import untrusted_view
 
         file_values, ignored = untrusted_view(file_values, found.parent)
         defaults = {key: getattr(Settings, key) for key in CHECK_CEILINGS}
@@ -507,6 +517,7 @@ def load_settings(
             merged["options"] = {**merged.get("options", {}), **value}
         else:
             merged[key] = value
+    # lazy: config trust, config untrust start without it
     from llmfix.run.ceilings import clamped_options, clamped_settings
 
     merged, limited = clamped_settings(merged)

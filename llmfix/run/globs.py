@@ -12,8 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from llmfix.files.containment import first_link, link_problem
+from llmfix.inputs import WalkNotes, discover_files, glob_match
+
 if TYPE_CHECKING:
-    from llmfix.inputs import WalkNotes
     from llmfix.run.config_file import Settings
 
 
@@ -21,7 +23,6 @@ def rule_for(settings: Settings, path: str) -> int | None:
     """The index of the first ``checks`` rule whose globs match ``path``, if any."""
     if not settings.checks or path == "-":
         return None
-    from llmfix.inputs import glob_match
 
     relative = Path(os.path.relpath(os.path.abspath(path), os.path.abspath(settings.base)))
     text = relative.as_posix()
@@ -40,8 +41,6 @@ def rule_files(
     ``follow_symlinks`` (a glob's own folders included: ``link/*``), and, for an untrusted
     file, none that leads out of its directory; what is passed over goes in ``notes``.
     """
-    from llmfix.files.containment import first_link, link_problem
-    from llmfix.inputs import WalkNotes, discover_files, glob_match
 
     notes = notes if notes is not None else WalkNotes()
     confine = None if settings.trusted else settings.base

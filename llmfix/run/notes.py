@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 def say(line: str) -> None:
     """``llmfix: LINE`` on stderr, escaped for the terminal: a line names files, keys and
     values from the input (see :mod:`llmfix.reporters.sinks`), one line whatever they hold."""
+    # lazy: llmfix --help, repair --help start without it
     from llmfix.reporters.sinks import for_terminal
 
     sys.stderr.write(f"llmfix: {for_terminal(line)}\n")
@@ -29,6 +30,7 @@ def stderr_console() -> Console:
 def diagnostics_console() -> Console | PlainConsole:
     """Where diagnostics go: :func:`stderr_console` when stderr is a terminal (or
     ``FORCE_COLOR`` says to style it); else the same text, plain, without importing rich."""
+    # lazy: llmfix --help, repair --help start without it
     from llmfix.reporters.console import PlainConsole, styled_stream
 
     return stderr_console() if styled_stream(sys.stderr) else PlainConsole()

@@ -36,6 +36,7 @@ def start_llm(run: Run) -> LlmRun | None:
     nothing of :mod:`llmfix.llm` is imported when it is off."""
     if not run.llm_enabled:
         return None
+    # lazy: repair on a clean answer, repair --schema on a valid answer start without it
     from llmfix.run.llm import build_llm_run
 
     return build_llm_run(run.config, run.llm.overrides())
@@ -67,10 +68,12 @@ def repair_answer(
     item: Item | None = None,
 ) -> tuple[Result, list[str], dict[str, object] | None]:
     """Repair one answer (``item``: it was read out of an API response) and judge it."""
+    # lazy: extract, config -f json start without it
     from llmfix.batch.gate import gate_failures
 
     record = None
     if item is not None:
+        # lazy: repair on a clean answer, repair --schema on a valid answer start without it
         from llmfix.batch.core import Profile, check_item
 
         result = check_item(item, Profile(validator=validator, options=run.options))
@@ -86,9 +89,11 @@ def repair_answer(
 def _rules(run: RepairRun, text: str, validator: SchemaValidator | None) -> Result:
     tools = run.tools
     if tools is None:
+        # lazy: repair --tool-calls, repair --tools start without it
         from llmfix.pipeline.core import repair_text
 
         return repair_text(text, options=run.options, validator=validator)
+    # lazy: repair on a clean answer, repair --schema on a valid answer start without it
     from llmfix.toolcalls import check_tool_calls
 
     return check_tool_calls(
@@ -132,6 +137,7 @@ def answers_in(
     reading = run.reading
     if reading is None:
         return None
+    # lazy: config -f json starts without it
     from llmfix.inputs import items_from_text, response_shape
 
     kind = reading.kind
@@ -167,6 +173,7 @@ def fixed_response(done: list[Answered]) -> str | None:
     spliced in: :func:`llmfix.batch.writers.fixed_file`.)"""
     import copy
 
+    # lazy: config -f json starts without it
     from llmfix.inputs import fixed_record
 
     changed = changed_answers(done)
@@ -179,6 +186,7 @@ def fixed_response(done: list[Answered]) -> str | None:
 def changed_answers(done: list[Answered]) -> list[tuple[Item, object]]:
     """Each answer read out of an API response that was repaired, with its repaired value:
     what is put back into the response (not what only reading the file changed)."""
+    # lazy: config -f json starts without it
     from llmfix.inputs.items import changed_only_by_reading
 
     return [
@@ -217,8 +225,13 @@ def stream_answer(
     one JSON line per snapshot to ``out`` (flushed at once), then the result line; with
     ``final``, only the final JSON when it passes. Returns the result, its gate failures and
     the wire format's problems."""
+    # lazy: extract, config -f json start without it
     from llmfix.batch.gate import gate_failures
+
+    # lazy: repair on a clean answer, repair --schema on a valid answer start without it
     from llmfix.stream.reader import StreamParser
+
+    # lazy: repair on a clean answer, repair --schema on a valid answer start without it
     from llmfix.stream.wire import WireDecoder
 
     tools = run.tools
@@ -260,6 +273,7 @@ def stream_answer(
 def _stopped_as_said(result: Result, decoder: WireDecoder, partial: bool) -> Result:
     """``result`` with the stream's stop reason applied (a cut-off answer is ``truncated``,
     a refused one ``refused``), as it is when the same stream is read from a file."""
+    # lazy: config -f json starts without it
     from llmfix.pipeline.stops import apply_finish, stream_finish
 
     finish = stream_finish(decoder.format, decoder.stop_reason, decoder.refusal)

@@ -15,10 +15,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from llmfix.batch.gate import gate_failures, writable
 from llmfix.errors import ConfigError, InputError
+from llmfix.files.atomic import write_atomic
+from llmfix.files.containment import refuse_vcs, same_files
+from llmfix.files.read import byte_limit
+from llmfix.inputs import STDIN, STDIN_NAME, read_chunks, read_source
+from llmfix.inputs.items import changed_only_by_reading, reading_notes, with_reading_changes
+from llmfix.inputs.jsonl import JsonLines
 from llmfix.model import ExitCode, Result, Status
 from llmfix.run.notes import diagnostics_console, say
-from llmfix.run.repair import json_text
+from llmfix.run.repair import (
+    changed_answers,
+    json_text,
+    output_text,
+    repair_input,
+    stream_answer,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -54,6 +67,7 @@ def check_outputs(sources: list[str], outputs: RepairOutputs) -> None:
     output, in_place, backup = outputs.output, outputs.in_place, outputs.backup
     report = None
     if outputs.report is not None:  # the format its name asks for, known before any input
+        # lazy: repair on a clean answer, repair --schema on a valid answer start without it
         from llmfix.reporters import report_target
 
         report = Path(report_target(outputs.report)[1])
@@ -86,7 +100,6 @@ def run_repair(
 def _refuse_outputs(sources: list[str], outputs: dict[str, Path | None]) -> None:
     """An output that is an input, another output, or in a version-control directory is a
     usage error, before anything is read: it would be overwritten, or run as a hook."""
-    from llmfix.files.containment import refuse_vcs, same_files
 
     inputs = same_files(s for s in sources if s != "-")
     named: dict[tuple[int, int] | str, str] = {}
@@ -111,9 +124,6 @@ def _refuse_outputs(sources: list[str], outputs: dict[str, Path | None]) -> None
 def _repair_all(
     run: RepairRun, llm: LlmRun | None, sources: list[str], outputs: RepairOutputs
 ) -> ExitCode:
-    from llmfix.files.read import byte_limit
-    from llmfix.inputs import read_source
-    from llmfix.run.repair import repair_input
 
     output, in_place, patch = outputs.output, outputs.in_place, outputs.patch
     code = ExitCode.OK
@@ -128,6 +138,7 @@ def _repair_all(
         except InputError as exc:
             say(f"error: {exc}")
             if outputs.report is not None:
+                # lazy: repair on a clean answer, repair --schema on a valid answer start without it
                 from llmfix.run.repair_report import unreadable
 
                 judged.append(unreadable(path, str(exc)))
@@ -144,6 +155,7 @@ def _repair_all(
             label = source.name if item is None else item.id
             show(label, result, failures, item)
             if outputs.report is not None:
+                # lazy: repair on a clean answer, repair --schema on a valid answer start without it
                 from llmfix.run.repair_report import answer
 
                 text = source.text if item is None else item.text
@@ -157,6 +169,7 @@ def _repair_all(
             continue
         _write_answers(run, path, done, outputs, source.text)
     if outputs.report is not None:
+        # lazy: repair on a clean answer, repair --schema on a valid answer start without it
         from llmfix.run.repair_report import write_report
 
         write_report(run, outputs.report, judged)
@@ -169,9 +182,6 @@ def _with_reading(run: RepairRun, notes: tuple[Diagnostic, ...], done: Answered)
     """An answer with what reading its file found: replaced bytes are a change (the
     answer is at least ``repaired``, at risk safe) and the gate judges it again."""
     from dataclasses import replace
-
-    from llmfix.batch.gate import gate_failures
-    from llmfix.inputs.items import reading_notes, with_reading_changes
 
     item, result, failures, record = done
     result = with_reading_changes(result, notes)
@@ -199,6 +209,7 @@ class _Shower:
             return
         if not (result.diagnostics or failures or verbosity > 0 or self.explain):
             return
+        # lazy: repair on a clean answer, repair --schema on a valid answer start without it
         from llmfix.reporters.console import print_explanation, print_failures, print_result
 
         console = self.console = self.console or diagnostics_console()
@@ -215,10 +226,6 @@ def _write_answers(
     repaired answers back into the response they came from. Nothing when any one fails;
     with ``--in-place``, nothing either when the file is valid as it is (left byte for
     byte, no backup)."""
-    from llmfix.batch.gate import writable
-    from llmfix.files.atomic import write_atomic
-    from llmfix.inputs.items import changed_only_by_reading
-    from llmfix.run.repair import changed_answers, output_text
 
     if not all(writable(r, failures) for _, r, failures, _ in done):
         return
@@ -231,6 +238,7 @@ def _write_answers(
         if changed:
             import copy
 
+            # lazy: repair on a clean answer, repair --schema on a valid answer start without it
             from llmfix.batch.writers import fixed_file
 
             record = copy.deepcopy(changed[0][0].record)
@@ -260,9 +268,6 @@ def _real_file(path: str) -> str:
 
 def _repair_stream(run: RepairRun, llm: LlmRun | None, path: str, final: bool) -> ExitCode:
     """``--stream``: snapshots as JSON lines while the answer arrives, then the result."""
-    from llmfix.files.read import byte_limit
-    from llmfix.inputs import STDIN, STDIN_NAME, read_chunks
-    from llmfix.run.repair import stream_answer
 
     name = STDIN_NAME if path == STDIN else path
     validator = run.validator_for(path)
@@ -280,6 +285,7 @@ def _repair_stream(run: RepairRun, llm: LlmRun | None, path: str, final: bool) -
     for problem in problems:
         say(f"{name}: {problem}")
     if run.verbosity >= 0 or failures or result.errors:
+        # lazy: repair on a clean answer, repair --schema on a valid answer start without it
         from llmfix.reporters.console import print_failures, print_result
 
         console = diagnostics_console()
@@ -292,7 +298,6 @@ def _source_line(name: str, item: Item | None, result: Result, failures: list[st
     """One JSON Lines record when there are several inputs: ``source`` (and the answer's
     ``id``), ``status`` and the ``value`` (``values`` with ``--pick all``), or ``failures``
     instead of a value the gate did not allow."""
-    from llmfix.batch.gate import writable
 
     line: dict[str, Any] = {"source": name}
     if item is not None:
@@ -309,8 +314,7 @@ def _source_line(name: str, item: Item | None, result: Result, failures: list[st
 
 def run_repair_jsonl(run: RepairRun, files: list[str] | None) -> ExitCode:
     """``--jsonl``: stdin, record by record, one result line each as it is read."""
-    from llmfix.files.read import byte_limit
-    from llmfix.inputs.jsonl import JsonLines
+    # lazy: repair on a clean answer, repair --schema on a valid answer start without it
     from llmfix.run.repair_lines import repair_jsonl
 
     if files and files != ["-"]:
@@ -332,7 +336,6 @@ def run_repair_jsonl(run: RepairRun, files: list[str] | None) -> ExitCode:
 
 
 def _write_patch(path: Path, patches: list[dict[str, Any]], n_sources: int) -> None:
-    from llmfix.files.atomic import write_atomic
 
     if n_sources == 1:
         ops: list[dict[str, Any]] = [{k: v for k, v in p.items() if k != "source"} for p in patches]

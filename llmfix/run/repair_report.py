@@ -11,12 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from llmfix.batch.judge import Checked
+from llmfix import codes
+from llmfix.batch.core import Outcome
+from llmfix.batch.judge import BatchSummary, Checked
+from llmfix.files.atomic import atomic_output
+from llmfix.inputs import Item
 from llmfix.model import Position, Result
+from llmfix.reporters import report_target, reporter_class
+from llmfix.reporters.base import ReportOptions
 
 if TYPE_CHECKING:
-    from llmfix.batch.judge import BatchSummary
-    from llmfix.inputs import Item
     from llmfix.run.settings import RepairRun
 
 
@@ -41,8 +45,6 @@ def answer(
 ) -> Checked:
     """One answer as a judged item, as the reporters take it: the whole input (``item``
     None), or an answer read out of an API response."""
-    from llmfix.batch.core import Outcome
-    from llmfix.inputs import Item
 
     if item is None:
         item = Item(
@@ -64,10 +66,8 @@ def answer(
 
 def unreadable(name: str, message: str) -> Checked:
     """An input that could not be read, as a judged item that was not checked."""
-    from llmfix.batch.core import Outcome
-    from llmfix.inputs import Item, input_error
 
-    error = input_error("input.unreadable", message)
+    error = codes.INPUT_UNREADABLE.at(message)
     item = Item(id=name, source=name, line=1, text="", kind="file", error=error)
     failures = (f"not checked ({error.code})",)
     return RepairAnswer(Outcome(item, None, error), failures, source=name)
@@ -76,10 +76,6 @@ def unreadable(name: str, message: str) -> Checked:
 def write_report(run: RepairRun, spec: str, judged: list[Checked]) -> None:
     """The ``--report`` file, by the reporter its name asks for (as `check --report`); the
     JSON and YAML reports hold each answer's own result (:func:`repair_record`)."""
-    from llmfix.batch.judge import BatchSummary
-    from llmfix.files.atomic import atomic_output
-    from llmfix.reporters import report_target, reporter_class
-    from llmfix.reporters.base import ReportOptions
 
     fmt, path = report_target(spec)
     options = ReportOptions(

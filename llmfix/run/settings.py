@@ -26,6 +26,7 @@ from dataclasses import field as dataclass_field
 from typing import TYPE_CHECKING, NamedTuple, cast, overload
 
 from llmfix.errors import ConfigError
+from llmfix.pipeline.keywords import make_options
 
 if TYPE_CHECKING:
     from llmfix.batch.gate import FailOn, Gate
@@ -126,7 +127,10 @@ class Validators:
         """The validator of ``ref`` (a path, or ``builtin:NAME``); errors name the schema."""
         key = (ref, allow_remote)
         if key not in self._found:
+            # lazy: repair --help, check --help start without it
             from llmfix.schema.load import load_schema
+
+            # lazy: repair --help, check --help start without it
             from llmfix.schema.validate import SchemaValidator
 
             self._found[key] = SchemaValidator(load_schema(ref), allow_remote=allow_remote)
@@ -158,6 +162,7 @@ class Run:
         project file alone never turns it on: its section counts only when trusted)."""
         if self.llm.enabled is not None:
             return self.llm.enabled
+        # lazy: repair --help, check --help start without it
         from llmfix.run.trust import env_llm_enabled
 
         env = env_llm_enabled()
@@ -183,6 +188,7 @@ class RepairRun(Run):
         allow = self.options.allow_remote_refs
         if not self.config_schemas:
             return None if self.schema is None else self.validators.get(self.schema, allow)
+        # lazy: repair --help, check --help start without it
         from llmfix.run.globs import rule_for
 
         settings = self.config
@@ -245,6 +251,7 @@ def repair_config(flags: RepairFlags) -> "Settings":
     upward, read with the trust rules); its ``ignored`` keys are for the command to name."""
     from dataclasses import replace
 
+    # lazy: repair --help, check --help start without it
     from llmfix.run.config_file import load_settings
 
     settings = load_settings({}, trust=flags.trust_config)
@@ -255,6 +262,7 @@ def repair_config(flags: RepairFlags) -> "Settings":
 def _repair_limits(flags: RepairFlags) -> tuple[dict[str, object], list[str]]:
     """``--max-depth``, ``--max-size`` and ``--time-budget`` at most their ceilings (see
     :mod:`llmfix.run.ceilings`), and a note for each one lowered."""
+    # lazy: repair --help, check --help start without it
     from llmfix.run.ceilings import clamped_options
 
     given = {
@@ -271,8 +279,8 @@ def repair_run(flags: RepairFlags, config: "Settings | None" = None) -> RepairRu
     :class:`ConfigError` (or ``SchemaError``) for a bad one."""
     from dataclasses import replace
 
+    # lazy: config, config -f json start without it
     from llmfix.batch.gate import Gate
-    from llmfix.pipeline.keywords import make_options
 
     if config is None:
         config = repair_config(flags)
@@ -326,8 +334,13 @@ def _tool_settings(flags: RepairFlags, allow_remote: bool) -> ToolSettings | Non
         return None
     if flags.schema is not None:
         raise ConfigError("--schema and --tools don't go together: tools carry their schemas")
+    # lazy: check --help, repair on a clean answer start without it
     from llmfix.toolcalls import EMITS
+
+    # lazy: check --help, repair on a clean answer start without it
     from llmfix.toolcalls.detect import check_format
+
+    # lazy: repair --help, check --help start without it
     from llmfix.toolcalls.registry import ToolRegistry
 
     check_format(flags.tool_format)
@@ -347,6 +360,7 @@ def _tool_settings(flags: RepairFlags, allow_remote: bool) -> ToolSettings | Non
 
 def _reading(flags: RepairFlags, tools: bool) -> "ReadOptions | None":
     """How `repair` reads its inputs: ``None`` for the whole text as one answer."""
+    # lazy: config, config -f json start without it
     from llmfix.inputs import KINDS, MESSAGES, ReadOptions, field_tokens
 
     kind, messages = flags.kind, flags.messages
@@ -371,6 +385,7 @@ def disabled_rules(disable: tuple[str, ...], only: str | None) -> frozenset[str]
     """The rule ids ``--disable-rule`` turns off, plus all but ``--rules`` when given."""
     if not disable and only is None:
         return frozenset()
+    # lazy: repair --help, check --help start without it
     from llmfix.rules import all_rule_ids, rule_ids
 
     disabled = rule_ids(disable)
@@ -452,6 +467,7 @@ class CheckFlags(NamedTuple):
 
 def check_config(flags: CheckFlags) -> "Settings":
     """Defaults < the user config < the project file (trust rules) < the flags."""
+    # lazy: repair --help, check --help start without it
     from llmfix.run.config_file import load_settings
 
     return load_settings(
@@ -462,8 +478,8 @@ def check_config(flags: CheckFlags) -> "Settings":
 def check_run(flags: CheckFlags, config: "Settings | None" = None) -> CheckRun:
     """The `check` run (``config``: :func:`check_config`, read when not given);
     :class:`ConfigError` for a bad combination."""
+    # lazy: config, config -f json start without it
     from llmfix.batch.gate import Gate
-    from llmfix.pipeline.keywords import make_options
 
     if config is None:
         config = check_config(flags)

@@ -30,6 +30,7 @@ from typing import Any
 
 from llmfix.errors import ConfigError
 from llmfix.files.atomic import write_atomic
+from llmfix.files.containment import VCS_DIRS, within
 
 USER_CONFIG_NAME = "config.yaml"
 TRUST_STORE_NAME = "trusted.json"
@@ -150,6 +151,7 @@ def checked_llm_section(value: Any, source: str) -> dict[str, Any]:
     if not isinstance(enabled, bool):
         raise ConfigError(f"{source}.enabled: expected true or false, got {enabled!r}")
     # (start-up: nothing of llmfix.llm loads while LLM repair is off)
+    # lazy: repair on a clean answer, repair --schema on a valid answer start without it
     from llmfix.llm.config import LlmConfig
 
     LlmConfig.from_mapping(section, source=source)  # unknown keys and types are errors
@@ -311,7 +313,6 @@ def _inside(root: str, path: str) -> bool:
     """Whether ``path`` (symbolic links followed) is ``root`` or under it, and not in a
     version-control directory (``.git/config`` holds a CI job's token; a hook there runs);
     ``builtin:`` schemas are llmfix's own."""
-    from llmfix.files.containment import VCS_DIRS, within
 
     if path.startswith("builtin:"):
         return True
@@ -322,7 +323,6 @@ def _inside(root: str, path: str) -> bool:
 def _leaves(glob: str) -> bool:
     """Whether a ``checks`` glob can match outside its file's directory, or in a
     version-control directory."""
-    from llmfix.files.containment import VCS_DIRS
 
     parts = glob.replace("\\", "/").split("/")
     return os.path.isabs(glob) or ".." in parts or not VCS_DIRS.isdisjoint(parts)
