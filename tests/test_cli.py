@@ -585,13 +585,16 @@ def test_help_lists_the_values_of_choice_options(cli: Any) -> None:
     assert "<openai|anthropic>" in check_help
 
 
-def test_repair_report_help_names_every_suffix_check_report_takes(cli: Any) -> None:
-    """`repair --report` goes through the reporters and suffix table of `check --report`;
-    its help names every suffix of that table, and the FORMAT: prefix."""
+@pytest.mark.parametrize(
+    ("command", "after"), [("repair", "--patch"), ("check", "--max-annotations")]
+)
+def test_report_help_names_every_suffix_of_the_table(cli: Any, command: str, after: str) -> None:
+    """`repair --report` and `check --report` go through one suffix table; the help of each
+    names every suffix of that table, and the FORMAT: prefix."""
     from llmfix.reporters import REPORT_SUFFIXES
 
-    text = " ".join(cli("repair", "--help").stdout.split())
-    said = text[text.index("--report") : text.index("--patch")]
+    text = " ".join(cli(command, "--help").stdout.split())
+    said = text[text.index("--report") : text.index(after)]
     assert [s for s in REPORT_SUFFIXES if s not in said] == []
     assert "FORMAT: prefix" in said
 

@@ -173,7 +173,8 @@ def check(
         shared(
             "report",
             "Also write a report here, in the same run; the format is the file's "
-            "suffix (.sarif, .json, .yaml, .xml for JUnit) or a FORMAT: prefix. Repeatable.",
+            "suffix (.sarif, .json, .yaml/.yml, .xml for JUnit, .html) or a FORMAT: "
+            "prefix. Repeatable.",
         ),
     ] = None,
     max_annotations: Annotated[
