@@ -55,16 +55,42 @@ def run_llmfix(
     )
 
 
+# `python -m llmfix ARGS`, and at exit every module then loaded written to a file: -X importtime
+# does not see a module loaded by importlib.import_module (as the CLI loads a command's module).
+_WITH_MODULES = """
+import atexit, os, runpy, sys
+out = os.environ["LLMFIX_TEST_MODULES"]
+atexit.register(lambda: open(out, "w").write("\\n".join(sorted(sys.modules))))
+sys.argv = ["llmfix", *sys.argv[1:]]
+runpy.run_module("llmfix", run_name="__main__", alter_sys=True)
+"""
+
+
 def imported_modules(tmp_path: Path, *args: str, stdin: str | None = None) -> set[str]:
-    """Top-level module names (and llmfix submodules) imported by one CLI run."""
-    result = run_llmfix(tmp_path, *args, stdin=stdin)
+    """Top-level module names (and llmfix submodules) loaded by one CLI run: those in
+    ``sys.modules`` when it exits (``-X importtime`` would miss the command's module)."""
+    listed = tmp_path / "modules.txt"
+    env = {k: v for k, v in os.environ.items() if k not in _STYLING}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env["LLMFIX_TEST_MODULES"] = str(listed)
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", _WITH_MODULES, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
-    names = set()
-    for line in result.stderr.splitlines():
-        if line.startswith("import time:") and "|" in line:
-            name = line.rsplit("|", 1)[1].strip()
-            names.add(name if name.startswith("llmfix") else name.split(".")[0])
-    return names
+    logged = {  # (also the imports that failed: optional modules a library tries)
+        line.rsplit("|", 1)[1].strip()
+        for line in result.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    loaded = set(listed.read_text(encoding="utf-8").split())
+    assert "llmfix.cli" in loaded & logged  # the file is this run's
+    return {name if name.startswith("llmfix") else name.split(".")[0] for name in loaded}
 
 
 @pytest.fixture
