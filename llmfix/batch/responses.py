@@ -1,38 +1,7 @@
-"""What an API response says about its answer: cut off, refused, and which model wrote it.
-
-A response object carries evidence the answer's text cannot: the stop reason. This module
-reads it for every response shape :mod:`llmfix.inputs` knows, and turns it into a
-:class:`Finish` that the check applies to the answer's result:
-
-=====================  ==================================  ===================================
-shape                  cut off                             refused or filtered
-=====================  ==================================  ===================================
-OpenAI chat            ``finish_reason: "length"``         ``message.refusal``,
-                                                           ``finish_reason: "content_filter"``
-OpenAI Responses       ``status: "incomplete"`` with       a ``refusal`` content part,
-                       ``incomplete_details.reason``       ``reason: "content_filter"``
-Anthropic message      ``stop_reason: "max_tokens"``       ``stop_reason: "refusal"``
-                       (or ``model_context_window_
-                       exceeded``)
-Gemini generateContent ``finishReason: "MAX_TOKENS"``      ``SAFETY``, ``RECITATION``,
-                                                           ``BLOCKLIST``, ``PROHIBITED_CONTENT``,
-                                                           ``SPII``, ``IMAGE_SAFETY``;
-                                                           ``promptFeedback.blockReason``
-=====================  ==================================  ===================================
-
-A cut-off answer's result becomes ``truncated`` (:func:`apply_finish`), whatever its text
-looks like — an answer cut right after a closing brace still parses, but the API said it is
-not all there — and whatever its schema errors (truncation outranks them; they stay
-listed). A refused one is ``refused`` (:func:`refused_result`): the text is the model's
-refusal, not a broken JSON value, and is reported as such, not as "no JSON found". So is an
-answer with no JSON that is a refusal in words (:func:`text_refused_result`).
-
-The OpenAI and Anthropic batch outputs carry these responses inside each record
-(``response.body``, ``result.message``) and are read the same way.
-
-:func:`read_response` and :func:`repair_response` are the library's reading of a response:
-the items ``llmfix check`` and ``llmfix repair`` see in it, and each one's result.
-"""
+"""A whole API response through the library: :func:`read_response` gives the items
+``llmfix check`` and ``llmfix repair`` see in it, :func:`repair_response` each one's
+result, its stop reason applied (:mod:`llmfix.pipeline.stops` reads the stop reasons of
+every response shape)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@
 
     checked = check_dataset(ds, "generated_text", schema={"type": "object"})
     checked.write_parquet("checked/")
-    print(summarize(checked))
+    summary = summarize(checked)  # {"items": ..., "status": {...}, "parse_rate": ..., ...}
 
 :class:`RayChecker` is the callable class ``Dataset.map_batches`` runs on each actor (the
 schema compiled once, in ``__init__``); it adds the columns of :mod:`llmfix.batch.columns`.

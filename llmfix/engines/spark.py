@@ -6,7 +6,7 @@
 
     checked = check_dataframe(df, "response", schema={"type": "object"})
     checked.write.parquet("checked/")
-    print(summarize(checked))
+    summary = summarize(checked)  # {"items": ..., "status": {...}, "parse_rate": ..., ...}
 
 :func:`check_dataframe` adds the columns of :mod:`llmfix.batch.columns` through ``mapInArrow``;
 each Python worker compiles the schema once (the checker is cached per worker process).

@@ -30,8 +30,8 @@ answer with no JSON that is a refusal in words (:func:`text_refused_result`).
 The OpenAI and Anthropic batch outputs carry these responses inside each record
 (``response.body``, ``result.message``) and are read the same way.
 
-:func:`read_response` and :func:`repair_response` are the library's reading of a response:
-the items ``llmfix check`` and ``llmfix repair`` see in it, and each one's result.
+The library's reading of a whole response (``llmfix.read_response``,
+``llmfix.repair_response``) is :mod:`llmfix.batch.responses`.
 """
 
 from __future__ import annotations
