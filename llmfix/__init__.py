@@ -30,8 +30,7 @@ from llmfix.model import (
     Span,
     Status,
 )
-from llmfix.options import Limits, RepairOptions
-from llmfix.pipeline.keywords import make_options
+from llmfix.options import Limits, RepairOptions, make_options
 from llmfix.pipeline.normalize import normalize_document
 
 if TYPE_CHECKING:

@@ -42,8 +42,8 @@ from llmfix.batch.pool import run_items
 from llmfix.errors import ConfigError
 from llmfix.inputs import Item, ReadOptions, items_from_lines
 from llmfix.model import Severity
+from llmfix.options import make_options
 from llmfix.pipeline.core import make_validator
-from llmfix.pipeline.keywords import make_options
 
 if TYPE_CHECKING:
     import pyarrow as pa

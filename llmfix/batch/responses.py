@@ -9,7 +9,7 @@ import json
 from typing import TYPE_CHECKING, Any, Literal
 
 from llmfix.model import Result, Status
-from llmfix.pipeline.keywords import make_options
+from llmfix.options import make_options
 
 if TYPE_CHECKING:
     from llmfix.inputs import Item

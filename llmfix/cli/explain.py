@@ -12,7 +12,7 @@ import typer
 
 from llmfix import codes, rules
 from llmfix.cli.common import app, fail
-from llmfix.pipeline.keywords import make_options
+from llmfix.options import make_options
 
 _WIDTH = 88
 _INPUT = "<example>"

@@ -2,6 +2,4 @@
 :mod:`llmfix.formats`) → parse (:mod:`llmfix.parse`) → ``select`` → ``finish`` (validate and
 schema repair), with ``guided_step`` (schema-guided reading, :mod:`llmfix.guided`),
 ``partial`` for cut-off answers, ``refusals`` and ``stops`` (what an API response says of
-its answer: cut off, refused, which model). ``core`` runs the stages in order;
-``keywords`` turns ``llmfix.repair``'s keyword options into
-:class:`~llmfix.options.RepairOptions`."""
+its answer: cut off, refused, which model). ``core`` runs the stages in order."""

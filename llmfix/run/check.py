@@ -37,7 +37,7 @@ from llmfix.inputs import (
     items_from_file,
 )
 from llmfix.model import ExitCode
-from llmfix.pipeline.keywords import make_options
+from llmfix.options import make_options
 from llmfix.reporters import report_target, reporter_class
 from llmfix.reporters.base import ReportOptions, output_stream
 from llmfix.run.globs import rule_files, rule_for

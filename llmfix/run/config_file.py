@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from llmfix.errors import ConfigError
 from llmfix.model import Risk
-from llmfix.pipeline.keywords import make_options
+from llmfix.options import make_options
 from llmfix.run.trust import (
     checked_llm_section,
     env_trusts_config,

@@ -26,7 +26,7 @@ from dataclasses import field as dataclass_field
 from typing import TYPE_CHECKING, NamedTuple, cast, overload
 
 from llmfix.errors import ConfigError
-from llmfix.pipeline.keywords import make_options
+from llmfix.options import make_options
 
 if TYPE_CHECKING:
     from llmfix.batch.gate import FailOn, Gate
