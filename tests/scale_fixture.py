@@ -92,9 +92,10 @@ def comparable(report: dict[str, Any]) -> dict[str, Any]:
     return {"summary": summary, "items": items}
 
 
-def readme_example(engine: str) -> str:
-    """The README's "Scaling out" Python example that imports ``llmfix.engines.<engine>``."""
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Scaling out", 1)[1].split("\n## ", 1)[0]
-    blocks = [b.split("```", 1)[0] for b in section.split("```python\n")[1:]]
+def docs_example(engine: str) -> str:
+    """The Python example of docs/guide/scale-out.md that imports ``llmfix.engines.<engine>``
+    (the docs' example runner leaves it to the engine's tests, which have a session)."""
+    page = Path(__file__).resolve().parent.parent / "docs" / "guide" / "scale-out.md"
+    text = page.read_text(encoding="utf-8")
+    blocks = [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
     return next(b for b in blocks if f"llmfix.engines.{engine} import" in b)

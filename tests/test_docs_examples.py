@@ -221,6 +221,7 @@ def run_pycon(block: Block, namespace: dict[str, Any]) -> str | None:
     report: list[str] = []
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS, verbose=False)
     runner.run(test, out=report.append, clear_globs=False)
+    namespace.update(test.globs)  # (a DocTest runs in a copy of the namespace it is given)
     return "".join(report) or None
 
 

@@ -22,7 +22,7 @@ from tests.scale_fixture import (  # noqa: E402
     SCHEMA,
     answer,
     comparable,
-    readme_example,
+    docs_example,
     run,
     write_fixture,
 )
@@ -128,8 +128,8 @@ def test_a_checker_in_map_batches_survives_bad_rows(session: Any) -> None:
     assert [r["status"] for r in ds.take_all()] == ["error", "error", "valid"]
 
 
-def test_the_readme_example_runs_as_written(session: Any) -> None:
+def test_the_docs_example_runs_as_written(session: Any) -> None:
     namespace: dict[str, Any] = {}
-    exec(compile(readme_example("ray"), "README.md", "exec"), namespace)
+    exec(compile(docs_example("ray"), "docs/guide/scale-out.md", "exec"), namespace)
     rows = namespace["checked"].select_columns(["status"]).take_all()
     assert [r["status"] for r in rows] == ["valid", "repaired", "unparseable"]

@@ -26,7 +26,7 @@ from tests.scale_fixture import (
     SCHEMA,
     answer,
     comparable,
-    readme_example,
+    docs_example,
     run,
     write_fixture,
 )
@@ -98,9 +98,9 @@ def test_check_dataframe_and_the_summary_aggregation(spark: Any) -> None:
     assert summarize(checked) == merge_summaries([partial_summary(expected)])
 
 
-def test_the_readme_example_runs_as_written(spark: Any) -> None:
+def test_the_docs_example_runs_as_written(spark: Any) -> None:
     namespace: dict[str, Any] = {}
-    exec(compile(readme_example("spark"), "README.md", "exec"), namespace)
+    exec(compile(docs_example("spark"), "docs/guide/scale-out.md", "exec"), namespace)
     rows = namespace["checked"].select("id", "status", "error_codes").collect()
     assert sorted((r["id"], r["status"], r["error_codes"]) for r in rows) == [
         (1, "valid", []),
