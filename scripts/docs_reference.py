@@ -40,6 +40,13 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def _literal(text: str) -> str:
+    """Plain ``text`` (a format's markers: ``[TOOL_CALLS][{…}]``, ``<tool_call>``) shown as
+    written in a table cell, not read as links, HTML or emphasis."""
+    text = re.sub(r"([\\`*_\[\]{}|])", r"\\\1", text)
+    return text.replace("<", "&lt;").replace(">", "&gt;")
+
+
 def _relink(text: str) -> str:
     for old, new in _LINKS.items():
         text = text.replace(f"]({old})", f"]({new})")
@@ -223,9 +230,7 @@ def rules_page() -> str:
             other.append(f"| `{rule.id}` | {risk} | {_cell(rule.description)} | `{rule.code.id}` |")
         other.append("")
     return (
-        "# Repair rules\n\n"
-        + GENERATED
-        + "## Schema repair rules\n\n"
+        "# Repair rules\n\n" + GENERATED + "## Schema repair rules\n\n"
         "When a value almost fits its schema, `llmfix repair --schema` makes it fit with these "
         "rules. Each change is an RFC 6902 JSON Patch operation (`--patch FILE`, and in the "
         "report) with its rule, risk, before and after; `--explain` prints them. "
@@ -294,9 +299,7 @@ def inputs_page() -> str:
         refused = ", ".join(f"`{k}`" for k, v in table.items() if v == "refused") or "—"
         stops.append(f"| {fmt} | {_cell(field)} | {cut} | {refused} |")
     return (
-        "# Inputs\n\n"
-        + GENERATED
-        + "## What a file is read as\n\n"
+        "# Inputs\n\n" + GENERATED + "## What a file is read as\n\n"
         "By its suffix, unless `--kind " + "|".join(KINDS) + "` says otherwise "
         "(`auto`, the default, decides by suffix; `-` is stdin).\n\n"
         "| suffix | kind | read as | item ids |\n|---|---|---|---|\n" + "\n".join(rows) + "\n\n"
@@ -318,7 +321,7 @@ def tool_formats_page() -> str:
     """Every tool-call format ``--tool-format`` names, from ``toolcalls.detect.FORMATS``."""
     from llmfix.toolcalls.detect import FORMATS
 
-    rows = [f"| `{name}` | {_cell(f'`{text}`' if '<' in text else text)} |" for name, text in FORMATS.items()]
+    rows = [f"| `{name}` | {_literal(text)} |" for name, text in FORMATS.items()]
     return (
         "# Tool-call formats\n\n"
         + GENERATED
@@ -398,10 +401,9 @@ _STATUS_TEXT = {
 _RISK_TEXT = {
     "LOSSLESS": "certainly what the model meant: fences, prose, trailing commas, comments, "
     "invisible characters",
-    "SAFE": "unambiguous: coercions such as `\"36\"` → 36, quote style, Python literals, "
+    "SAFE": 'unambiguous: coercions such as `"36"` → 36, quote style, Python literals, '
     "closing brackets at the end of input",
-    "GUESS": "a judgement: completing cut-off output, escaping quotes, fuzzy enum or key "
-    "matches",
+    "GUESS": "a judgement: completing cut-off output, escaping quotes, fuzzy enum or key matches",
 }
 
 

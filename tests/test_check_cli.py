@@ -519,12 +519,13 @@ def test_allow_empty_lets_a_run_with_nothing_to_check_pass(cli: Any, project: Pa
 
 
 def _readme_read_table_suffixes() -> set[str]:
-    """The suffixes the README's "What it reads" table names."""
+    """The suffixes the docs' inputs page names (written from llmfix.inputs' tables)."""
     import re
 
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    table = text[text.index("### What it reads") :]
-    table = table[table.index("| file |") : table.index("\n\n", table.index("| file |"))]
+    from scripts.docs_reference import inputs_page
+
+    text = inputs_page()
+    table = text[text.index("| suffix |") : text.index("\n\n", text.index("| suffix |"))]
     firsts = [row.split("|")[1] for row in table.splitlines()[2:]]
     return {s for cell in firsts for s in re.findall(r"`(\.[a-z]+)`", cell)}
 

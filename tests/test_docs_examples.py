@@ -308,7 +308,7 @@ def test_the_pages_hold_examples_that_run() -> None:
         for b in blocks(page.read_text(encoding="utf-8"), page.name)
         if b.skip is None
     }
-    assert RUN <= found
+    assert found >= RUN
 
 
 TEXT = """\
@@ -333,7 +333,12 @@ $ llmfix repair --llm x
 
 def test_blocks_commands_and_the_not_run_marker_are_read() -> None:
     first, second = blocks(TEXT, "page.md")
-    assert (first.skip, first.line, second.skip, second.line) == ("needs a model server", 3, None, 9)
+    assert (first.skip, first.line, second.skip, second.line) == (
+        "needs a model server",
+        3,
+        None,
+        9,
+    )
     assert [(c.line, c.command, c.expected) for c in commands(second)] == [
         (10, "echo a; echo b; echo c", ["a", "...", "c"]),
         (14, "echo d", ["d"]),
@@ -382,8 +387,10 @@ def update(page: Path, where: Path) -> int:
         indent = re.match(r"[ \t]*", lines[block.line - 1]).group(0)  # type: ignore[union-attr]
         new: list[str] = []
         for command, got in scratch.run(block):
-            new += [f"{indent}$ {part}" if i == 0 else f"{indent}{part}" for i, part in
-                    enumerate(command.command.split("\n"))]
+            new += [
+                f"{indent}$ {part}" if i == 0 else f"{indent}{part}"
+                for i, part in enumerate(command.command.split("\n"))
+            ]
             new += [f"{indent}{line}".rstrip() for line in _trimmed(got)]
         start, end = block.line, block.line + len(block.lines)
         if lines[start:end] != new:

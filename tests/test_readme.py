@@ -1,5 +1,7 @@
-"""The README's tables of diagnostic codes and repair rules are the ones the registries write,
-and every string in the source shaped like a code is a registered code."""
+"""The README is a front page that fits on a screen; the reference pages of the docs are
+written from the registries (``scripts/docs_reference.py``) and list every code, rule,
+command, option and format; every string in the source shaped like a code is a registered
+code."""
 
 from __future__ import annotations
 
@@ -12,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from llmfix import codes, rules
-from scripts.readme_tables import README, generated, markers
+from scripts import docs_reference
 
 ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
 
 _CODE = re.compile(rf"(?:{'|'.join(codes.FAMILIES)})\.[a-z][a-z_0-9]*\Z")
 _FILE = re.compile(r"\.py\Z")  # a module named in a message
@@ -44,27 +47,81 @@ def _source_literals() -> dict[str, list[str]]:
 SOURCE = _source_literals()
 
 
-def test_the_readme_tables_are_the_ones_the_registries_write() -> None:
+def test_the_readme_fits_on_a_screen_or_a_few() -> None:
+    lines = README.read_text(encoding="utf-8").count("\n")
+    assert lines <= 250, f"README.md has {lines} lines: move the manual into docs/"
+
+
+def test_the_readme_holds_the_two_set_up_commands_and_links_to_the_docs() -> None:
     text = README.read_text(encoding="utf-8")
-    assert generated(text) == text, "run: python scripts/readme_tables.py"
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    [test_command] = [line for line in text.splitlines() if line.endswith(".venv/bin/pytest")]
+    assert (test_command in ci, "docs/getting-started.md" in text) == (True, True)
 
 
-def test_each_table_sits_between_its_markers_once() -> None:
-    text = README.read_text(encoding="utf-8")
-    for name in ("codes", "rules"):
-        start, end = markers(name)
-        assert (text.count(start), text.count(end)) == (1, 1)
+def test_every_registered_code_is_on_the_codes_page_once() -> None:
+    page = docs_reference.codes_page()
+    assert [c for c in codes.CODES if page.count(f"| `{c}` |") != 1] == []
 
 
-def test_every_registered_code_is_in_the_table_once() -> None:
-    # (a code of a family the table does not list would be left out)
-    table = codes.markdown()
-    assert [c for c in codes.CODES if table.count(f"| `{c}` |") != 1] == []
+def test_every_rule_is_on_the_rules_page() -> None:
+    page = docs_reference.rules_page()
+    missing = [r.id for r in rules.RULES.values() if f"| `{r.id}` |" not in page]
+    assert missing == []
 
 
-def test_every_schema_and_tool_rule_is_in_the_readme() -> None:
-    text = README.read_text(encoding="utf-8")
-    assert [r for r in rules.all_rule_ids() if f"| `{r}` |" not in text] == []
+def test_every_command_and_option_is_on_the_command_line_page() -> None:
+    import typer.main
+
+    from llmfix.cli import app
+
+    page = docs_reference.cli_page()
+    group = typer.main.get_command(app)
+    ctx = group.make_context("llmfix", [], resilient_parsing=True)
+    missing = []
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        commands = [(name, command)]
+        if hasattr(command, "list_commands"):
+            commands += [
+                (f"{name} {s}", command.get_command(ctx, s)) for s in command.list_commands(ctx)
+            ]
+        for full, each in commands:
+            if f"## `llmfix {full}`" not in page:
+                missing.append(full)
+            missing += [
+                f"{full} {opt}"
+                for param in each.params
+                if param.param_type_name == "option" and not param.hidden
+                for opt in param.opts
+                if f"`{opt}`" not in page
+            ]
+    assert missing == []
+
+
+def test_every_tool_call_format_and_report_is_on_its_page() -> None:
+    from llmfix.reporters import REPORTERS
+    from llmfix.toolcalls.detect import FORMATS
+
+    formats = docs_reference.tool_formats_page()
+    reports = docs_reference.reports_page()
+    assert [f for f in FORMATS if f"| `{f}` |" not in formats] == []
+    assert [r for r in REPORTERS if f"| `{r}` |" not in reports] == []
+
+
+def test_every_status_and_exit_code_is_on_its_page() -> None:
+    from llmfix.model import ExitCode, Status
+
+    page = docs_reference.exit_codes_page()
+    assert [s.value for s in Status if f"| `{s.value}` |" not in page] == []
+    assert [int(c) for c in ExitCode if f"| {int(c)} |" not in page] == []
+
+
+def test_a_code_of_no_listed_family_stops_the_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    stray = codes.Code("stray.thing", "x", codes.ERROR, (), "a stray code", "")
+    monkeypatch.setitem(codes.CODES, "stray.thing", stray)
+    with pytest.raises(ValueError, match=r"stray\.thing"):
+        docs_reference.codes_page()
 
 
 @pytest.mark.parametrize("literal", sorted(set(SOURCE) - set(NOT_CODES)))
@@ -77,9 +134,9 @@ def test_the_strings_that_are_not_codes_are_still_in_the_source() -> None:
     assert [text for text in NOT_CODES if text not in SOURCE] == []
 
 
-def test_the_check_script_passes_on_the_readme() -> None:
+def test_the_tables_script_writes_every_reference_page() -> None:
     script = ROOT / "scripts" / "readme_tables.py"
     ok = subprocess.run(
         [sys.executable, str(script), "--check"], cwd=ROOT, capture_output=True, text=True
     )
-    assert ok.returncode == 0, ok.stderr
+    assert (ok.returncode, ok.stderr) == (0, "")
