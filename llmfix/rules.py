@@ -83,7 +83,9 @@ SCHEMA_RULES: tuple[RuleRecord, ...] = (
     _schema(
         "coerce_number",
         _SAFE,
-        'number written as a string: "12" → 12, " 1e3 " → 1000.0, "12,111" → 12111',
+        'number written as a string: "12" → 12, " 1e3 " → 1000.0; with thousands separators, '
+        '"12,111" → 12111 where an integer is wanted, and "1,234,567" or "12,111.5" for any '
+        'number (a lone "12,111" where a number is wanted could be a decimal comma: left alone)',
     ),
     _schema(
         "coerce_percent",
