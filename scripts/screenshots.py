@@ -1,11 +1,12 @@
-"""Screenshots of the HTML report for the README: the overview, and one item opened.
+"""Screenshots of the HTML report for the docs: the overview, and one item opened.
 
 Run from the repository root: ``.venv/bin/python scripts/screenshots.py [--out docs/images]``.
-Needs Chromium (``apt-get install chromium``). It checks 400 demo answers of two models
-(``bench/bench_html.py``'s ``demo_records``) with ``llmfix check --group-by model -f html``,
-opens the report in headless Chromium, and writes ``report-overview.png`` and
-``report-item.png`` (an answer with a schema repair, its spans highlighted and one
-diagnostic's tooltip shown).
+Needs Chromium (``apt-get install chromium``; driven by Playwright, see ``tests/browser.py``).
+It checks 400 demo answers of two models (``bench/bench_html.py``'s ``demo_records``) with
+``llmfix check --group-by model -f html``, opens the report in headless Chromium, and writes
+``report-overview.png`` and ``report-item.png`` (an answer with a schema repair, its spans
+highlighted and one diagnostic's tooltip shown) into ``docs/images/``, where
+``docs/guide/check.md`` ("The HTML report") shows them.
 """
 
 from __future__ import annotations
