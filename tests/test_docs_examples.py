@@ -17,6 +17,10 @@ The convention (a page's author writes to it):
 - ``<!-- not run: REASON -->`` on the line right before a fence leaves that block out. Other
   fence languages (json, yaml, toml, text, sh, bash, ...) are not run.
 
+``llmfix`` on the examples' PATH is a launcher that forks a process with llmfix already
+imported (``tests/docs_forkserver.py``): the same command line, the same descriptors, a
+fraction of the start-up. ``LLMFIX_DOCS_COLD=1`` runs the real command each time instead.
+
 Pages fail with the page and line of the example and what differs. To write the real output
 into the console blocks of pages (those without ``...`` lines), run
 ``python -m tests.test_docs_examples --update [PAGE ...]`` from the repository root.
@@ -29,6 +33,7 @@ import os
 import re
 import secrets
 import shutil
+import socket
 import subprocess
 import sys
 import traceback
@@ -149,6 +154,35 @@ def _trimmed(lines: list[str]) -> list[str]:
     return out
 
 
+_SERVER: list[Any] = []
+
+
+def _warm_llmfix() -> Path | None:
+    """The folder of the warm ``llmfix`` launcher (``tests/docs_forkserver.py``), started on
+    first use and stopped when this process ends; ``None`` where it cannot run (no Unix
+    sockets) or when ``LLMFIX_DOCS_COLD=1`` asks for the real command each time."""
+    if os.environ.get("LLMFIX_DOCS_COLD") == "1" or not hasattr(socket, "send_fds"):
+        return None
+    if not _SERVER:
+        import atexit
+        import tempfile
+
+        from tests import docs_forkserver
+
+        where = Path(tempfile.mkdtemp(prefix="llmfix-docs-"))
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+        server, bindir = docs_forkserver.start(where, env)
+
+        def stop() -> None:
+            server.kill()
+            server.wait()
+            shutil.rmtree(where, ignore_errors=True)
+
+        atexit.register(stop)
+        _SERVER.append(bindir)
+    return _SERVER[0]  # type: ignore[no-any-return]
+
+
 class Scratch:
     """A copy of the repository root to run a page's examples in."""
 
@@ -172,6 +206,9 @@ class Scratch:
             and key not in ("CI", "FORCE_COLOR", "CLICOLOR_FORCE")
         }
         bindir = str(Path(sys.executable).parent)
+        warm = _warm_llmfix()
+        if warm is not None:
+            bindir = f"{warm}{os.pathsep}{bindir}"
         self.env.update(
             {
                 "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
