@@ -14,6 +14,7 @@ the next. When the server cannot be reached, the launcher runs the real ``llmfix
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -127,10 +128,8 @@ def _child(conn: socket.socket, request: dict[str, object], fds: list[int]) -> N
 
         atexit._run_exitfuncs()
         for stream in (sys.stdout, sys.stderr):
-            try:
+            with contextlib.suppress(Exception):  # (a reader that went away: head -2)
                 stream.flush()
-            except Exception:
-                pass
         try:
             conn.sendall(str(code).encode())
         finally:
