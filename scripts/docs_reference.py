@@ -56,6 +56,19 @@ def _relink(text: str) -> str:
 # --- the command line ------------------------------------------------------------------
 
 
+# What a value stands for, where the option's own name would not say it.
+_METAVARS = {
+    "disable_rule": "RULE",
+    "rules": "RULE,RULE",
+    "expect_sequence": "NAME,NAME",
+    "base_url": "URL",
+    "group_by": "FIELD",
+    "include": "GLOB",
+    "exclude": "GLOB",
+    "encoding": "CODEC",
+}
+
+
 def _metavar(param: Any) -> str:
     kind = param.type
     if getattr(kind, "choices", None):
@@ -69,6 +82,8 @@ def _metavar(param: Any) -> str:
         name = "FILE"
     elif param.name in ("write_fixed", "results", "save_prompts"):
         name = "DIR"
+    elif param.name in _METAVARS:
+        name = _METAVARS[param.name]
     elif name == "VALUE":
         name = param.name.upper().replace("_", "-")
     return name
