@@ -351,13 +351,16 @@ def tool_formats_page() -> str:
 _REPORT_TEXT = {
     "text": "failing items as `file:line:col: severity code: message`, then the summary "
     "tables; `-v` every item, `-q` the summary only",
-    "json": "the versioned report: `version`, `summary`, and every item with its status, "
-    "value, diagnostics (each with its location), patch and timings",
+    "json": "the versioned report: `version`, `summary` (the summary table's figures), and "
+    "every item under `items` with `id`, `key` (what `--baseline` matches), `source`, `line`, "
+    "`kind`, `status`, `failed`, `failures`, `value`, `risk`, `diagnostics` (each with its "
+    "`location`: file, line, column), `patch` and `timings`",
     "yaml": "the same report, as YAML",
     "junit": "one `<testcase>` per item: failures carry the diagnostics, unreadable items are "
     "`<error>`, baselined failures `<skipped>`",
-    "github": "`::error` workflow commands per problem of a failing item (at most "
-    "`--max-annotations`), and one `::notice` summary",
+    "github": "`::error file=…,line=…,col=…,title=llmfix CODE::message` per problem of a "
+    "failing item, at most `--max-annotations N` of them (the rest counted in one "
+    "`::warning`), and one `::notice` summary",
     "sarif": "SARIF 2.1.0 for code scanning: rule ids are diagnostic codes, URIs relative to "
     "the repository root, `baselineState` with `--baseline`",
     "html": "one self-contained page: the overview and every item, filterable",
