@@ -452,3 +452,34 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main(sys.argv[1:]))
+
+
+# --- the site's navigation ----------------------------------------------------------------
+
+
+def _nav_pages(node: Any) -> Iterator[str]:
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, list):
+        for entry in node:
+            yield from _nav_pages(entry)
+    elif isinstance(node, dict):
+        for entry in node.values():
+            yield from _nav_pages(entry)
+
+
+def test_every_page_is_in_the_nav_and_every_nav_entry_is_a_page() -> None:
+    # (mkdocs build --strict fails on either too; this says it in the test run)
+    import yaml
+
+    from scripts.docs_reference import PAGES
+
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    nav = set(_nav_pages(config["nav"]))
+    written = {
+        str(p.relative_to(ROOT / "docs"))
+        for p in (ROOT / "docs").rglob("*.md")
+        if not p.is_relative_to(ROOT / "docs" / "examples")
+    }
+    pages = written | set(PAGES)
+    assert (sorted(pages - nav), sorted(nav - pages)) == ([], [])
