@@ -10,10 +10,9 @@ schema repair, as for JSON).
 
 - **YAML** — a ```` ```yaml ```` fence, or the bare answer, that loads (PyYAML's safe loader) as a
   mapping with at least one declared key, or as a sequence where an array is wanted.
-- **XML** — ``<Person><name>Ada</name>…</Person>``: an element whose children name properties;
-  sibling elements that name properties (``<answer>…</answer><explanation>…</explanation>``);
-  repeated children (``<item>``) for an array. Read by a tolerant scanner: no DTDs, no
-  entities beyond the five predefined ones, unclosed elements ignored.
+- **XML** — read by :mod:`llmfix.guided.xml_answers` (lxml in recover mode), re-exported
+  here as :func:`read_xml`; :func:`parse_elements` below is the small tolerant scanner that
+  finds one ``<answer>``-like element holding only text (:func:`wrapper_content`).
 - **key: value lines** — ``Name: Ada`` (also ``- **Name**: Ada``, ``name = Ada``, a
   ``[[ ## name ## ]]`` or ``## Name`` header line); a value runs to the next line that starts
   a declared key, so it may span lines.
@@ -36,6 +35,9 @@ from llmfix.deadline import CHECK_EVERY, Deadline
 from llmfix.guided import shape
 from llmfix.guided.convert import plain_json, text_value
 from llmfix.guided.reading import NEVER, Reading
+from llmfix.guided.xml_answers import read_xml
+
+__all__ = ["read_key_values", "read_table", "read_xml", "read_yaml", "wrapper_content"]
 from llmfix.model import Risk, Span
 
 _MAX_FORMAT_TEXT = 2_000_000
@@ -166,7 +168,6 @@ def read_yaml(
 _TAG = re.compile(r"<(/?)([A-Za-z_][\w.:-]*)((?:\s[^<>]*?)?)(/?)>")
 _CDATA = re.compile(r"<!\[CDATA\[(.*?)\]\]>", re.S)
 _DECLARATION = re.compile(r"<\?xml[^>]*\?>|<!--.*?-->|<!DOCTYPE[^>]*>|(`{3,})[ \t]*\w*", re.S)
-_WRAPPERS = frozenset({"answer", "response", "output", "result", "root", "data", "json"})
 
 
 @dataclass(slots=True)
@@ -230,64 +231,6 @@ def _inner_text(el: Element, text: str) -> str:
     return html.unescape(raw) if "&" in raw else raw
 
 
-def element_value(
-    el: Element, text: str, schema: Any, root: Any, deadline: Deadline = NEVER
-) -> Any:
-    """The value an element stands for under ``schema`` (children by property name;
-    ``deadline`` checked once per element)."""
-    deadline.check()
-    if el.children:
-        for node in _object_nodes(schema, root):
-            obj = _children_object(el.children, text, node, root, deadline)
-            if obj:
-                return obj
-        for node in _array_nodes(schema, root):
-            item = shape.items(node)
-            return [element_value(c, text, item, root, deadline) for c in el.children]
-    inner = _inner_text(el, text)
-    if el.children and not (
-        shape.wants(schema, root, "object") or shape.wants(schema, root, "array")
-    ):
-        return inner.strip()
-    return text_value(inner, schema, root, deadline)
-
-
-def _children_object(
-    children: list[Element], text: str, node: dict[str, Any], root: Any, deadline: Deadline
-) -> dict[str, Any]:
-    obj: dict[str, Any] = {}
-    for child in children:
-        deadline.check()
-        known = _known(node, root, child.name)
-        if known is None:
-            continue
-        name, prop = known
-        if shape.wants(prop, root, "array"):
-            item = shape.items(_first_array(prop, root))
-            if not child.children:
-                # JSON or a list written inside the element, or one of repeated elements.
-                value = text_value(_inner_text(child, text), prop, root, deadline)
-            elif _is_item(child, item, root):
-                value = [element_value(child, text, item, root, deadline)]  # <person> repeated
-            else:
-                value = element_value(child, text, prop, root, deadline)  # <people><person>…
-            items = obj.setdefault(name, [])
-            if isinstance(items, list):
-                items.extend(value if isinstance(value, list) else [value])
-            continue
-        obj[name] = element_value(child, text, prop, root, deadline)
-    return obj
-
-
-def _is_item(el: Element, item: Any, root: Any) -> bool:
-    """Whether ``el``'s children name the properties of an object item (so it is one)."""
-    return any(
-        _known(node, root, c.name) is not None
-        for node in _object_nodes(item, root)
-        for c in el.children[:8]
-    )
-
-
 def _first_array(schema: Any, root: Any) -> dict[str, Any]:
     arrays = _array_nodes(schema, root)
     return arrays[0] if arrays else {}
@@ -302,61 +245,6 @@ def _only_markup(text: str, elements: list[Element]) -> bool:
         pos = el.end
     rest.append(text[pos:])
     return not _DECLARATION.sub("", "".join(rest)).strip()
-
-
-def read_xml(
-    text: str, base: int, schema: Any, root: Any, deadline: Deadline = NEVER
-) -> Reading | None:
-    if "<" not in text or len(text) > _MAX_FORMAT_TEXT:
-        return None
-    top = parse_elements(text, deadline)
-    if not top:
-        return None
-    found = _xml_value(top, text, schema, root, deadline)
-    if found is None:
-        return None
-    value, used = found
-    span = Span(base + used[0].start, base + used[-1].end)
-    whole = _only_markup(text, top)
-    names = ", ".join(f"<{e.name}>" for e in used[:3]) + (" …" if len(used) > 3 else "")
-    return Reading(
-        value,
-        "guided.xml",
-        span,
-        Risk.SAFE if whole else Risk.GUESS,
-        f"read the XML element(s) {names} into the schema's shape",
-    )
-
-
-def _xml_value(
-    top: list[Element], text: str, schema: Any, root: Any, deadline: Deadline, depth: int = 0
-) -> tuple[Any, list[Element]] | None:
-    objects, arrays = _object_nodes(schema, root), _array_nodes(schema, root)
-    for node in objects:
-        # An element whose children name properties: <Person><name>…</name></Person>.
-        for el in top:
-            obj = _children_object(el.children, text, node, root, deadline)
-            if obj:
-                return obj, [el]
-        # Sibling elements that name properties: <answer>…</answer><explanation>…</explanation>.
-        obj = _children_object(top, text, node, root, deadline)
-        if obj:
-            used = [el for el in top if _known(node, root, el.name) is not None]
-            return obj, used
-    for node in arrays:
-        item = shape.items(node)
-        for el in top:
-            if el.children:
-                return [element_value(c, text, item, root, deadline) for c in el.children], [el]
-        if len(top) > 1 and len({el.name for el in top}) == 1:
-            return [element_value(el, text, item, root, deadline) for el in top], top
-    if depth < 2:
-        for el in top:
-            if el.name.casefold() in _WRAPPERS and el.children:
-                found = _xml_value(el.children, text, schema, root, deadline, depth + 1)
-                if found is not None:
-                    return found[0], [el]
-    return None
 
 
 def wrapper_content(text: str, deadline: Deadline = NEVER) -> tuple[str, int] | None:

@@ -9,8 +9,9 @@ stage's deadline and keeps the best, never better than ``truncated`` for a cut-o
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from llmfix import codes
 from llmfix.deadline import Deadline, OutOfTime
@@ -18,6 +19,7 @@ from llmfix.model import (
     Candidate,
     Diagnostic,
     LineIndex,
+    PatchOp,
     Result,
     Risk,
     Span,
@@ -29,7 +31,7 @@ from llmfix.options import RepairOptions
 from llmfix.pipeline.finish import Clock, finish, out_of_time
 from llmfix.pipeline.normalize import normalize_document
 from llmfix.pipeline.partial import cut_off
-from llmfix.pipeline.select import ParsedCandidate, collect_candidate
+from llmfix.pipeline.select import ParsedCandidate, choose_by_cue, collect_candidate
 
 if TYPE_CHECKING:
     from llmfix.schema.validate import SchemaValidator
@@ -98,8 +100,13 @@ def read_guided(
     clock: Clock,
     lines: LineIndex,
     outer: Deadline | None = None,
+    others: Sequence[ParsedCandidate] = (),
 ) -> Result:
     """The schema-guided reading of an answer the ordinary reading could not make valid.
+
+    ``others``: every candidate parsed (the chosen one among them). When the chosen value
+    stays invalid, another JSON value of the answer that schema repair makes valid is taken
+    first (:func:`_other_candidate`), before any reading of the text.
 
     Tried when the result is unparseable or invalid, when parsing invented keys the schema
     does not declare (a value split at its commas), or when parsing had to guess; the best
@@ -111,12 +118,94 @@ def read_guided(
     """
     deadline = Deadline(options.limits.time_budget, "guided", within=outer)
     try:
+        if chosen is not None and current.status is Status.INVALID and others:
+            found = _other_candidate(
+                text, chosen, others, options, validator, clock, lines, deadline
+            )
+            if found is not None:
+                return found
         return _guided(text, current, chosen, options, validator, clock, lines, deadline)
     except OutOfTime as stop:
         late = out_of_time(stop, "guided")
         return replace(
             current, diagnostics=(*current.diagnostics, late), timings=Timings(clock.stages)
         )
+
+
+_MAX_OTHERS = 8  # other candidates schema repair is tried on
+
+
+def _other_candidate(
+    text: str,
+    chosen: ParsedCandidate,
+    others: Sequence[ParsedCandidate],
+    options: RepairOptions,
+    validator: SchemaValidator,
+    clock: Clock,
+    lines: LineIndex,
+    deadline: Deadline,
+) -> Result | None:
+    """Another JSON value of the answer that fits the schema once repaired, where the one
+    chosen does not: two fenced blocks, an unrelated object first, then ``["7", "8"]`` for an
+    array of integers. Of several that fit, the words before them decide
+    (:func:`~llmfix.pipeline.select.choose_by_cue`); without a cue the first is taken, a
+    guess (``extract.no_cue``)."""
+    pool = [
+        p
+        for p in others
+        if p.ok
+        and p is not chosen
+        and not p.candidate.in_reasoning
+        and p.candidate.origin != "whole"
+        and not _overlaps(p.candidate.span, chosen.candidate.span)
+    ]
+    pool.sort(key=lambda p: p.candidate.span.start)
+    fitting: list[tuple[ParsedCandidate, tuple[Status, Any, list[Diagnostic], list[PatchOp]]]] = []
+    for p in pool[:_MAX_OTHERS]:
+        if fitting and _overlaps(fitting[-1][0].candidate.span, p.candidate.span):
+            continue  # a value inside one already taken (a fence's double-encoded content)
+        done = finish(p, options, validator, clock, lines, deadline)
+        if done[0] is not Status.INVALID and not any(v[1] == done[1] for _, v in fitting):
+            fitting.append((p, done))
+    if not fitting:
+        return None
+    decided = choose_by_cue(text, [p.candidate.span for p, _ in fitting])
+    index = decided[0] if decided is not None else 0
+    p, (status, value, diagnostics, patch) = fitting[index]
+    span = p.candidate.span
+    note = codes.GUIDED_CANDIDATE.at(
+        f"the value at {span.start}-{span.end} fits the schema once repaired; the one at "
+        f"{chosen.candidate.span.start}-{chosen.candidate.span.end} does not"
+        + (f" ({decided[1]})" if decided is not None else ""),
+        span=span,
+        rule="candidate",
+        risk=Risk.SAFE,
+        position=lines.position(span.start),
+    )
+    notes = [note]
+    if decided is None and len(fitting) > 1:
+        notes.append(
+            codes.EXTRACT_NO_CUE.at(
+                f"{len(fitting)} other values fit the schema once repaired and no words "
+                "before them say which is the answer; took the first",
+                span=span,
+                risk=Risk.GUESS,
+                position=lines.position(span.start),
+                hint="ask the model for one value",
+            )
+        )
+    return Result(
+        status=status,
+        value=value,
+        diagnostics=(*notes, *diagnostics),
+        patch=tuple(patch),
+        timings=Timings(clock.stages),
+        candidate=p.candidate,
+    )
+
+
+def _overlaps(a: Span, b: Span) -> bool:
+    return a.start < b.end and b.start < a.end
 
 
 def _guided(
