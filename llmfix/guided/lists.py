@@ -2,8 +2,10 @@
 
 A markdown bullet list (``-``, ``*``, ``+``, ``•``) or numbered list (``1.``, ``2)``) gives one
 item per entry; an answer of one line gives its comma-separated parts (a part in double
-quotes may hold commas). Each item is read against the item schema the way a whole scalar
-answer is (``**RED**`` → ``"RED"`` for an enum, ``1,200`` → ``1200`` for an integer).
+quotes may hold commas); a list written as a sentence (``The primary colours are red,
+yellow and blue.``) gives its items, the lead-in and the ``and`` left out (a guess). Each
+item is read against the item schema the way a whole scalar answer is (``**RED**`` →
+``"RED"`` for an enum, ``1,200`` → ``1200`` for an integer).
 
 The reading is ``safe`` when the list is the whole answer, a ``guess`` when the list was
 picked out of prose around it (``Items:`` then bullets).
@@ -142,15 +144,51 @@ def _commas(
         return None
     if len(parts) == 1 and len(parts[0].split()) > _SHORT_ITEM_WORDS:
         return None  # a sentence, not a one-item list
+    prose, parts = _prose_list(parts)
     values = _item_values(parts, item_schema, root, deadline)
     members = _members(item_schema, root)
     if members is not None and any(v not in members for v in values):
         return None  # items must be members: leave the prose to _mentioned_members
     short = all(len(p.split()) <= _SHORT_ITEM_WORDS for p in parts)
+    how = f"a comma-separated line of {len(values)} item(s) read as an array"
+    if prose:
+        how = f"a list of {len(values)} item(s) in a sentence, its lead-in left out"
     return Reading(
         values,
         "guided.list",
         Span(base + at, base + at + len(body)),
-        Risk.SAFE if short else Risk.GUESS,
-        f"a comma-separated line of {len(values)} item(s) read as an array",
+        Risk.SAFE if short and not prose else Risk.GUESS,
+        how,
     )
+
+
+# The words that lead a list in into a sentence: "The primary colours are red, ...".
+_LEAD_IN = re.compile(
+    r"^(.*?\b(?:are|is|were|was|include|includes|including|contains|would be|will be|"
+    r"namely)\b|.*?:)\s+(?=\S)",
+    re.IGNORECASE,
+)
+_LAST_JOIN = re.compile(r"^(?:(?:and|or|&)\s+)|\s+(?:and|or|&)\s+", re.IGNORECASE)
+
+
+def _prose_list(parts: list[str]) -> tuple[bool, list[str]]:
+    """A list written as a sentence (``The primary colours are red, yellow and blue.``): the
+    lead-in before the first item dropped, the last two items split at ``and``/``or``, the
+    final period dropped. Returns whether it was such a sentence, and the items."""
+    if len(parts) < 2:
+        return False, parts
+    items = list(parts)
+    changed = False
+    lead = _LEAD_IN.match(items[0])
+    if lead is not None and len(items[0].split()) > 1:
+        items[0] = items[0][lead.end() :]
+        changed = True
+    last = items[-1]
+    if last.endswith(".") and not last.endswith(".."):
+        items[-1] = last = last[:-1].rstrip()
+        changed = True
+    joined = [p.strip() for p in _LAST_JOIN.split(last) if p.strip()]
+    if len(joined) in (1, 2) and joined != [last]:
+        items[-1:] = joined
+        changed = True
+    return changed, items if all(items) else parts

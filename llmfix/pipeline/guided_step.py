@@ -34,6 +34,7 @@ from llmfix.pipeline.partial import cut_off
 from llmfix.pipeline.select import ParsedCandidate, choose_by_cue, collect_candidate
 
 if TYPE_CHECKING:
+    from llmfix.guided.reading import Refusal
     from llmfix.schema.validate import SchemaValidator
 
 
@@ -204,6 +205,29 @@ def _other_candidate(
     )
 
 
+def _left_open(text: str, chosen: ParsedCandidate | None, refusals: list[Refusal]) -> bool:
+    """Whether a guessed scalar reading stands where the answer names two allowed values
+    (``guided.ambiguous``) and does not open with a clear verdict."""
+    if chosen is None or isinstance(chosen.value, (dict, list)):
+        return False
+    if not any(r.code == "guided.ambiguous" for r in refusals):
+        return False
+    # (start-up: the schema-guided readers load only when a reading is needed)
+    from llmfix.guided.scalars import opens_with_verdict
+
+    return not opens_with_verdict(text)
+
+
+def _refusal_note(refusal: Refusal, lines: LineIndex) -> Diagnostic:
+    return codes.get(refusal.code).at(
+        refusal.message,
+        span=refusal.span,
+        position=lines.position(refusal.span.start),
+        hint="ask for one value, or for JSON",
+        data=refusal.data,
+    )
+
+
 def _overlaps(a: Span, b: Span) -> bool:
     return a.start < b.end and b.start < a.end
 
@@ -315,16 +339,18 @@ def _guided(
     if best is not None:
         found = _still_cut(best[1], options) if cut else best[1]
         return replace(found, timings=Timings(clock.stages))
-    for refusal in refusals if failed else ():  # an error only where nothing better was found
-        notes.append(
-            codes.get(refusal.code).at(
-                refusal.message,
-                span=refusal.span,
-                position=lines.position(refusal.span.start),
-                hint="ask for one value, or for JSON",
-                data=refusal.data,
-            )
+    if not failed and _left_open(text, chosen, refusals):
+        # "4 or 5": the parser took the first value and left the rest as trailing text, a
+        # guess; the readings say the answer names two allowed values. It fails.
+        notes += [_refusal_note(r, lines) for r in refusals]
+        return Result(
+            status=Status.UNPARSEABLE,
+            value=None,
+            diagnostics=(*current.diagnostics, *notes),
+            timings=Timings(clock.stages),
         )
+    for refusal in refusals if failed else ():  # an error only where nothing better was found
+        notes.append(_refusal_note(refusal, lines))
     if not notes:
         return current
     return replace(
