@@ -305,7 +305,7 @@ def read_key_values(
         raw = text[value_start:end]
         if not header:
             raw = _first_paragraph(raw)
-        raw = raw.strip()
+        raw = _CLOSING_FENCE.sub("", raw).strip()
         if raw.endswith(("**", "__")) and raw.count(raw[-2:]) % 2:
             raw = raw[:-2].rstrip()
         name, prop = known
@@ -322,6 +322,9 @@ def read_key_values(
         Risk.SAFE if whole else Risk.GUESS,
         f"read {len(obj)} 'key: value' line(s) naming declared properties",
     )
+
+
+_CLOSING_FENCE = re.compile(r"\n[ \t]*(?:`{3,}|~{3,})[ \t]*\s*\Z")
 
 
 def _first_paragraph(raw: str) -> str:

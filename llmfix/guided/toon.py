@@ -32,7 +32,7 @@ _MAX_TOON_TEXT = 200_000
 _FENCE = re.compile(r"(`{3,}|~{3,})[ \t]*toon[ \t]*\n(.*?)(?:\n[ \t]*\1|\Z)", re.I | re.S)
 # An array header: key[N]:, key[N]{a,b}:, key[N|]: (a delimiter named in the brackets).
 _HEADER = re.compile(
-    r'^[ \t]*(?:"[^"\n]{1,80}"|[\w.]{1,80})\[#?\d{1,6}[|\t]?\](?:\{[^}\n]*\})?:', re.M
+    r'^[ \t]*(?:"[^"\n]{1,80}"|[\w.]{1,80})?\[#?\d{1,6}[|\t]?\](?:\{[^}\n]*\})?:', re.M
 )
 # A top-level key line: key: …, key[N]…: …
 _TOP_KEY = re.compile(

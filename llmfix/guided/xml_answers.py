@@ -85,10 +85,12 @@ def _region(text: str) -> tuple[int, int] | None:
     end = 0
     for m in _CLOSE.finditer(text, first.start()):
         end = m.end()
-    tail = text[end:]
-    stripped = _FENCE_EDGE.sub("", tail).strip()
-    if not stripped or end == 0:
-        end = len(text) if end == 0 else end
+    if end == 0 or _OPEN.search(text, end) is not None:
+        # Cut off: elements open after the last end tag run to the end (a fence aside).
+        end = len(text)
+        fence = _FENCE_EDGE.search(text, first.start())
+        if fence is not None and fence.start() > first.start() and fence.end() == end:
+            end = fence.start()
     return first.start(), end
 
 
