@@ -276,7 +276,9 @@ def _children_object(
         if shape.wants(prop, root, "array") and not shape.wants(prop, root, "object"):
             arrays = _array_nodes(prop, root)
             item = shape.items(arrays[0]) if arrays else {}
-            if not child.children:
+            if not child.children and not child.text.strip():
+                value = []  # <tags/>: an empty list
+            elif not child.children:
                 # JSON or a list written inside the element, or one of repeated elements.
                 value = text_value(child.text, prop, root, deadline)
             elif _is_item(child, item, root):

@@ -129,13 +129,13 @@ _CUES = (
         "example",
         re.compile(
             r"\b(?:for example|for instance|e\.g\.|example|such as|sample|template|"
-            r"illustration|looks? like)\b|\bformat\b(?!\w)"
+            r"illustration|looks? like|input)\b|\bformat\b(?!\w)"
         ),
     ),
     (
         "answer",
         re.compile(
-            r"\b(?:answer|extracted|extraction|result|output|final|solution|"
+            r"\b(?:answer|extracted|extraction|result|output|final|solution|actual|"
             r"here(?: is|'s) the (?:json|data|object|value|list))\b"
         ),
     ),
@@ -147,7 +147,7 @@ def _cue(text: str, start: int, floor: int) -> str | None:
     """What the words before ``start`` (after ``floor``, the end of the value before it)
     introduce the value as: ``correction``, ``example``, ``answer`` or nothing."""
     lead = text[max(floor, start - _LEAD) : start]
-    lead = lead.rsplit("\n\n", 1)[-1].casefold()  # the paragraph the value ends
+    lead = lead.rstrip().rsplit("\n\n", 1)[-1].casefold()  # the paragraph before the value
     for name, pattern in _CUES:
         if pattern.search(lead):
             return name
