@@ -164,7 +164,8 @@ def _leading_member(body: str, names: list[tuple[str, Any]]) -> tuple[str, Any] 
     if len(found) > 1 and found[0][0] == found[1][0]:
         return None
     _, name, member, rest = found[0]
-    if not rest.startswith((":", ". ", "\n")) and _names_another(rest, name, names):
+    verdict = rest.startswith((":", ". ", "\n")) or len(rest) > _MAX_PROSE
+    if not verdict and _names_another(rest, name, names):
         # "RED - that is it, not BLUE": a description that names another member is no
         # verdict (one that ends its sentence first, "RED. Not BLUE because ...", is).
         return None

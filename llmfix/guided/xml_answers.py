@@ -13,7 +13,7 @@ Parsed by lxml (libxml2) in recover mode: a cut-off answer has its open elements
 (the reading is then a guess, and says so), a mismatched end tag is skipped. Entities are
 never resolved, no DTD is loaded and the network is never used (``resolve_entities=False``,
 ``load_dtd=False``, ``no_network=True``); ``huge_tree=False`` keeps libxml2's own limits on
-depth and text size, and no more than 2,000,000 characters are parsed. A bare ``&`` or
+depth and text size, and no more than 1,000,000 characters are parsed. A bare ``&`` or
 ``<`` in text (``Tom & Jerry``, ``a < b``), which models write, is escaped first, and an
 HTML entity (``&eacute;``) is replaced by its character (libxml2 would drop both).
 
@@ -34,11 +34,18 @@ from llmfix.guided.convert import text_value
 from llmfix.guided.reading import NEVER, Reading, fold_member
 from llmfix.model import Risk, Span
 
-_MAX_XML_TEXT = 2_000_000
-_MAX_NODES = 200_000
+_MAX_XML_TEXT = 1_000_000  # libxml2 does not check a deadline: what it is given stays small
+_MAX_NODES = 50_000  # elements turned into nodes (more: not read)
 _OPEN = re.compile(r"<([A-Za-z_][\w.:-]*)(?=[\s/>])")
 _CLOSE = re.compile(r"</([A-Za-z_][\w.:-]*)\s*>")
-_PROLOGUE = re.compile(r"<\?xml[^>]*\?>|<!DOCTYPE[^>[]*(?:\[[^\]]*\])?\s*>|<!--.*?-->", re.S | re.I)
+# What may stand outside the XML of an answer that is all XML (bounded: no backtracking
+# over a long text).
+_PROLOGUE = re.compile(
+    r"<\?xml[^>]{0,200}\?>|<!DOCTYPE[^>\[]{0,200}(?:\[[^\]]{0,2000}\])?\s{0,20}>"
+    r"|<!--(?:[^-]|-(?!->)){0,2000}-->",
+    re.I,
+)
+_MAX_OUTSIDE = 10_000  # characters outside the XML looked at to call it the whole answer
 _BARE_AMP = re.compile(
     r"&(?!(?:amp|lt|gt|quot|apos|#\d{1,7}|#x[0-9A-Fa-f]{1,6});)([A-Za-z]\w{0,31};)?"
 )
@@ -51,12 +58,17 @@ _ROOT = "llmfix-root"
 
 @dataclass(slots=True)
 class Node:
-    """One element as lxml read it: its local name, attributes, text and children."""
+    """One element as lxml read it: its local name, attributes and children."""
 
     name: str
     attributes: dict[str, str]
-    text: str  # all the text inside it, children's included
+    element: Any  # the lxml element, for its text
     children: list[Node] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        """All the text inside the element, its children's included."""
+        return "".join(self.element.itertext())
 
 
 def _escape(region: str) -> str:
@@ -101,7 +113,8 @@ def parse_tree(text: str, deadline: Deadline = NEVER) -> tuple[list[Node], int, 
     if found is None:
         return None
     start, end = found
-    region = _PROLOGUE.sub(lambda m: " " * len(m.group()), text[start:end])
+    # (a prologue or DOCTYPE inside the region is text to libxml2 after _escape: never a DTD)
+    region = text[start:end]
     # (start-up: lxml loads only when an answer holds XML)
     from lxml import etree
 
@@ -139,8 +152,10 @@ def _node(el: Any, budget: list[int], deadline: Deadline) -> Node | None:
     if not budget[0] & (CHECK_EVERY - 1):
         deadline.check()
     name = el.tag.rsplit("}", 1)[-1].rsplit(":", 1)[-1]
-    attributes = {str(k).rsplit("}", 1)[-1]: str(v) for k, v in el.attrib.items()}
-    node = Node(name, attributes, "".join(el.itertext()))
+    attributes = (
+        {str(k).rsplit("}", 1)[-1]: str(v) for k, v in el.attrib.items()} if el.attrib else {}
+    )
+    node = Node(name, attributes, el)
     for child in el:
         found = _node(child, budget, deadline)
         if found is not None:
@@ -369,8 +384,10 @@ def read_xml(
     value, used = found
     if cut and not _has_text(used):
         return None  # "<foo></foo": nothing was said before the XML broke off
-    outside = _PROLOGUE.sub("", text[:start] + "\n" + text[end:])
-    whole = not _FENCE_EDGE.sub("", outside.strip()).strip(" \t\n`~")
+    outside = text[:start] + "\n" + text[end:]
+    whole = len(outside) <= _MAX_OUTSIDE and not _FENCE_EDGE.sub(
+        "", _PROLOGUE.sub("", outside).strip()
+    ).strip(" \t\n`~")
     names = ", ".join(f"<{n.name}>" for n in used[:3]) + (" …" if len(used) > 3 else "")
     message = f"read the XML element(s) {names} into the schema's shape"
     if cut:
