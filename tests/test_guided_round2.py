@@ -280,3 +280,22 @@ def test_valid_json_never_changes() -> None:
         result = llmfix.repair(text, schema=schema)
         assert result.status is Status.VALID
         assert result.diagnostics == ()
+
+
+def test_choose_by_cue_needs_two_values_and_a_cue() -> None:
+    from llmfix.model import Span
+    from llmfix.pipeline.select import choose_by_cue
+
+    text = 'For example {"a": 1}. Result: {"a": 2}'
+    first, second = Span(12, 20), Span(30, 38)
+    assert choose_by_cue(text, [first, second]) == (
+        1,
+        "the other value is introduced as an example",
+    )
+    assert choose_by_cue(text, [first]) is None
+    assert choose_by_cue('{"a": 1} or {"a": 2}', [Span(0, 8), Span(12, 20)]) is None
+    fixed = '{"a": 1}\n\nOops, that was wrong. Updated:\n\n{"a": 2}\n\nExample: {"a": 3}'
+    assert choose_by_cue(fixed, [Span(0, 8), Span(42, 50), Span(61, 69)]) == (
+        1,
+        "introduced as a correction, it replaces the value before it",
+    )

@@ -156,7 +156,9 @@ def _cue(text: str, start: int, floor: int) -> str | None:
 
 def choose_by_cue(text: str, spans: Sequence[Span]) -> tuple[int, str] | None:
     """Which of several values (their spans, in any order) the prose says is the answer,
-    and why; ``None`` when no cue decides."""
+    and why; ``None`` when no cue decides (or there is only one)."""
+    if len(spans) < 2:
+        return None
     order = sorted(range(len(spans)), key=lambda i: spans[i].start)
     cues: dict[int, str | None] = {}
     floor = 0
