@@ -31,7 +31,12 @@ from llmfix.options import RepairOptions
 from llmfix.pipeline.finish import Clock, finish, out_of_time
 from llmfix.pipeline.normalize import normalize_document
 from llmfix.pipeline.partial import cut_off
-from llmfix.pipeline.select import ParsedCandidate, choose_by_cue, collect_candidate
+from llmfix.pipeline.select import (
+    ParsedCandidate,
+    choose_by_cue,
+    collect_candidate,
+    cues_before,
+)
 
 if TYPE_CHECKING:
     from llmfix.guided.reading import Refusal
@@ -148,9 +153,11 @@ def _other_candidate(
 ) -> Result | None:
     """Another JSON value of the answer that fits the schema once repaired, where the one
     chosen does not: two fenced blocks, an unrelated object first, then ``["7", "8"]`` for an
-    array of integers. Of several that fit, the words before them decide
-    (:func:`~llmfix.pipeline.select.choose_by_cue`); without a cue the first is taken, a
-    guess (``extract.no_cue``)."""
+    array of integers. One introduced as an example is never taken; of several that fit, the
+    words before them decide (:func:`~llmfix.pipeline.select.choose_by_cue`), and without a
+    cue the first is taken, a guess (``extract.no_cue``). Safe when the chosen value is not
+    even of the type wanted (an unrelated value), a guess when it is (the model may have
+    meant it, and got it wrong)."""
     pool = [
         p
         for p in others
@@ -168,19 +175,32 @@ def _other_candidate(
         done = finish(p, options, validator, clock, lines, deadline)
         if done[0] is not Status.INVALID and not any(v[1] == done[1] for _, v in fitting):
             fitting.append((p, done))
+    # A value introduced as an example is not the answer, even one that fits.
+    cues = cues_before(text, [chosen.candidate.span] + [p.candidate.span for p, _ in fitting])
+    fitting = [f for f, cue in zip(fitting, cues[1:], strict=True) if cue != "example"]
     if not fitting:
         return None
     decided = choose_by_cue(text, [p.candidate.span for p, _ in fitting])
     index = decided[0] if decided is not None else 0
     p, (status, value, diagnostics, patch) = fitting[index]
     span = p.candidate.span
+    # (start-up: the schema-guided readers load only when a reading is needed)
+    from llmfix.guided import shape
+    from llmfix.schema.walk import json_type
+
+    kind = json_type(chosen.value)
+    unrelated = not any(
+        shape.wants(validator.schema, validator.schema, k)
+        for k in ((kind, "number") if kind == "integer" else (kind,))
+    )
     note = codes.GUIDED_CANDIDATE.at(
         f"the value at {span.start}-{span.end} fits the schema once repaired; the one at "
         f"{chosen.candidate.span.start}-{chosen.candidate.span.end} does not"
+        + ("" if unrelated else " (though it is of the type wanted: a guess)")
         + (f" ({decided[1]})" if decided is not None else ""),
         span=span,
         rule="candidate",
-        risk=Risk.SAFE,
+        risk=Risk.SAFE if unrelated else Risk.GUESS,
         position=lines.position(span.start),
     )
     notes = [note]

@@ -154,17 +154,26 @@ def _cue(text: str, start: int, floor: int) -> str | None:
     return None
 
 
+def cues_before(text: str, spans: Sequence[Span]) -> list[str | None]:
+    """What the words before each value (their spans, in any order) introduce it as:
+    ``correction``, ``example``, ``answer`` or nothing. The words looked at for a value
+    begin after the value before it."""
+    order = sorted(range(len(spans)), key=lambda i: spans[i].start)
+    cues: list[str | None] = [None] * len(spans)
+    floor = 0
+    for i in order:
+        cues[i] = _cue(text, spans[i].start, floor)
+        floor = max(floor, spans[i].end)
+    return cues
+
+
 def choose_by_cue(text: str, spans: Sequence[Span]) -> tuple[int, str] | None:
     """Which of several values (their spans, in any order) the prose says is the answer,
     and why; ``None`` when no cue decides (or there is only one)."""
     if len(spans) < 2:
         return None
     order = sorted(range(len(spans)), key=lambda i: spans[i].start)
-    cues: dict[int, str | None] = {}
-    floor = 0
-    for i in order:
-        cues[i] = _cue(text, spans[i].start, floor)
-        floor = max(floor, spans[i].end)
+    cues = cues_before(text, spans)
     corrections = [i for i in order if cues[i] == "correction"]
     if corrections:
         return corrections[-1], "introduced as a correction, it replaces the value before it"
