@@ -76,8 +76,16 @@ def read_toon(
     # (start-up: the decoder loads only when an answer is read as TOON)
     from toon_format import ToonDecodeError, decode
 
+    block = body[start:end]
     try:
-        value = plain_json(decode(body[start:end], strict=False), deadline)
+        try:
+            decoded = decode(block, strict=False)
+        except ToonDecodeError:
+            indented = _indent_rows(block)
+            if indented == block:
+                raise
+            decoded = decode(indented, strict=False)
+        value = plain_json(decoded, deadline)
     except (ToonDecodeError, ValueError, RecursionError):
         return None
     if isinstance(value, dict):
@@ -96,6 +104,35 @@ def read_toon(
         Risk.SAFE if whole else Risk.GUESS,
         f"read {how} as TOON" + ("" if whole else ", out of the prose around it"),
     )
+
+
+_ARRAY_HEADER_LINE = re.compile(r"^([ \t]*)\S[^\n]*\[#?\d{1,6}[|\t]?\](?:\{[^}\n]*\})?:[ \t]*$")
+_KEY_VALUE = re.compile(
+    r'^[ \t]*(?:"[^"\n]{1,80}"|[\w.][\w. -]{0,79}?)(?:\[[^\]\n]*\])?:(?:[ \t]|$)'
+)
+
+
+def _indent_rows(block: str) -> str:
+    """Rows a model wrote under an array header without indenting them (``people[2]{a,b}:``
+    then ``Ada,36`` at the header's own indentation), indented one level."""
+    out: list[str] = []
+    under: str | None = None  # the indentation of the rows of the open header
+    for line in block.split("\n"):
+        header = _ARRAY_HEADER_LINE.match(line)
+        if header is not None:
+            out.append(line)
+            under = header.group(1) + "  "
+            continue
+        if under is not None and line.strip():
+            lead = line[: len(line) - len(line.lstrip())]
+            row = line.lstrip().startswith("- ") or _KEY_VALUE.match(line) is None
+            if len(lead) < len(under) and row:
+                out.append(under + line.lstrip())
+                continue
+            if len(lead) < len(under):
+                under = None
+        out.append(line)
+    return "\n".join(out)
 
 
 def _block(body: str, objects: list[dict[str, Any]], root: Any) -> tuple[int, int] | None:
@@ -119,16 +156,23 @@ def _block(body: str, objects: list[dict[str, Any]], root: Any) -> tuple[int, in
         return None
     last = first
     blank = False
+    rows = _ARRAY_HEADER_LINE.match(lines[first].rstrip("\r\n")) is not None
     for i in range(first + 1, len(lines)):
         line = lines[i]
         if not line.strip():
             blank = True
+            rows = False
             continue
         indented = line[:1] in (" ", "\t")
         m = _TOP_KEY.match(line)
         keyed = m is not None and _declared((m.group(1) or m.group(2)).strip(), objects, root)
-        if not (indented or keyed) or (blank and not indented and not keyed):
+        # Rows right under an array header count even unindented (see _indent_rows).
+        if not (indented or keyed or rows) or (blank and not indented and not keyed):
             break  # prose after the block
+        if _ARRAY_HEADER_LINE.match(line.rstrip("\r\n")) is not None:
+            rows = True
+        elif keyed and not indented:
+            rows = False
         blank = False
         last = i
     end = offsets[last + 1]

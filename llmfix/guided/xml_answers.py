@@ -238,7 +238,10 @@ def node_value(node: Node, schema: Any, root: Any, deadline: Deadline = NEVER) -
             return [node_value(c, item, root, deadline) for c in node.children]
         if not (shape.wants(schema, root, "object") or shape.wants(schema, root, "array")):
             return node.text.strip()
-    return text_value(node.text, schema, root, deadline)
+    text = node.text
+    if not text.strip() and len(node.attributes) == 1:
+        text = next(iter(node.attributes.values()))  # <tag name="a"/>: its one attribute
+    return text_value(text, schema, root, deadline)
 
 
 def _object(node: Node, alt: dict[str, Any], root: Any, deadline: Deadline) -> dict[str, Any]:
