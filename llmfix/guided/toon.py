@@ -68,10 +68,10 @@ def read_toon(
         body, at, how = text, 0, "the answer"
     else:
         return None
-    block = _block(body, objects, root)
-    if block is None:
+    where = _block(body, objects, root)
+    if where is None:
         return None
-    start, end = block
+    start, end = where
     deadline.check()
     # (start-up: the decoder loads only when an answer is read as TOON)
     from toon_format import ToonDecodeError, decode
