@@ -60,7 +60,7 @@ def test_xml_lists_maps_and_a_prologue() -> None:
 
 
 def test_cut_off_xml_is_closed_and_read_as_a_guess() -> None:
-    text = "<person><name>Ada</name><age>36"
+    text = "<person><name>Ada</name><age>36</age>"
     result = llmfix.repair(text, schema=PERSON)
     assert result.value == {"name": "Ada", "age": 36}
     found = only(result, "guided.xml")
@@ -68,6 +68,13 @@ def test_cut_off_xml_is_closed_and_read_as_a_guess() -> None:
     assert "cut off" in found.message
     assert (found.span.start, found.span.end) == (0, len(text))
     assert not llmfix.repair(text, schema=PERSON, max_risk="safe").ok
+    # A number the answer stops inside may have been longer: left out (a string is kept).
+    optional = {**PERSON, "required": ["name"]}
+    assert llmfix.repair("<p><name>Ada</name><age>3", schema=optional).value == {"name": "Ada"}
+    assert llmfix.repair("<p><age>3</age><name>Ad", schema=optional).value == {
+        "name": "Ad",
+        "age": 3,
+    }
 
 
 def test_xml_names_by_title_and_attributes() -> None:

@@ -10,7 +10,8 @@ Name") or by the schema's own title, wrapped in ``<answer>``-like elements, afte
 ``<?xml …?>`` prologue, inside a fence.
 
 Parsed by lxml (libxml2) in recover mode: a cut-off answer has its open elements closed
-(the reading is then a guess, and says so), a mismatched end tag is skipped. Entities are
+(the reading is then a guess, and says so; a number or other non-string value the answer
+stops inside is left out, as it may have been longer), a mismatched end tag is skipped. Entities are
 never resolved, no DTD is loaded and the network is never used (``resolve_entities=False``,
 ``load_dtd=False``, ``no_network=True``); ``huge_tree=False`` keeps libxml2's own limits on
 depth and text size, and no more than 1,000,000 characters are parsed. A bare ``&`` or
@@ -64,6 +65,7 @@ class Node:
     attributes: dict[str, str]
     element: Any  # the lxml element, for its text
     children: list[Node] = field(default_factory=list)
+    cut: bool = False  # the answer ends inside its text: the value may be incomplete
 
     @property
     def text(self) -> str:
@@ -140,6 +142,11 @@ def parse_tree(text: str, deadline: Deadline = NEVER) -> tuple[list[Node], int, 
     cut = len(parser.error_log) > 0  # the parser had to recover: open or broken tags
     budget = [_MAX_NODES]
     nodes = [n for n in (_node(c, budget, deadline) for c in root) if n is not None]
+    if cut and nodes and not text[start:end].rstrip().endswith(">"):
+        last = nodes[-1]
+        while last.children:
+            last = last.children[-1]
+        last.cut = True
     return nodes, start, end, cut
 
 
@@ -291,6 +298,8 @@ def _children_object(
         if found is None:
             continue
         name, prop = found
+        if child.cut and not shape.wants(prop, root, "string"):
+            continue  # "<age>3" at the end of a cut-off answer may have been 36
         if shape.wants(prop, root, "array") and not shape.wants(prop, root, "object"):
             arrays = _array_nodes(prop, root)
             item = shape.items(arrays[0]) if arrays else {}
