@@ -807,12 +807,13 @@ EXTRACT_CUE = _code(
     "extract.cue",
     "select",
     WARNING,
-    SAFE,
+    (SAFE, GUESS),
     "of two values that fit, the prose said which is the answer (a correction, an example)",
     """The answer holds two different values that both fit. The words before them decided:
     a value introduced as a correction (`Actually, correction:`) replaces the one before
     it; one introduced as an example (`For example`) is not the answer; one introduced as
-    the answer (`Extracted:`, `Final answer:`) is.""",
+    the answer (`Extracted:`, `Final answer:`) is. A guess when the only value that fits is
+    the one introduced as an example.""",
     _ex('For example {"a": 1}. Final answer: {"a": 2}', {"type": "object"}),
 )
 EXTRACT_NO_CUE = _code(

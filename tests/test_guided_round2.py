@@ -306,3 +306,23 @@ def test_choose_by_cue_needs_two_values_and_a_cue() -> None:
         1,
         "introduced as a correction, it replaces the value before it",
     )
+
+
+def test_a_correction_that_needs_a_repair_still_replaces_a_valid_value() -> None:
+    text = '{"name": "Ada", "age": 35}\nActually, correction: {"name": "Ada", "age": "36"}'
+    result = llmfix.repair(text, schema=PERSON)
+    assert result.value == {"name": "Ada", "age": 36}
+    found = only(result, "extract.cue")
+    assert text[found.span.start : found.span.end] == '{"name": "Ada", "age": "36"}'
+    assert found.risk is Risk.SAFE
+    broken = '{"name": "Ada", "age": 35}\nActually, correction: {"name": "Ada"}'
+    assert llmfix.repair(broken, schema=PERSON).value == {"name": "Ada", "age": 35}
+
+
+def test_the_only_value_that_fits_being_an_example_is_a_guess() -> None:
+    text = '```json\n{"name": "Ada"}\n```\n\nFor example, a full record: {"name": "X", "age": 1}'
+    result = llmfix.repair(text, schema=PERSON)
+    assert result.value == {"name": "X", "age": 1}
+    assert only(result, "extract.cue").risk is Risk.GUESS
+    alone = llmfix.repair('For example: {"name": "X", "age": 1}', schema=PERSON)
+    assert "extract.cue" not in codes(alone)  # nothing else in the answer: no doubt

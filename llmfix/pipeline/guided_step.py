@@ -110,9 +110,11 @@ def read_guided(
 ) -> Result:
     """The schema-guided reading of an answer the ordinary reading could not make valid.
 
-    ``others``: every candidate parsed (the chosen one among them). When the chosen value
-    stays invalid, another JSON value of the answer that schema repair makes valid is taken
-    first (:func:`_other_candidate`), before any reading of the text.
+    ``others``: every candidate parsed (the chosen one among them). A later value
+    introduced as a correction that fits once repaired replaces the chosen one
+    (:func:`_correction`); when the chosen value stays invalid, another JSON value of the
+    answer that schema repair makes valid is taken (:func:`_other_candidate`); both before
+    any reading of the text.
 
     Tried when the result is unparseable or invalid, when parsing invented keys the schema
     does not declare (a value split at its commas), or when parsing had to guess; the best
@@ -124,6 +126,12 @@ def read_guided(
     """
     deadline = Deadline(options.limits.time_budget, "guided", within=outer)
     try:
+        if chosen is not None and others and current.status is not Status.REFUSED:
+            corrected = _correction(
+                text, chosen, others, options, validator, clock, lines, deadline
+            )
+            if corrected is not None:
+                return corrected
         if chosen is not None and current.status is Status.INVALID and others:
             found = _other_candidate(
                 text, chosen, others, options, validator, clock, lines, deadline
@@ -222,6 +230,64 @@ def _other_candidate(
         patch=tuple(patch),
         timings=Timings(clock.stages),
         candidate=p.candidate,
+    )
+
+
+def _correction(
+    text: str,
+    chosen: ParsedCandidate,
+    others: Sequence[ParsedCandidate],
+    options: RepairOptions,
+    validator: SchemaValidator,
+    clock: Clock,
+    lines: LineIndex,
+    deadline: Deadline,
+) -> Result | None:
+    """A later value introduced as a correction (``Actually, correction:``) that fits the
+    schema once repaired, where the value chosen came before it: it replaces that value even
+    when the chosen one was valid as it stood and the correction needed a repair."""
+    end = chosen.candidate.span.end
+    later = sorted(
+        (
+            p
+            for p in others
+            if p.ok
+            and not p.candidate.in_reasoning
+            and p.candidate.origin != "whole"
+            and p.candidate.span.start >= end
+        ),
+        key=lambda p: p.candidate.span.start,
+    )
+    top: list[ParsedCandidate] = []
+    for p in later:  # one per value: not a value inside another
+        if not top or not _overlaps(top[-1].candidate.span, p.candidate.span):
+            top.append(p)
+    if not top:
+        return None
+    cues = cues_before(text, [chosen.candidate.span] + [p.candidate.span for p in top])
+    fixes = [p for p, cue in zip(top, cues[1:], strict=True) if cue == "correction"]
+    if not fixes or fixes[-1].value == chosen.value:
+        return None
+    fix = fixes[-1]
+    status, value, diagnostics, patch = finish(fix, options, validator, clock, lines, deadline)
+    if status is Status.INVALID:
+        return None
+    span = fix.candidate.span
+    note = codes.EXTRACT_CUE.at(
+        f"took the value at {span.start}-{span.end}: introduced as a correction, it replaces "
+        f"the one at {chosen.candidate.span.start}-{chosen.candidate.span.end}",
+        span=span,
+        risk=Risk.SAFE,
+        position=lines.position(span.start),
+        data={"chosen": span.to_dict(), "others": [chosen.candidate.span.to_dict()]},
+    )
+    return Result(
+        status=status,
+        value=value,
+        diagnostics=(note, *diagnostics),
+        patch=tuple(patch),
+        timings=Timings(clock.stages),
+        candidate=fix.candidate,
     )
 
 

@@ -284,7 +284,36 @@ def select_candidates(
                         hint="ask the model for one value",
                     )
                 )
+        elif text is not None and best.schema_errors == 0:
+            example = _only_an_example(text, best, pool)
+            if example is not None:
+                diagnostics.append(example)
     return [best], diagnostics
+
+
+def _only_an_example(
+    text: str, best: ParsedCandidate, pool: Sequence[ParsedCandidate]
+) -> Diagnostic | None:
+    """A note at risk ``guess`` when the one value that fits the schema is introduced as an
+    example and the answer holds another value that is not: the answer meant may be the
+    other one, which does not fit."""
+    others = [
+        p
+        for p in _distinct(best, [p for p in pool if p is not best])[1:]
+        if p.candidate.origin != "whole"
+    ]
+    if not others:
+        return None
+    cues = cues_before(text, [best.candidate.span] + [p.candidate.span for p in others])
+    if cues[0] != "example" or all(cue == "example" for cue in cues[1:]):
+        return None
+    return codes.EXTRACT_CUE.at(
+        "the one value that fits the schema is introduced as an example; taken, as a guess "
+        "(another value of the answer, not an example, does not fit)",
+        span=best.candidate.span,
+        risk=Risk.GUESS,
+        hint="ask the model for one value",
+    )
 
 
 def _top_level(pool: Sequence[ParsedCandidate]) -> list[ParsedCandidate]:
