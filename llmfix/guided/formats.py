@@ -166,8 +166,11 @@ def read_yaml(
 # --- XML ----------------------------------------------------------------
 
 _TAG = re.compile(r"<(/?)([A-Za-z_][\w.:-]*)((?:\s[^<>]*?)?)(/?)>")
-_CDATA = re.compile(r"<!\[CDATA\[(.*?)\]\]>", re.S)
-_DECLARATION = re.compile(r"<\?xml[^>]*\?>|<!--.*?-->|<!DOCTYPE[^>]*>|(`{3,})[ \t]*\w*", re.S)
+# Bounded, so that many unclosed "<!--" do not make a search quadratic.
+_DECLARATION = re.compile(
+    r"<\?xml[^>]{0,200}\?>|<!--(?:[^-]|-(?!->)){0,2000}-->|<!DOCTYPE[^>]{0,2000}>"
+    r"|`{3,}[ \t]*\w*"
+)
 
 
 @dataclass(slots=True)
@@ -227,8 +230,26 @@ def _scan_elements(text: str, deadline: Deadline) -> list[Element]:
 def _inner_text(el: Element, text: str) -> str:
     raw = text[el.content_start : el.content_end]
     if "<![CDATA[" in raw:
-        return _CDATA.sub(lambda m: m.group(1), raw)
+        return _without_cdata_markers(raw)
     return html.unescape(raw) if "&" in raw else raw
+
+
+def _without_cdata_markers(raw: str) -> str:
+    """``raw`` with each ``<![CDATA[…]]>`` replaced by its content (found by ``str.find``:
+    linear, however many sections are left unclosed)."""
+    out: list[str] = []
+    pos = 0
+    while True:
+        at = raw.find("<![CDATA[", pos)
+        if at < 0:
+            out.append(raw[pos:])
+            return "".join(out)
+        close = raw.find("]]>", at + 9)
+        if close < 0:
+            out.append(raw[pos:])  # unclosed: left as written
+            return "".join(out)
+        out.append(raw[pos:at] + raw[at + 9 : close])
+        pos = close + 3
 
 
 def _first_array(schema: Any, root: Any) -> dict[str, Any]:
@@ -244,7 +265,13 @@ def _only_markup(text: str, elements: list[Element]) -> bool:
         rest.append(text[pos : el.start])
         pos = el.end
     rest.append(text[pos:])
-    return not _DECLARATION.sub("", "".join(rest)).strip()
+    outside = "".join(rest)
+    if len(outside.strip()) > _MAX_OUTSIDE:
+        return False  # more than a prologue and a fence (and not searched at length)
+    return not _DECLARATION.sub("", outside).strip()
+
+
+_MAX_OUTSIDE = 10_000
 
 
 def wrapper_content(text: str, deadline: Deadline = NEVER) -> tuple[str, int] | None:

@@ -11,8 +11,9 @@ Name") or by the schema's own title, wrapped in ``<answer>``-like elements, afte
 
 Parsed by lxml (libxml2) in recover mode: a cut-off answer has its open elements closed
 (the reading is then a guess, and says so; a number or other non-string value the answer
-stops inside is left out, as it may have been longer), a mismatched end tag is skipped. Entities are
-never resolved, no DTD is loaded and the network is never used (``resolve_entities=False``,
+stops inside is left out, as it may have been longer), a mismatched end tag is skipped.
+Entities are never resolved, no DTD is loaded and the network is never used
+(``resolve_entities=False``,
 ``load_dtd=False``, ``no_network=True``); ``huge_tree=False`` keeps libxml2's own limits on
 depth and text size, and no more than 1,000,000 characters are parsed. A bare ``&`` or
 ``<`` in text (``Tom & Jerry``, ``a < b``), which models write, is escaped first, and an
@@ -51,7 +52,6 @@ _BARE_AMP = re.compile(
     r"&(?!(?:amp|lt|gt|quot|apos|#\d{1,7}|#x[0-9A-Fa-f]{1,6});)([A-Za-z]\w{0,31};)?"
 )
 _BARE_LT = re.compile(r"<(?![A-Za-z_/!?])")
-_CDATA = re.compile(r"(<!\[CDATA\[.*?\]\]>)", re.S)
 _FENCE_EDGE = re.compile(r"\A\s*(?:`{3,}|~{3,})[^\n]*\n|\n[ \t]*(?:`{3,}|~{3,})[ \t]*\Z")
 _WRAPPERS = frozenset({"answer", "response", "output", "result", "root", "data", "json", "xml"})
 _ROOT = "llmfix-root"
@@ -83,11 +83,17 @@ def _escape(region: str) -> str:
         char = html.unescape("&" + named)
         return html.escape(char, quote=False) if char != "&" + named else "&amp;" + named
 
-    parts = _CDATA.split(region)  # CDATA sections (odd parts) are left as they are
-    return "".join(
-        part if i % 2 else _BARE_LT.sub("&lt;", _BARE_AMP.sub(amp, part))
-        for i, part in enumerate(parts)
-    )
+    out: list[str] = []
+    pos = 0
+    while True:  # CDATA sections are left as they are (found by str.find: linear)
+        at = region.find("<![CDATA[", pos)
+        text = region[pos:] if at < 0 else region[pos:at]
+        out.append(_BARE_LT.sub("&lt;", _BARE_AMP.sub(amp, text)))
+        if at < 0:
+            return "".join(out)
+        close = region.find("]]>", at)
+        pos = len(region) if close < 0 else close + 3
+        out.append(region[at:pos])
 
 
 def _region(text: str) -> tuple[int, int] | None:
