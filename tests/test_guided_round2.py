@@ -326,3 +326,11 @@ def test_the_only_value_that_fits_being_an_example_is_a_guess() -> None:
     assert only(result, "extract.cue").risk is Risk.GUESS
     alone = llmfix.repair('For example: {"name": "X", "age": 1}', schema=PERSON)
     assert "extract.cue" not in codes(alone)  # nothing else in the answer: no doubt
+
+
+def test_an_explicit_pick_is_not_overruled_by_a_cue_or_another_candidate() -> None:
+    text = '{"name": "Ada", "age": 35}\nActually, correction: {"name": "Ada", "age": "36"}'
+    assert llmfix.repair(text, schema=PERSON, pick="first").value == {"name": "Ada", "age": 35}
+    fenced = '```json\n{"note": "ids"}\n```\n\n```json\n["7", "8"]\n```'
+    ids = {"type": "array", "items": INTEGER}
+    assert llmfix.repair(fenced, schema=ids, pick="first").status is Status.INVALID

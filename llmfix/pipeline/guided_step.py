@@ -126,6 +126,8 @@ def read_guided(
     """
     deadline = Deadline(options.limits.time_budget, "guided", within=outer)
     try:
+        # Only where llmfix chose the value: --pick first|last|largest is the user's choice.
+        others = others if options.pick == "best" else ()
         if chosen is not None and others and current.status is not Status.REFUSED:
             corrected = _correction(
                 text, chosen, others, options, validator, clock, lines, deadline
