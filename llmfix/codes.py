@@ -770,6 +770,65 @@ GUIDED_CUT_OFF_KEY = _guided(
         },
     ),
 )
+# --- guided, round 2 (issue 31): TOON, unwrapping, candidate choice -----------------------
+
+GUIDED_TOON = _guided(
+    "toon",
+    (SAFE, GUESS),
+    "a TOON block (`key: value`, `tags[2]: a,b`, `rows[2]{a,b}:`) read as a value",
+    _ex(
+        "name: Ada\ntags[2]: math,poetry",
+        {
+            **_PERSON,
+            "properties": {
+                "name": {"type": "string"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+            },
+            "required": ["name"],
+        },
+    ),
+)
+GUIDED_UNWRAP = _guided(
+    "unwrap",
+    GUESS,
+    'a scalar or list wrapped in an object with one key (`{"answer": 4}`), unwrapped',
+    _ex('{"answer": 4}', {"type": "integer"}),
+)
+GUIDED_CANDIDATE = _guided(
+    "candidate",
+    (SAFE, GUESS),
+    "another JSON value of the answer taken: it fits the schema once repaired, the first does not",
+    _ex(
+        '```json\n{"note": "ids"}\n```\n```json\n["7", "8"]\n```',
+        {"type": "array", "items": {"type": "integer"}},
+    ),
+)
+EXTRACT_CUE = _code(
+    "extract.cue",
+    "select",
+    WARNING,
+    (SAFE, GUESS),
+    "of two values that fit, the prose said which is the answer (a correction, an example)",
+    """The answer holds two different values that both fit. The words before them decided:
+    a value introduced as a correction (`Actually, correction:`) replaces the one before
+    it; one introduced as an example (`For example`) is not the answer; one introduced as
+    the answer (`Extracted:`, `Final answer:`) is. A guess when the only value that fits is
+    the one introduced as an example.""",
+    _ex('For example {"a": 1}. Final answer: {"a": 2}', {"type": "object"}),
+)
+EXTRACT_NO_CUE = _code(
+    "extract.no_cue",
+    "select",
+    WARNING,
+    GUESS,
+    "two different values fit the schema and nothing says which is the answer: a guess",
+    """With a schema, the answer holds two different values that both fit, and no words
+    before them say which is the answer (no correction, no example, no `Answer:`). The one
+    the ordinary ranking prefers is taken, at risk `guess`: `--max-risk safe` fails it.
+    Ask the model for one value.""",
+    _ex('{"a": 1} or {"a": 2}', {"type": "object"}),
+)
+
 GUIDED_REFUSED = _code(
     "guided.refused",
     "guided",

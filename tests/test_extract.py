@@ -230,8 +230,20 @@ def test_json_fence_is_not_searched_again() -> None:
 
 
 def test_value_inside_a_code_fence_is_found() -> None:
+    # The python fence is code, not a candidate itself; the JSON value inside it is found.
     text = '```python\nconfig = {"a": 1}\n```'
-    assert found(text) == [("fence", 'config = {"a": 1}'), ("prose", '{"a": 1}')]
+    assert found(text) == [("prose", '{"a": 1}')]
+    assert found('```\nconfig = {"a": 1}\n```') == [
+        ("fence", 'config = {"a": 1}'),
+        ("prose", '{"a": 1}'),
+    ]
+
+
+def test_a_fence_of_code_is_not_data_and_a_list_marker_is_not_a_number() -> None:
+    assert found("```python\nx = 1\ny = 2\n```") == []
+    assert found('```python\n{"a": 1}\n```') == [("fence", '{"a": 1}')]
+    assert document_codes("1. Negative\n2. Positive") == ["extract.none"]  # a last resort
+    assert found("1.5") == [("whole", "1.5")]
 
 
 def test_stray_closing_fence_is_not_a_candidate() -> None:

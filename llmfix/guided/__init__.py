@@ -8,7 +8,8 @@ allows, in a fixed order, and the pipeline keeps the best one that validates (le
 then fewest schema repairs, then first in this order):
 
 1. the known-keys re-read of an object (:mod:`.known_keys`, always a ``guess``);
-2. XML elements, a markdown table (:mod:`.formats`);
+2. XML elements (:mod:`.xml_answers`), a markdown table (:mod:`.formats`), TOON
+   (:mod:`.toon`);
 3. a markdown or comma-separated list, or the enum members prose names (:mod:`.lists`);
 4. YAML, ``key: value`` lines (:mod:`.formats`);
 5. scalars — enum/const members, booleans, null, numbers, the whole answer as a string
@@ -114,9 +115,10 @@ def read_answer(
     from llmfix.guided.known_keys import read_known_keys
     from llmfix.guided.lists import read_lists
     from llmfix.guided.scalars import read_scalars
-    from llmfix.guided.values import cut_off_key, refine_strings, single_property
+    from llmfix.guided.toon import read_toon
+    from llmfix.guided.values import cut_off_key, refine_strings, single_property, unwrap
 
-    readers = (read_xml, read_table, read_lists, read_yaml, read_key_values)
+    readers = (read_xml, read_table, read_toon, read_lists, read_yaml, read_key_values)
     readings: list[Reading] = []
     if parsed is not None and in_values:
         found = refine_strings(parsed[0], schema, parsed[1], guesses=False, deadline=deadline)
@@ -125,6 +127,9 @@ def read_answer(
         cut = cut_off_key(text, parsed[0], schema, parsed[1])
         if cut is not None:
             readings.append(cut)
+        unwrapped = unwrap(parsed[0], schema, parsed[1], text)
+        if unwrapped is not None:
+            readings.append(unwrapped)
     answer = _outside_reasoning(text, reasoning)
     if not text_readings or not answer.strip():
         return readings + single_property(None, schema, parsed, deadline), []

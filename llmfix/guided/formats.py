@@ -10,10 +10,9 @@ schema repair, as for JSON).
 
 - **YAML** — a ```` ```yaml ```` fence, or the bare answer, that loads (PyYAML's safe loader) as a
   mapping with at least one declared key, or as a sequence where an array is wanted.
-- **XML** — ``<Person><name>Ada</name>…</Person>``: an element whose children name properties;
-  sibling elements that name properties (``<answer>…</answer><explanation>…</explanation>``);
-  repeated children (``<item>``) for an array. Read by a tolerant scanner: no DTDs, no
-  entities beyond the five predefined ones, unclosed elements ignored.
+- **XML** — read by :mod:`llmfix.guided.xml_answers` (lxml in recover mode), re-exported
+  here as :func:`read_xml`; :func:`parse_elements` below is the small tolerant scanner that
+  finds one ``<answer>``-like element holding only text (:func:`wrapper_content`).
 - **key: value lines** — ``Name: Ada`` (also ``- **Name**: Ada``, ``name = Ada``, a
   ``[[ ## name ## ]]`` or ``## Name`` header line); a value runs to the next line that starts
   a declared key, so it may span lines.
@@ -36,6 +35,9 @@ from llmfix.deadline import CHECK_EVERY, Deadline
 from llmfix.guided import shape
 from llmfix.guided.convert import plain_json, text_value
 from llmfix.guided.reading import NEVER, Reading
+from llmfix.guided.xml_answers import read_xml
+
+__all__ = ["read_key_values", "read_table", "read_xml", "read_yaml", "wrapper_content"]
 from llmfix.model import Risk, Span
 
 _MAX_FORMAT_TEXT = 2_000_000
@@ -164,9 +166,11 @@ def read_yaml(
 # --- XML ----------------------------------------------------------------
 
 _TAG = re.compile(r"<(/?)([A-Za-z_][\w.:-]*)((?:\s[^<>]*?)?)(/?)>")
-_CDATA = re.compile(r"<!\[CDATA\[(.*?)\]\]>", re.S)
-_DECLARATION = re.compile(r"<\?xml[^>]*\?>|<!--.*?-->|<!DOCTYPE[^>]*>|(`{3,})[ \t]*\w*", re.S)
-_WRAPPERS = frozenset({"answer", "response", "output", "result", "root", "data", "json"})
+# Bounded, so that many unclosed "<!--" do not make a search quadratic.
+_DECLARATION = re.compile(
+    r"<\?xml[^>]{0,200}\?>|<!--(?:[^-]|-(?!->)){0,2000}-->|<!DOCTYPE[^>]{0,2000}>"
+    r"|`{3,}[ \t]*\w*"
+)
 
 
 @dataclass(slots=True)
@@ -226,66 +230,26 @@ def _scan_elements(text: str, deadline: Deadline) -> list[Element]:
 def _inner_text(el: Element, text: str) -> str:
     raw = text[el.content_start : el.content_end]
     if "<![CDATA[" in raw:
-        return _CDATA.sub(lambda m: m.group(1), raw)
+        return _without_cdata_markers(raw)
     return html.unescape(raw) if "&" in raw else raw
 
 
-def element_value(
-    el: Element, text: str, schema: Any, root: Any, deadline: Deadline = NEVER
-) -> Any:
-    """The value an element stands for under ``schema`` (children by property name;
-    ``deadline`` checked once per element)."""
-    deadline.check()
-    if el.children:
-        for node in _object_nodes(schema, root):
-            obj = _children_object(el.children, text, node, root, deadline)
-            if obj:
-                return obj
-        for node in _array_nodes(schema, root):
-            item = shape.items(node)
-            return [element_value(c, text, item, root, deadline) for c in el.children]
-    inner = _inner_text(el, text)
-    if el.children and not (
-        shape.wants(schema, root, "object") or shape.wants(schema, root, "array")
-    ):
-        return inner.strip()
-    return text_value(inner, schema, root, deadline)
-
-
-def _children_object(
-    children: list[Element], text: str, node: dict[str, Any], root: Any, deadline: Deadline
-) -> dict[str, Any]:
-    obj: dict[str, Any] = {}
-    for child in children:
-        deadline.check()
-        known = _known(node, root, child.name)
-        if known is None:
-            continue
-        name, prop = known
-        if shape.wants(prop, root, "array"):
-            item = shape.items(_first_array(prop, root))
-            if not child.children:
-                # JSON or a list written inside the element, or one of repeated elements.
-                value = text_value(_inner_text(child, text), prop, root, deadline)
-            elif _is_item(child, item, root):
-                value = [element_value(child, text, item, root, deadline)]  # <person> repeated
-            else:
-                value = element_value(child, text, prop, root, deadline)  # <people><person>…
-            items = obj.setdefault(name, [])
-            if isinstance(items, list):
-                items.extend(value if isinstance(value, list) else [value])
-            continue
-        obj[name] = element_value(child, text, prop, root, deadline)
-    return obj
-
-
-def _is_item(el: Element, item: Any, root: Any) -> bool:
-    """Whether ``el``'s children name the properties of an object item (so it is one)."""
-    return any(
-        _known(node, root, c.name) is not None
-        for node in _object_nodes(item, root)
-        for c in el.children[:8]
-    )
+def _without_cdata_markers(raw: str) -> str:
+    """``raw`` with each ``<![CDATA[…]]>`` replaced by its content (found by ``str.find``:
+    linear, however many sections are left unclosed)."""
+    out: list[str] = []
+    pos = 0
+    while True:
+        at = raw.find("<![CDATA[", pos)
+        if at < 0:
+            out.append(raw[pos:])
+            return "".join(out)
+        close = raw.find("]]>", at + 9)
+        if close < 0:
+            out.append(raw[pos:])  # unclosed: left as written
+            return "".join(out)
+        out.append(raw[pos:at] + raw[at + 9 : close])
+        pos = close + 3
 
 
 def _first_array(schema: Any, root: Any) -> dict[str, Any]:
@@ -301,62 +265,13 @@ def _only_markup(text: str, elements: list[Element]) -> bool:
         rest.append(text[pos : el.start])
         pos = el.end
     rest.append(text[pos:])
-    return not _DECLARATION.sub("", "".join(rest)).strip()
+    outside = "".join(rest)
+    if len(outside.strip()) > _MAX_OUTSIDE:
+        return False  # more than a prologue and a fence (and not searched at length)
+    return not _DECLARATION.sub("", outside).strip()
 
 
-def read_xml(
-    text: str, base: int, schema: Any, root: Any, deadline: Deadline = NEVER
-) -> Reading | None:
-    if "<" not in text or len(text) > _MAX_FORMAT_TEXT:
-        return None
-    top = parse_elements(text, deadline)
-    if not top:
-        return None
-    found = _xml_value(top, text, schema, root, deadline)
-    if found is None:
-        return None
-    value, used = found
-    span = Span(base + used[0].start, base + used[-1].end)
-    whole = _only_markup(text, top)
-    names = ", ".join(f"<{e.name}>" for e in used[:3]) + (" …" if len(used) > 3 else "")
-    return Reading(
-        value,
-        "guided.xml",
-        span,
-        Risk.SAFE if whole else Risk.GUESS,
-        f"read the XML element(s) {names} into the schema's shape",
-    )
-
-
-def _xml_value(
-    top: list[Element], text: str, schema: Any, root: Any, deadline: Deadline, depth: int = 0
-) -> tuple[Any, list[Element]] | None:
-    objects, arrays = _object_nodes(schema, root), _array_nodes(schema, root)
-    for node in objects:
-        # An element whose children name properties: <Person><name>…</name></Person>.
-        for el in top:
-            obj = _children_object(el.children, text, node, root, deadline)
-            if obj:
-                return obj, [el]
-        # Sibling elements that name properties: <answer>…</answer><explanation>…</explanation>.
-        obj = _children_object(top, text, node, root, deadline)
-        if obj:
-            used = [el for el in top if _known(node, root, el.name) is not None]
-            return obj, used
-    for node in arrays:
-        item = shape.items(node)
-        for el in top:
-            if el.children:
-                return [element_value(c, text, item, root, deadline) for c in el.children], [el]
-        if len(top) > 1 and len({el.name for el in top}) == 1:
-            return [element_value(el, text, item, root, deadline) for el in top], top
-    if depth < 2:
-        for el in top:
-            if el.name.casefold() in _WRAPPERS and el.children:
-                found = _xml_value(el.children, text, schema, root, deadline, depth + 1)
-                if found is not None:
-                    return found[0], [el]
-    return None
+_MAX_OUTSIDE = 10_000
 
 
 def wrapper_content(text: str, deadline: Deadline = NEVER) -> tuple[str, int] | None:
@@ -417,7 +332,7 @@ def read_key_values(
         raw = text[value_start:end]
         if not header:
             raw = _first_paragraph(raw)
-        raw = raw.strip()
+        raw = _CLOSING_FENCE.sub("", raw).strip()
         if raw.endswith(("**", "__")) and raw.count(raw[-2:]) % 2:
             raw = raw[:-2].rstrip()
         name, prop = known
@@ -434,6 +349,9 @@ def read_key_values(
         Risk.SAFE if whole else Risk.GUESS,
         f"read {len(obj)} 'key: value' line(s) naming declared properties",
     )
+
+
+_CLOSING_FENCE = re.compile(r"\n[ \t]*(?:`{3,}|~{3,})[ \t]*\s*\Z")
 
 
 def _first_paragraph(raw: str) -> str:

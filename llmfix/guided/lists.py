@@ -2,8 +2,10 @@
 
 A markdown bullet list (``-``, ``*``, ``+``, ``•``) or numbered list (``1.``, ``2)``) gives one
 item per entry; an answer of one line gives its comma-separated parts (a part in double
-quotes may hold commas). Each item is read against the item schema the way a whole scalar
-answer is (``**RED**`` → ``"RED"`` for an enum, ``1,200`` → ``1200`` for an integer).
+quotes may hold commas); a list written as a sentence (``The primary colours are red,
+yellow and blue.``) gives its items, the lead-in and the ``and`` left out (a guess). Each
+item is read against the item schema the way a whole scalar answer is (``**RED**`` →
+``"RED"`` for an enum, ``1,200`` → ``1200`` for an integer).
 
 The reading is ``safe`` when the list is the whole answer, a ``guess`` when the list was
 picked out of prose around it (``Items:`` then bullets).
@@ -140,6 +142,7 @@ def _commas(
     parts = [p.strip() for p in parts]
     if not parts or any(not p for p in parts):
         return None
+    prose, parts = _prose_list(parts)
     if len(parts) == 1 and len(parts[0].split()) > _SHORT_ITEM_WORDS:
         return None  # a sentence, not a one-item list
     values = _item_values(parts, item_schema, root, deadline)
@@ -147,10 +150,91 @@ def _commas(
     if members is not None and any(v not in members for v in values):
         return None  # items must be members: leave the prose to _mentioned_members
     short = all(len(p.split()) <= _SHORT_ITEM_WORDS for p in parts)
+    how = f"a comma-separated line of {len(values)} item(s) read as an array"
+    if prose:
+        how = f"a list of {len(values)} item(s) in a sentence, its lead-in left out"
     return Reading(
         values,
         "guided.list",
         Span(base + at, base + at + len(body)),
-        Risk.SAFE if short else Risk.GUESS,
-        f"a comma-separated line of {len(values)} item(s) read as an array",
+        Risk.SAFE if short and not prose else Risk.GUESS,
+        how,
     )
+
+
+# The words that lead a list in into a sentence: "The primary colours are red, ...".
+_LEAD_IN = re.compile(
+    r"^(.*?\b(?:are|is|were|was|include|includes|including|contains|would be|will be|"
+    r"namely)\b|.*?:)\s+(?=\S)",
+    re.IGNORECASE,
+)
+_LAST_JOIN = re.compile(r"^(?:(?:and|or|&)\s+)|\s+(?:and|or|&)\s+", re.IGNORECASE)
+
+
+# Words that open a sentence, not an item ("I recommend apples, ..." but "San Francisco Bay
+# Area, Paris" is a list).
+_OPENERS = frozenset(
+    [
+        "i",
+        "we",
+        "you",
+        "they",
+        "he",
+        "she",
+        "it",
+        "the",
+        "this",
+        "these",
+        "those",
+        "our",
+        "my",
+        "your",
+        "their",
+        "there",
+        "here",
+    ]
+)
+
+
+def _split_last(items: list[str]) -> list[str]:
+    """``items`` with the last one split at ``and``/``or`` (for measuring item lengths)."""
+    if not items:
+        return [""]
+    last = [p for p in _LAST_JOIN.split(items[-1].rstrip(".")) if p.strip()]
+    return items[:-1] + (last or [items[-1]])
+
+
+def _prose_list(parts: list[str]) -> tuple[bool, list[str]]:
+    """A list written as a sentence (``The primary colours are red, yellow and blue.``): the
+    lead-in before the first item dropped (up to ``are``/``is``/``include``/``:``, else the
+    words that make the first item longer than the others), the last two items split at
+    ``and``/``or``, the final period dropped. Returns whether it was such a sentence, and
+    the items."""
+    items = list(parts)
+    changed = False
+    lead = _LEAD_IN.match(items[0])
+    if len(parts) == 1:
+        # "The colours are red and blue.": a lead-in, then two items joined by and/or.
+        rest = items[0][lead.end() :].rstrip(".") if lead is not None else ""
+        joined = [p.strip() for p in _LAST_JOIN.split(rest) if p.strip()]
+        if len(joined) == 2 and all(len(p.split()) <= _SHORT_ITEM_WORDS for p in joined):
+            return True, joined
+        return False, parts
+    if lead is not None and len(items[0].split()) > 1:
+        items[0] = items[0][lead.end() :]
+        changed = True
+    longest = max(len(p.split()) for p in _split_last(items[1:]))
+    words = items[0].split()
+    if len(words) >= 3 and len(words) >= longest + 2 and words[0].casefold() in _OPENERS:
+        # "I recommend apples, bananas, and cherries": the first item is as long as the others.
+        items[0] = " ".join(words[-longest:])
+        changed = True
+    last = items[-1]
+    if last.endswith(".") and not last.endswith(".."):
+        items[-1] = last = last[:-1].rstrip()
+        changed = True
+    joined = [p.strip() for p in _LAST_JOIN.split(last) if p.strip()]
+    if len(joined) in (1, 2) and joined != [last]:
+        items[-1:] = joined
+        changed = True
+    return changed, items if all(items) else parts

@@ -157,13 +157,44 @@ def _leading_member(body: str, names: list[tuple[str, Any]]) -> tuple[str, Any] 
             continue
         rest = folded[len(key) :].lstrip("*_`'\" ")
         if not rest or rest[0] in ":-\u2013\u2014(\n" or rest.startswith(". "):
-            found.append((len(key), name, member))
+            found.append((len(key), name, member, rest))
     if not found:
         return None
     found.sort(key=lambda f: -f[0])
     if len(found) > 1 and found[0][0] == found[1][0]:
         return None
-    return found[0][1], found[0][2]
+    _, name, member, rest = found[0]
+    verdict = rest.startswith((":", ". ", "\n")) or len(rest) > _MAX_PROSE
+    if not verdict and _names_another(rest, name, names):
+        # "RED - that is it, not BLUE": a description that names another member is no
+        # verdict (one that ends its sentence first, "RED. Not BLUE because ...", is).
+        return None
+    return name, member
+
+
+def _names_another(rest: str, name: str, names: list[tuple[str, Any]]) -> bool:
+    """Whether ``rest`` (folded) names a member other than ``name``."""
+    for other, _ in names:
+        words = [re.escape(w) for w in plain(other).split()]
+        if other == name or not words or plain(other) == plain(name):
+            continue
+        if re.search(r"(?<![\w-])" + r"[\s_-]+".join(words) + r"(?![\w-])", rest):
+            return True
+    return False
+
+
+# One value alone before its sentence ends: "4.", "No.", "**RED**\n", "Yes!" (not "4 or 5").
+_VERDICT = re.compile(
+    r"\s*[*_`\"'\u201c]*(?:[-+]?[$\u20ac\u00a3\u00a5]?\d[\d,]*(?:\.\d+)?%?|[^\W\d]\w*)"
+    r"[*_`\"'\u201d]*[ \t]*(?:[.!:;\n]|\Z)"
+)
+
+
+def opens_with_verdict(text: str) -> bool:
+    """Whether ``text`` opens with one value alone, ending its sentence: a clear verdict
+    that the rest explains (``No. The claim … is wrong because …``), not a choice left open
+    (``4 or 5``)."""
+    return _VERDICT.match(text) is not None
 
 
 def plain(text: str) -> str:
@@ -320,6 +351,8 @@ def _number(
         return None
     values: list[tuple[int | float, int, str]] = []
     for m in _NUMBER.finditer(text):
+        if _is_marker(text, m.start(), m.end()):
+            continue  # "1. Negative": a list marker, not a number
         token = m.group(0).rstrip(",")
         got = read_number_text(token, integer=integer, upper=upper)
         if got is not None:
@@ -347,6 +380,15 @@ def _number(
         Risk.GUESS,
         f"picked the {kind} {token!r} out of the prose",
     )
+
+
+_MARKER_AFTER = re.compile(r"[.)][ \t]+\S")
+
+
+def _is_marker(text: str, start: int, end: int) -> bool:
+    """Whether the number at ``start:end`` opens a line as a numbered list's marker."""
+    line_start = text.rfind("\n", 0, start) + 1
+    return not text[line_start:start].strip() and _MARKER_AFTER.match(text, end) is not None
 
 
 # --- strings ----------------------------------------------------------------

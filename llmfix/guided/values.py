@@ -11,6 +11,9 @@ Also here: an answer that is not JSON where the schema wants an object with exac
 property is read as that property's value when that value is a member, boolean, null or
 number read from the text (``**Yes**`` → ``{"ok": true}``), a guess. The whole answer as a
 string property is not offered: any text would fit it.
+
+And the other way round: an object with one key where the schema wants no object is read
+as that key's value (:func:`unwrap`, ``{"answer": 4}`` → ``4``), a guess.
 """
 
 from __future__ import annotations
@@ -36,9 +39,10 @@ def refine_strings(
     """``value`` with its mistyped strings read against their schemas (``None``: no change).
 
     Without ``guesses`` only whole-string readings are made (``"**true**"``, ``"$1,250"``,
-    ``"ONE - the first"``), not values picked out of prose (``"about 36"``): for an answer that
-    is strict JSON, where the model wrote that string on purpose. ``deadline`` is checked
-    once per value walked.
+    ``"ONE - the first"``), and enum or const members named in a sentence (``"I would say
+    BLUE"``, a guess), not numbers or yes/no words picked out of prose (``"about 36"``): for
+    an answer that is strict JSON, where the model wrote that string on purpose.
+    ``deadline`` is checked once per value walked.
     """
     changes: list[tuple[str, Risk]] = []
     refined = _refine(value, schema, schema, "", changes, 0, guesses, deadline)
@@ -111,7 +115,9 @@ def _refine(
         if listed is not None and "\n" in value:
             readings.insert(0, listed)
     for reading in readings:
-        if not guesses and reading.risk is Risk.GUESS:
+        if not guesses and reading.risk is Risk.GUESS and reading.code != "guided.enum":
+            # A member picked out of a sentence is still read ("I would say BLUE" where
+            # only BLUE or RED may stand); a number or a yes/no in prose is not.
             continue
         if reading.code != "guided.string" and not sw.json_equal(reading.value, value):
             changes.append((pointer, reading.risk))
@@ -166,6 +172,7 @@ def single_property(
     return out
 
 
+_FENCE_LINE = re.compile(r"^[ \t]*(?:`{3,}|~{3,})[^\n]*$", re.MULTILINE)
 _CUT_KEY = re.compile(r"[{,]\s*[\"']([^\"'\n]{1,200})[\"']\s*:?\s*\Z")
 
 
@@ -191,4 +198,34 @@ def cut_off_key(text: str, value: Any, schema: Any, span: Span) -> Reading | Non
         span,
         Risk.GUESS,
         f"the answer was cut off after the optional key {name!r}: left out, not set to null",
+    )
+
+
+def unwrap(value: Any, schema: Any, span: Span, text: str) -> Reading | None:
+    """A scalar (or a list) wrapped in an object with one key, where the schema wants no
+    object: ``{"answer": 4}`` for an integer, ``{"label": "spam"}`` for an enum, ``{"items":
+    [1, 2]}`` for an array. The value must be of a type the schema allows, or a string where
+    it wants another scalar (``{"answer": "4"}``; schema repair reads it). A guess: the key
+    is dropped. Only an object that is the whole answer (a fence around it allowed): one in
+    prose (``The call {"a": 1} returned 12``) is not the answer wrapped."""
+    if not isinstance(value, dict) or len(value) != 1 or not isinstance(schema, dict):
+        return None
+    outside = text[: span.start] + "\n" + text[span.end :]
+    if _FENCE_LINE.sub("", outside).strip():
+        return None
+    if shape.wants(schema, schema, "object"):
+        return None
+    ((key, inner),) = value.items()
+    if isinstance(inner, dict):
+        return None
+    if not _of_type(inner, schema, schema) and not (
+        isinstance(inner, str) and not shape.wants(schema, schema, "string")
+    ):
+        return None  # {"a": 1} is not a string; {"answer": "4"} may be an integer
+    return Reading(
+        inner,
+        "guided.unwrap",
+        span,
+        Risk.GUESS,
+        f"the schema wants no object: took the value of the one key {key!r}",
     )

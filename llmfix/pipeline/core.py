@@ -431,7 +431,9 @@ def _repair_lenient(
     diagnostics, parsed = read
     if validator is not None and options.pick == "best" and options.guided and len(parsed) > 1:
         parsed += collected(parsed, validator, clock)
-    chosen, select_diags = clock.run("select", lambda: select_candidates(parsed, options.pick))
+    chosen, select_diags = clock.run(
+        "select", lambda: select_candidates(parsed, options.pick, text)
+    )
     diagnostics += select_diags
     if deadline is not None:
         deadline.check()
@@ -475,7 +477,9 @@ def _repair_lenient(
     )
     if not guided_on(validator, options):
         return result
-    return read_guided(text, result, chosen[0], options, validator, clock, lines, deadline)
+    return read_guided(
+        text, result, chosen[0], options, validator, clock, lines, deadline, others=parsed
+    )
 
 
 def _refused_in_words(text: str, clock: Clock) -> Result | None:

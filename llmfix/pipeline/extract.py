@@ -7,10 +7,14 @@ meant; that is the select stage's job.
 Origins and the rules behind them:
 
 - ``whole`` — the whole text, stripped of surrounding whitespace, when it begins like
-  a JSON value (possibly after a BOM or another invisible character); also, as a last
-  resort, when nothing else was found, so that the lenient parser can still try it.
+  a JSON value (possibly after a BOM or another invisible character) and not like a
+  numbered list (``1. Negative`` begins with a list marker, not a number); also, as a last
+  resort, when nothing else was found, so that the lenient parser can still try it (not
+  when a fence of code was passed over: code is not data).
 - ``fence`` — the content of a Markdown code fence: backticks or tildes, any info
-  string (``json``, ``JSON``, ``jsonc``, none, …), also mid-line (``[```json``) and
+  string (``json``, ``JSON``, ``jsonc``, none, …); a fence marked as code in a programming
+  language (``python``, ``bash``, ``sql`` …) only when its content begins like a JSON
+  value (code is not data: its lines are not an array), also mid-line (``[```json``) and
   with content on the opening line (```` ```{"a": 1}``` ````). A closing fence is a run
   at least as long as the opening one that starts a line or ends one. A fence never
   closed (truncated output) runs to the end of the text.
@@ -87,6 +91,91 @@ _LEADING_INVISIBLE = re.compile(f"[{INVISIBLE_CLASS}]*")
 
 # What the scan stops at: a fence, a tag, or a "{"/"[" that may begin JSON.
 _MARKER = re.compile(r"[`~<]|" + VALUE_START)
+
+
+# A numbered list's first marker ("1. Negative", "2) Positive"): the answer is a list, and
+# its marker is not a number.
+_LIST_MARKER = re.compile(r"\d{1,3}[.)][ \t]+[^\W\d]")
+# Fence languages that mark code, not data (the content of such a fence becomes a
+# candidate only when it begins like a JSON value).
+_CODE_LANGUAGES = frozenset(
+    {
+        "python",
+        "py",
+        "python3",
+        "ipython",
+        "bash",
+        "sh",
+        "shell",
+        "zsh",
+        "console",
+        "shell-session",
+        "powershell",
+        "ps1",
+        "bat",
+        "cmd",
+        "sql",
+        "java",
+        "kotlin",
+        "scala",
+        "groovy",
+        "c",
+        "cpp",
+        "c++",
+        "cc",
+        "h",
+        "hpp",
+        "csharp",
+        "cs",
+        "fsharp",
+        "go",
+        "golang",
+        "rust",
+        "rs",
+        "ruby",
+        "rb",
+        "php",
+        "perl",
+        "pl",
+        "lua",
+        "r",
+        "swift",
+        "objective-c",
+        "objc",
+        "dart",
+        "elixir",
+        "erlang",
+        "haskell",
+        "hs",
+        "ocaml",
+        "clojure",
+        "lisp",
+        "scheme",
+        "julia",
+        "matlab",
+        "vb",
+        "vba",
+        "dockerfile",
+        "makefile",
+        "cmake",
+        "html",
+        "css",
+        "scss",
+        "less",
+        "jsx",
+        "tsx",
+        "vue",
+        "svelte",
+        "diff",
+        "patch",
+        "asm",
+        "nasm",
+    }
+)
+
+
+def _is_code(lang: str | None) -> bool:
+    return lang is not None and lang.casefold() in _CODE_LANGUAGES
 
 
 def _strict_value(content: str) -> tuple[Any] | None:
@@ -243,6 +332,7 @@ class _Extractor:
         self._search: ForwardSearch | None = None  # closing tags
         # Values already scanned (by the fast path): (start, limit) -> (end, closed).
         self.scanned: dict[tuple[int, int], tuple[int, bool]] = {}
+        self.code_fence = False  # a fence of code was passed over
 
     @property
     def fences(self) -> fences.FenceCloser:
@@ -264,7 +354,7 @@ class _Extractor:
 
     def run(self, start: int, end: int) -> tuple[list[Candidate], list[Diagnostic]]:
         text = self.text
-        if _LOOKS_LIKE_JSON.match(text, start, end):
+        if _LOOKS_LIKE_JSON.match(text, start, end) and not _LIST_MARKER.match(text, start, end):
             self.add(Candidate(text[start:end], Span(start, end), "whole"))
         if not self._jsonp(start, end):
             self._scan(start, end, 0)
@@ -279,7 +369,8 @@ class _Extractor:
                 )
             )
         if not self.found:
-            self.add(Candidate(text[start:end], Span(start, end), "whole"))
+            if not self.code_fence:  # code is not data: the parser is not given it
+                self.add(Candidate(text[start:end], Span(start, end), "whole"))
             document_diagnostics.append(
                 self._diagnostic(
                     codes.EXTRACT_NONE,
@@ -460,10 +551,13 @@ class _Extractor:
         if start == end:
             return after
         opaque = _OPAQUE.match(text, start, end) is not None
-        # An unclosed fence around prose is most likely a stray closing fence.
-        if close is not None or opaque:
+        lang = fences.info(m).strip() or None
+        # An unclosed fence around prose is most likely a stray closing fence; a fence of
+        # code in a programming language is code, not data, unless it holds a JSON value.
+        code = not opaque and _is_code(lang)
+        self.code_fence |= code
+        if (close is not None or opaque) and not code:
             span = Span(start, end)
-            lang = fences.info(m).strip() or None
             label = f"```{lang}" if lang and marker[0] == "`" else marker[:3]
             data = {"lang": lang, "marker": marker}
             diagnostics = [

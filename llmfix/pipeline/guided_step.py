@@ -9,8 +9,9 @@ stage's deadline and keeps the best, never better than ``truncated`` for a cut-o
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from llmfix import codes
 from llmfix.deadline import Deadline, OutOfTime
@@ -18,6 +19,7 @@ from llmfix.model import (
     Candidate,
     Diagnostic,
     LineIndex,
+    PatchOp,
     Result,
     Risk,
     Span,
@@ -29,9 +31,15 @@ from llmfix.options import RepairOptions
 from llmfix.pipeline.finish import Clock, finish, out_of_time
 from llmfix.pipeline.normalize import normalize_document
 from llmfix.pipeline.partial import cut_off
-from llmfix.pipeline.select import ParsedCandidate, collect_candidate
+from llmfix.pipeline.select import (
+    ParsedCandidate,
+    choose_by_cue,
+    collect_candidate,
+    cues_before,
+)
 
 if TYPE_CHECKING:
+    from llmfix.guided.reading import Refusal
     from llmfix.schema.validate import SchemaValidator
 
 
@@ -98,8 +106,15 @@ def read_guided(
     clock: Clock,
     lines: LineIndex,
     outer: Deadline | None = None,
+    others: Sequence[ParsedCandidate] = (),
 ) -> Result:
     """The schema-guided reading of an answer the ordinary reading could not make valid.
+
+    ``others``: every candidate parsed (the chosen one among them). A later value
+    introduced as a correction that fits once repaired replaces the chosen one
+    (:func:`_correction`); when the chosen value stays invalid, another JSON value of the
+    answer that schema repair makes valid is taken (:func:`_other_candidate`); both before
+    any reading of the text.
 
     Tried when the result is unparseable or invalid, when parsing invented keys the schema
     does not declare (a value split at its commas), or when parsing had to guess; the best
@@ -111,12 +126,198 @@ def read_guided(
     """
     deadline = Deadline(options.limits.time_budget, "guided", within=outer)
     try:
+        # Only where llmfix chose the value: --pick first|last|largest is the user's choice.
+        others = others if options.pick == "best" else ()
+        if chosen is not None and others and current.status is not Status.REFUSED:
+            corrected = _correction(
+                text, chosen, others, options, validator, clock, lines, deadline
+            )
+            if corrected is not None:
+                return corrected
+        if chosen is not None and current.status is Status.INVALID and others:
+            found = _other_candidate(
+                text, chosen, others, options, validator, clock, lines, deadline
+            )
+            if found is not None:
+                return found
         return _guided(text, current, chosen, options, validator, clock, lines, deadline)
     except OutOfTime as stop:
         late = out_of_time(stop, "guided")
         return replace(
             current, diagnostics=(*current.diagnostics, late), timings=Timings(clock.stages)
         )
+
+
+_MAX_OTHERS = 8  # other candidates schema repair is tried on
+
+
+def _other_candidate(
+    text: str,
+    chosen: ParsedCandidate,
+    others: Sequence[ParsedCandidate],
+    options: RepairOptions,
+    validator: SchemaValidator,
+    clock: Clock,
+    lines: LineIndex,
+    deadline: Deadline,
+) -> Result | None:
+    """Another JSON value of the answer that fits the schema once repaired, where the one
+    chosen does not: two fenced blocks, an unrelated object first, then ``["7", "8"]`` for an
+    array of integers. One introduced as an example is never taken; of several that fit, the
+    words before them decide (:func:`~llmfix.pipeline.select.choose_by_cue`), and without a
+    cue the first is taken, a guess (``extract.no_cue``). Safe when the chosen value is not
+    even of the type wanted (an unrelated value), a guess when it is (the model may have
+    meant it, and got it wrong)."""
+    pool = [
+        p
+        for p in others
+        if p.ok
+        and p is not chosen
+        and not p.candidate.in_reasoning
+        and p.candidate.origin != "whole"
+        and not _overlaps(p.candidate.span, chosen.candidate.span)
+    ]
+    pool.sort(key=lambda p: p.candidate.span.start)
+    fitting: list[tuple[ParsedCandidate, tuple[Status, Any, list[Diagnostic], list[PatchOp]]]] = []
+    for p in pool[:_MAX_OTHERS]:
+        if fitting and _overlaps(fitting[-1][0].candidate.span, p.candidate.span):
+            continue  # a value inside one already taken (a fence's double-encoded content)
+        done = finish(p, options, validator, clock, lines, deadline)
+        if done[0] is not Status.INVALID and not any(v[1] == done[1] for _, v in fitting):
+            fitting.append((p, done))
+    # A value introduced as an example is not the answer, even one that fits.
+    cues = cues_before(text, [chosen.candidate.span] + [p.candidate.span for p, _ in fitting])
+    fitting = [f for f, cue in zip(fitting, cues[1:], strict=True) if cue != "example"]
+    if not fitting:
+        return None
+    decided = choose_by_cue(text, [p.candidate.span for p, _ in fitting])
+    index = decided[0] if decided is not None else 0
+    p, (status, value, diagnostics, patch) = fitting[index]
+    span = p.candidate.span
+    # (start-up: the schema-guided readers load only when a reading is needed)
+    from llmfix.guided import shape
+    from llmfix.schema.walk import json_type
+
+    kind = json_type(chosen.value)
+    unrelated = not any(
+        shape.wants(validator.schema, validator.schema, k)
+        for k in ((kind, "number") if kind == "integer" else (kind,))
+    )
+    note = codes.GUIDED_CANDIDATE.at(
+        f"the value at {span.start}-{span.end} fits the schema once repaired; the one at "
+        f"{chosen.candidate.span.start}-{chosen.candidate.span.end} does not"
+        + ("" if unrelated else " (though it is of the type wanted: a guess)")
+        + (f" ({decided[1]})" if decided is not None else ""),
+        span=span,
+        rule="candidate",
+        risk=Risk.SAFE if unrelated else Risk.GUESS,
+        position=lines.position(span.start),
+    )
+    notes = [note]
+    if decided is None and len(fitting) > 1:
+        notes.append(
+            codes.EXTRACT_NO_CUE.at(
+                f"{len(fitting)} other values fit the schema once repaired and no words "
+                "before them say which is the answer; took the first",
+                span=span,
+                risk=Risk.GUESS,
+                position=lines.position(span.start),
+                hint="ask the model for one value",
+            )
+        )
+    return Result(
+        status=status,
+        value=value,
+        diagnostics=(*notes, *diagnostics),
+        patch=tuple(patch),
+        timings=Timings(clock.stages),
+        candidate=p.candidate,
+    )
+
+
+def _correction(
+    text: str,
+    chosen: ParsedCandidate,
+    others: Sequence[ParsedCandidate],
+    options: RepairOptions,
+    validator: SchemaValidator,
+    clock: Clock,
+    lines: LineIndex,
+    deadline: Deadline,
+) -> Result | None:
+    """A later value introduced as a correction (``Actually, correction:``) that fits the
+    schema once repaired, where the value chosen came before it: it replaces that value even
+    when the chosen one was valid as it stood and the correction needed a repair."""
+    end = chosen.candidate.span.end
+    later = sorted(
+        (
+            p
+            for p in others
+            if p.ok
+            and not p.candidate.in_reasoning
+            and p.candidate.origin != "whole"
+            and p.candidate.span.start >= end
+        ),
+        key=lambda p: p.candidate.span.start,
+    )
+    top: list[ParsedCandidate] = []
+    for p in later:  # one per value: not a value inside another
+        if not top or not _overlaps(top[-1].candidate.span, p.candidate.span):
+            top.append(p)
+    if not top:
+        return None
+    cues = cues_before(text, [chosen.candidate.span] + [p.candidate.span for p in top])
+    fixes = [p for p, cue in zip(top, cues[1:], strict=True) if cue == "correction"]
+    if not fixes or fixes[-1].value == chosen.value:
+        return None
+    fix = fixes[-1]
+    status, value, diagnostics, patch = finish(fix, options, validator, clock, lines, deadline)
+    if status is Status.INVALID:
+        return None
+    span = fix.candidate.span
+    note = codes.EXTRACT_CUE.at(
+        f"took the value at {span.start}-{span.end}: introduced as a correction, it replaces "
+        f"the one at {chosen.candidate.span.start}-{chosen.candidate.span.end}",
+        span=span,
+        risk=Risk.SAFE,
+        position=lines.position(span.start),
+        data={"chosen": span.to_dict(), "others": [chosen.candidate.span.to_dict()]},
+    )
+    return Result(
+        status=status,
+        value=value,
+        diagnostics=(note, *diagnostics),
+        patch=tuple(patch),
+        timings=Timings(clock.stages),
+        candidate=fix.candidate,
+    )
+
+
+def _left_open(text: str, chosen: ParsedCandidate | None, refusals: list[Refusal]) -> bool:
+    """Whether a guessed scalar reading stands where the answer names two allowed values
+    (``guided.ambiguous``) and does not open with a clear verdict."""
+    if chosen is None or isinstance(chosen.value, (dict, list)):
+        return False
+    if not any(r.code == "guided.ambiguous" for r in refusals):
+        return False
+    # (start-up: the schema-guided readers load only when a reading is needed)
+    from llmfix.guided.scalars import opens_with_verdict
+
+    return not opens_with_verdict(text)
+
+
+def _refusal_note(refusal: Refusal, lines: LineIndex) -> Diagnostic:
+    return codes.get(refusal.code).at(
+        refusal.message,
+        span=refusal.span,
+        position=lines.position(refusal.span.start),
+        hint="ask for one value, or for JSON",
+        data=refusal.data,
+    )
+
+
+def _overlaps(a: Span, b: Span) -> bool:
+    return a.start < b.end and b.start < a.end
 
 
 def _guided(
@@ -226,16 +427,18 @@ def _guided(
     if best is not None:
         found = _still_cut(best[1], options) if cut else best[1]
         return replace(found, timings=Timings(clock.stages))
-    for refusal in refusals if failed else ():  # an error only where nothing better was found
-        notes.append(
-            codes.get(refusal.code).at(
-                refusal.message,
-                span=refusal.span,
-                position=lines.position(refusal.span.start),
-                hint="ask for one value, or for JSON",
-                data=refusal.data,
-            )
+    if not failed and _left_open(text, chosen, refusals):
+        # "4 or 5": the parser took the first value and left the rest as trailing text, a
+        # guess; the readings say the answer names two allowed values. It fails.
+        notes += [_refusal_note(r, lines) for r in refusals]
+        return Result(
+            status=Status.UNPARSEABLE,
+            value=None,
+            diagnostics=(*current.diagnostics, *notes),
+            timings=Timings(clock.stages),
         )
+    for refusal in refusals if failed else ():  # an error only where nothing better was found
+        notes.append(_refusal_note(refusal, lines))
     if not notes:
         return current
     return replace(

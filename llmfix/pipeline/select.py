@@ -14,11 +14,17 @@ user can predict:
 6. the larger candidate, then the earlier one, wins.
 
 Two different candidates that are both valid and needed no risky repair are reported
-as ``extract.ambiguous`` (naming both spans) instead of being silently resolved.
+as ``extract.ambiguous`` (naming both spans) instead of being silently resolved, unless
+the words just before them say which is the answer (:func:`choose_by_cue`,
+``extract.cue``): a value introduced as a correction (``Actually, correction:``) replaces the
+ones before it, one introduced as an example (``For example``) is not the answer, one
+introduced as the answer (``Extracted:``, ``Final answer:``) is. With a schema, two values
+that both fit and no cue is a guess (``extract.no_cue``, risk ``guess``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -110,10 +116,91 @@ def _clean(p: ParsedCandidate) -> bool:
     return p.valid and (risk is None or risk is Risk.LOSSLESS)
 
 
+# What the words just before a value may say about it (looked for in that order).
+_CUES = (
+    (
+        "correction",
+        re.compile(
+            r"\b(?:actually|correction|corrected|revised|updated?|instead|on second thought|"
+            r"my mistake|sorry|oops|wait|fixed)\b"
+        ),
+    ),
+    (
+        "example",
+        re.compile(
+            r"\b(?:for example|for instance|e\.g\.|example|such as|sample|template|"
+            r"illustration|looks? like|input)\b|\bformat\b(?!\w)"
+        ),
+    ),
+    (
+        "answer",
+        re.compile(
+            r"\b(?:answer|extracted|extraction|result|output|final|solution|actual|"
+            r"here(?: is|'s) the (?:json|data|object|value|list))\b"
+        ),
+    ),
+)
+_LEAD = 160  # characters before a value where its cue may be
+
+
+def _cue(text: str, start: int, floor: int) -> str | None:
+    """What the words before ``start`` (after ``floor``, the end of the value before it)
+    introduce the value as: ``correction``, ``example``, ``answer`` or nothing."""
+    lead = text[max(floor, start - _LEAD) : start]
+    lead = lead.rstrip().rsplit("\n\n", 1)[-1].casefold()  # the paragraph before the value
+    for name, pattern in _CUES:
+        if pattern.search(lead):
+            return name
+    return None
+
+
+def cues_before(text: str, spans: Sequence[Span]) -> list[str | None]:
+    """What the words before each value (their spans, in any order) introduce it as:
+    ``correction``, ``example``, ``answer`` or nothing. The words looked at for a value
+    begin after the value before it."""
+    order = sorted(range(len(spans)), key=lambda i: spans[i].start)
+    cues: list[str | None] = [None] * len(spans)
+    floor = 0
+    for i in order:
+        cues[i] = _cue(text, spans[i].start, floor)
+        floor = max(floor, spans[i].end)
+    return cues
+
+
+def choose_by_cue(text: str, spans: Sequence[Span]) -> tuple[int, str] | None:
+    """Which of several values (their spans, in any order) the prose says is the answer,
+    and why; ``None`` when no cue decides (or there is only one)."""
+    if len(spans) < 2:
+        return None
+    order = sorted(range(len(spans)), key=lambda i: spans[i].start)
+    cues = cues_before(text, spans)
+    corrections = [i for i in order if cues[i] == "correction"]
+    if corrections:
+        return corrections[-1], "introduced as a correction, it replaces the value before it"
+    kept = [i for i in order if cues[i] != "example"]
+    if len(kept) == 1:
+        return kept[0], "the other value is introduced as an example"
+    answers = [i for i in kept if cues[i] == "answer"]
+    if len(answers) == 1:
+        return answers[0], "introduced as the answer"
+    return None
+
+
+def _distinct(first: ParsedCandidate, rivals: Sequence[ParsedCandidate]) -> list[ParsedCandidate]:
+    """``first`` and the rivals whose spans overlap none kept before them (one per value)."""
+    kept = [first]
+    for p in sorted(rivals, key=lambda p: p.candidate.span.start):
+        if not any(_overlaps(k.candidate.span, p.candidate.span) for k in kept):
+            kept.append(p)
+    return kept
+
+
 def select_candidates(
-    parsed: Sequence[ParsedCandidate], pick: Pick = "best"
+    parsed: Sequence[ParsedCandidate], pick: Pick = "best", text: str | None = None
 ) -> tuple[list[ParsedCandidate], list[Diagnostic]]:
-    """Return the chosen candidate(s) (empty when none parsed) and selection diagnostics."""
+    """Return the chosen candidate(s) (empty when none parsed) and selection diagnostics.
+
+    ``text``: the answer the candidates were found in, for the cues before them."""
     usable = [p for p in parsed if p.ok]
     if len(usable) == 1 and pick != "all":
         # the usual answer: one candidate, nothing to rank (ranking it walks every
@@ -146,6 +233,28 @@ def select_candidates(
             and p.value != best.value
             and not _overlaps(p.candidate.span, best.candidate.span)
         ]
+        fitting = _distinct(best, rivals) if rivals else []
+        decided = (
+            choose_by_cue(text, [p.candidate.span for p in fitting])
+            if fitting and text is not None
+            else None
+        )
+        if decided is not None:
+            index, why = decided
+            picked = fitting[index]
+            diagnostics.append(
+                codes.EXTRACT_CUE.at(
+                    f"{len(fitting)} different valid values; took the one at "
+                    f"{picked.candidate.span.start}-{picked.candidate.span.end}: {why}",
+                    span=picked.candidate.span,
+                    risk=Risk.SAFE,
+                    data={
+                        "chosen": picked.candidate.span.to_dict(),
+                        "others": [p.candidate.span.to_dict() for p in fitting if p is not picked],
+                    },
+                )
+            )
+            return [picked], diagnostics
         if rivals:
             other = rivals[0]
             diagnostics.append(
@@ -165,7 +274,46 @@ def select_candidates(
                     },
                 )
             )
+            if best.schema_errors is not None:  # both fit the schema: taking one is a guess
+                diagnostics.append(
+                    codes.EXTRACT_NO_CUE.at(
+                        "both values fit the schema and no words before them say which "
+                        "is the answer (a correction, an example, 'Answer:')",
+                        span=best.candidate.span,
+                        risk=Risk.GUESS,
+                        hint="ask the model for one value",
+                    )
+                )
+        elif text is not None and best.schema_errors == 0:
+            example = _only_an_example(text, best, pool)
+            if example is not None:
+                diagnostics.append(example)
     return [best], diagnostics
+
+
+def _only_an_example(
+    text: str, best: ParsedCandidate, pool: Sequence[ParsedCandidate]
+) -> Diagnostic | None:
+    """A note at risk ``guess`` when the one value that fits the schema is introduced as an
+    example and the answer holds another value that is not: the answer meant may be the
+    other one, which does not fit."""
+    others = [
+        p
+        for p in _distinct(best, [p for p in pool if p is not best])[1:]
+        if p.candidate.origin != "whole"
+    ]
+    if not others:
+        return None
+    cues = cues_before(text, [best.candidate.span] + [p.candidate.span for p in others])
+    if cues[0] != "example" or all(cue == "example" for cue in cues[1:]):
+        return None
+    return codes.EXTRACT_CUE.at(
+        "the one value that fits the schema is introduced as an example; taken, as a guess "
+        "(another value of the answer, not an example, does not fit)",
+        span=best.candidate.span,
+        risk=Risk.GUESS,
+        hint="ask the model for one value",
+    )
 
 
 def _top_level(pool: Sequence[ParsedCandidate]) -> list[ParsedCandidate]:
