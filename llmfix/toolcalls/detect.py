@@ -57,7 +57,8 @@ FORMATS: dict[str, str] = {
     "json": 'bare JSON call objects {"name", "arguments"|"parameters"} (Llama 3 JSON, xLAM)',
     "pythonic": "a pythonic call list [f(a=1), g(b='x')] (Llama 3.2/4, Granite, ToolACE)",
     "anthropic-xml": '<function_calls><invoke name="…"><parameter name="…">',
-    "deepseek-dsml": "DeepSeek V3.2/V4 <｜DSML｜function_calls>/<｜DSML｜tool_calls> invokes",
+    "deepseek-dsml": "DeepSeek V3.2/V4/V4.1 <｜DSML｜function_calls>/<｜DSML｜tool_calls>/"
+    "<｜DSML｜ calls> invokes",
     "deepseek-v3": "DeepSeek V3/R1/V3.1 <｜tool▁calls▁begin｜> special tokens",
     "step3": "Step-3 <｜tool_calls_begin｜> with <steptml:invoke>",
     "kimi-k2": "Kimi K2 <|tool_calls_section_begin|> … functions.NAME:0",
@@ -108,10 +109,10 @@ HANDLERS: tuple[Handler, ...] = (
     Handler(("minimax-m3",), r"\]<\]minimax\[>\[<tool_call>", xf.read_minimax_m3),
     Handler(
         ("deepseek-dsml",),
-        r"<[|｜]DSML[|｜](?:function_calls|tool_calls)\s*>",
+        r"<[|｜]DSML[|｜] ?(?:function_calls|tool_calls|calls)\s*>",
         partial(
             xf.read_wrapped_invokes,
-            close=_c(r"</[|｜]DSML[|｜](?:function_calls|tool_calls)\s*>"),
+            close=_c(r"</[|｜]DSML[|｜] ?(?:function_calls|tool_calls|calls)\s*>"),
             family="deepseek-dsml",
         ),
     ),
@@ -125,7 +126,7 @@ HANDLERS: tuple[Handler, ...] = (
     Handler(("anthropic-xml", "olmo3"), r"<(?:[\w-]+:)?function_calls\s*>", xf.read_function_calls),
     Handler(
         ("anthropic-xml", "deepseek-dsml", "step3"),
-        r"<(?:(?:[\w-]+:)?|[|｜]DSML[|｜])invoke\s[^<>]{0,500}?name\s*=",
+        r"<(?:(?:[\w-]+:)?|[|｜]DSML[|｜] ?)invoke\s[^<>]{0,500}?name\s*=",
         xf.read_invoke,
     ),
     Handler(("jamba", "hunyuan"), r"<tool_calls\s*>", xf.read_tool_calls),

@@ -51,20 +51,48 @@ from llmfix.toolcalls.values import (
 
 
 def parse_invokes(
-    scan: Scan, start: int, end: int, fmt: str, *, bounded: bool
+    scan: Scan,
+    start: int,
+    end: int,
+    fmt: str,
+    *,
+    bounded: bool,
+    close: re.Pattern[str] | None = None,
 ) -> tuple[list[Call], list[Diagnostic]]:
-    """Every ``<invoke>`` between ``start`` and ``end``."""
+    """Every ``<invoke>`` between ``start`` and ``end``; with ``close`` (the wrapper's
+    closing tag), only those before the first ``close`` that is not inside a value."""
+    return _invokes(scan, start, end, fmt, bounded=bounded, close=close)[:2]
+
+
+def _invokes(
+    scan: Scan,
+    start: int,
+    end: int,
+    fmt: str,
+    *,
+    bounded: bool,
+    close: re.Pattern[str] | None = None,
+) -> tuple[list[Call], list[Diagnostic], re.Match[str] | None]:
+    """:func:`parse_invokes`, and the wrapper's closing tag (``None`` when not found)."""
     text = scan.text
     calls: list[Call] = []
     notes: list[Diagnostic] = []
     pos = start
+    closed: re.Match[str] | None = None
     while pos < end:
-        m = invoke.find_opening(text, pos, end)
+        closed = scan.find(close, pos, end) if close is not None else None
+        limit = closed.start() if closed else end
+        m = invoke.find_opening(text, pos, limit)
         if m is None:
             break
         scan.deadline.check()
+        # Values may hold the wrapper's closing tag as text: the block is read past it,
+        # unless it is never closed (then the wrapper's tag ends it, as before).
         block = invoke.read(scan, m, end)
+        if not block.closed and limit < end:
+            block = invoke.read(scan, m, limit)
         pos = block.end
+        closed = None
         if not block.name:
             notes.append(_malformed(scan, fmt, "an <invoke> without a name", m.start(), pos))
             continue
@@ -94,7 +122,9 @@ def parse_invokes(
         )
         call.notes.extend(call_notes)
         calls.append(call)
-    return calls, notes
+    if close is not None and closed is None:
+        closed = scan.find(close, pos, end)
+    return calls, notes, closed
 
 
 def _malformed(scan: Scan, fmt: str, what: str, start: int, end: int) -> Diagnostic:
@@ -102,7 +132,7 @@ def _malformed(scan: Scan, fmt: str, what: str, start: int, end: int) -> Diagnos
 
 
 _FUNCTION_CALLS_CLOSE = re.compile(r"</(?:[\w-]+:)?function_calls\s*>")
-_HAS_INVOKE = re.compile(r"<(?:(?:[\w-]+:)?|[|｜]DSML[|｜])invoke\b", re.IGNORECASE)
+_HAS_INVOKE = re.compile(r"<(?:(?:[\w-]+:)?|[|｜]DSML[|｜] ?)invoke\b", re.IGNORECASE)
 
 
 def read_function_calls(scan: Scan, m: re.Match[str]) -> Hit:
@@ -112,8 +142,13 @@ def read_function_calls(scan: Scan, m: re.Match[str]) -> Hit:
     end = close.start() if close else len(text)
     hit_end = close.end() if close else end
     if _HAS_INVOKE.search(text, m.end(), end):
-        calls, notes = parse_invokes(scan, m.end(), end, "anthropic-xml", bounded=close is not None)
-        return Hit("anthropic-xml", m.start(), hit_end, calls, notes)
+        calls, notes, found = _invokes(
+            scan, m.end(), len(text), "anthropic-xml", bounded=False, close=_FUNCTION_CALLS_CLOSE
+        )
+        if found is not None:
+            for call in calls:
+                call.complete = True
+        return Hit("anthropic-xml", m.start(), found.end() if found else end, calls, notes)
 
     calls, notes = parse_pythonic(scan, m.end(), end, "olmo3", bounded=close is not None)
     return Hit("olmo3", m.start(), hit_end, calls, notes)
@@ -134,17 +169,18 @@ def read_invoke(scan: Scan, m: re.Match[str]) -> Hit:
         if prefix == "steptml:"
         else "anthropic-xml"
     )
-    end = invoke.block_end(scan, opened, len(scan.text))
+    end = invoke.read(scan, opened, len(scan.text)).end
     calls, notes = parse_invokes(scan, m.start(), end, fmt, bounded=False)
     return Hit(fmt, m.start(), calls[0].end if calls else m.end(), calls[:1], notes)
 
 
 def read_wrapped_invokes(scan: Scan, m: re.Match[str], close: re.Pattern[str], family: str) -> Hit:
     """``<wrapper><invoke …>…</invoke></wrapper>`` (DSML, MiniMax-M2)."""
-    found = scan.find(close, m.end())
-    end = found.start() if found else len(scan.text)
-    calls, notes = parse_invokes(scan, m.start(), end, family, bounded=False)
-    return Hit(family, m.start(), found.end() if found else end, calls, notes)
+    calls, notes, found = _invokes(
+        scan, m.end(), len(scan.text), family, bounded=False, close=close
+    )
+    end = found.end() if found else (calls[-1].end if calls else len(scan.text))
+    return Hit(family, m.start(), end, calls, notes)
 
 
 # ----------------------------------------------------------------------- <tool_call> tags
