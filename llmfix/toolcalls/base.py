@@ -250,6 +250,31 @@ def _raw_decode(text: str, pos: int) -> tuple[Any, int]:
         return None, -1
 
 
+def strict_end(text: str, pos: int) -> int:
+    """Where the strict JSON value at ``pos`` ends (``-1`` when there is none)."""
+    return _raw_decode(text, pos)[1]
+
+
+def marker_after_json(
+    scan: Scan, start: int, found: re.Match[str] | None, marker: re.Pattern[str]
+) -> re.Match[str] | None:
+    """The end marker of an envelope whose JSON starts at ``start`` (after whitespace):
+    ``found`` (the first ``marker`` after ``start``), unless a strict JSON value there runs
+    past it — the marker was written inside one of the value's strings (a model writing
+    about the format) — then the first ``marker`` after the value."""
+    if found is None:
+        return None
+    text = scan.text
+    pos = _SEPARATORS.match(text, start)
+    s = pos.end() if pos else start
+    if s >= found.start() or text[s] not in "{[":
+        return found
+    stop = strict_end(text, s)
+    if stop <= found.start():
+        return found
+    return scan.find(marker, stop)
+
+
 def lenient_json(
     scan: Scan, start: int, end: int
 ) -> tuple[Any, tuple[Diagnostic, ...], bool] | None:

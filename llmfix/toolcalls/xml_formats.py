@@ -37,6 +37,7 @@ from llmfix.toolcalls.base import (
     Scan,
     calls_from_values,
     json_values,
+    strict_end,
 )
 from llmfix.toolcalls.pythonic import parse_pythonic
 from llmfix.toolcalls.values import (
@@ -195,22 +196,50 @@ _QWEN_PARAM = re.compile(r"<parameter=([^>\n]{0,200})>")
 _QWEN_PARAM_END = re.compile(r"</parameter\s*>|<parameter=|</function\s*>")
 _ARG_KEY = re.compile(r"<arg_key>([^<]{0,200})</arg_key>\s*<arg_value>")
 _ARG_VALUE_END = re.compile(r"</arg_value>")
+# What may follow an argument value's closing tag: a value holding "</arg_value>" as text
+# runs on to a closing tag that one of these follows.
+_ARG_VALUE_FOLLOWS = re.compile(r"\s*(?:<arg_key>|</tool_call\s*>|<tool_call\s*>|\Z)")
 _TOOL_SEP = re.compile(r"<tool_sep>")
 _GLM_HEAD = re.compile(r"\s*([^\s<]{1,200})\s*(?:<tool_sep>\s*)?")
 
 
 def read_tool_call(scan: Scan, m: re.Match[str]) -> Hit:
     """``<tool_call>``: JSON inside (hermes), ``<function=…>`` (qwen3-xml), or a name followed
-    by ``<arg_key>`` pairs (glm; hunyuan with ``<tool_sep>``)."""
+    by ``<arg_key>`` pairs (glm; hunyuan with ``<tool_sep>``).
+
+    The closing tag is looked for after the call's own structure (its JSON value, its last
+    parameter or argument): ``</tool_call>`` written inside a value does not end the call.
+    """
     text = scan.text
     prefix = "seed:" if m.group().startswith("<seed:") else ""
-    edge = scan.find(_TOOL_CALL_EDGE[prefix], m.end())
+    edge = scan.find(_TOOL_CALL_EDGE[prefix], structure_end(scan, m.end()))
     closed = edge is not None and edge.group().startswith("</")
     end = edge.start() if edge else len(text)
     hit_end = edge.end() if closed and edge else end
     hit, _ = tool_call_body(scan, m.start(), m.end(), end, closed)
     hit.end = max(hit.end, hit_end) if hit.calls or closed else hit.end
     return hit
+
+
+def structure_end(scan: Scan, start: int) -> int:
+    """Where the call written from ``start`` ends by its own structure (a strict JSON value,
+    qwen3-xml functions, GLM argument pairs); ``start`` when it has none that can be read.
+    Markers written inside its values lie before this point."""
+    text = scan.text
+    s = _SPACE.match(text, start).end()  # type: ignore[union-attr]
+    if s < len(text) and text[s] in "{[":
+        stop = strict_end(text, s)
+        return stop if stop > 0 else start
+    if text.startswith("<function=", s):
+        calls, _ = parse_qwen_functions(scan, s, len(text), bounded=False, adjacent=True)
+        return calls[-1].end if calls else start
+    head = _GLM_HEAD.match(text, s)
+    if head is not None and _ARG_KEY.match(text, head.end()):
+        return _glm_pairs_end(text, head.end(), len(text))
+    return start
+
+
+_SPACE = re.compile(r"\s*")
 
 
 def tool_call_body(
@@ -254,7 +283,7 @@ def _glm_call(
         key = _ARG_KEY.search(text, pos, end)
         if key is None:
             break
-        stop = _ARG_VALUE_END.search(text, key.end(), end)
+        stop = _arg_value_end(text, key.end(), end)
         value_end = stop.start() if stop else end
         builder.add(
             key.group(1).strip(), unwrap_cdata(text[key.end() : value_end]), key.start(), value_end
@@ -268,10 +297,63 @@ def _glm_call(
     return call
 
 
+def _arg_value_end(text: str, start: int, end: int) -> re.Match[str] | None:
+    """The ``</arg_value>`` that ends the value starting at ``start``: the first that the
+    call's structure can follow, else the first."""
+    first = stop = _ARG_VALUE_END.search(text, start, end)
+    while stop is not None:
+        if _ARG_VALUE_FOLLOWS.match(text, stop.end(), end):
+            return stop
+        stop = _ARG_VALUE_END.search(text, stop.end(), end)
+    return first
+
+
+def _glm_pairs_end(text: str, pos: int, end: int) -> int:
+    """Where the ``<arg_key>…<arg_value>…</arg_value>`` pairs from ``pos`` end."""
+    while True:
+        key = _ARG_KEY.match(text, _SPACE.match(text, pos, end).end(), end)  # type: ignore[union-attr]
+        if key is None:
+            return pos
+        stop = _arg_value_end(text, key.end(), end)
+        if stop is None:
+            return end
+        pos = stop.end()
+
+
+_QWEN_STOP = re.compile(r"(</parameter\s*>)|(</function\s*>)|<parameter=")
+_PARAM_FOLLOWS = re.compile(r"\s*(?:<parameter=|</function\s*>|</tool_call\s*>|\Z)")
+_FUNCTION_FOLLOWS = re.compile(r"\s*(?:</tool_call\s*>|<function=|<tool_call\s*>|\Z)")
+
+
+def _qwen_value_end(text: str, start: int, end: int) -> re.Match[str] | None:
+    """What ends the value starting at ``start``: the first ``</parameter>`` the call's
+    structure can follow (one written inside the value cannot); failing that, such a
+    ``</function>`` (the parameter's closing tag left out), or the next ``<parameter=``;
+    else the first of them."""
+    first = stop = _QWEN_STOP.search(text, start, end)
+    function: re.Match[str] | None = None
+    while stop is not None:
+        if stop.group(1):
+            if _PARAM_FOLLOWS.match(text, stop.end(), end):
+                return stop
+        elif stop.group(2):
+            if function is None and _FUNCTION_FOLLOWS.match(text, stop.end(), end):
+                function = stop
+        else:
+            return function or stop
+        stop = _QWEN_STOP.search(text, stop.end(), end)
+    return function or first
+
+
 def parse_qwen_functions(
-    scan: Scan, start: int, end: int, bounded: bool
+    scan: Scan, start: int, end: int, bounded: bool, *, adjacent: bool = False
 ) -> tuple[list[Call], list[Diagnostic]]:
-    """``<function=NAME><parameter=k>\\nv\\n</parameter></function>`` (several allowed)."""
+    """``<function=NAME><parameter=k>\\nv\\n</parameter></function>`` (several allowed).
+
+    Each value ends at the closing tag the structure can follow (see
+    :func:`_qwen_value_end`), so closing tags written inside a value stay in it; a function
+    ends at the ``</function>`` after its last value. ``adjacent``: a later function counts
+    only when it follows the one before with nothing but whitespace between."""
     text = scan.text
     calls: list[Call] = []
     notes: list[Diagnostic] = []
@@ -292,10 +374,28 @@ def parse_qwen_functions(
                 )
             break
         scan.deadline.check()
-        close = scan.find(_FUNCTION_CLOSE, f.end(), end)
-        body_end = close.start() if close else end
-        call_end = close.end() if close else end
         name = f.group(1).strip()
+        builder = ArgumentsBuilder(scan, name)
+        p_pos = f.end()
+        close: re.Match[str] | None = None
+        while True:
+            next_close = scan.find(_FUNCTION_CLOSE, p_pos, end)
+            p = _QWEN_PARAM.search(text, p_pos, next_close.start() if next_close else end)
+            if p is None:
+                close = next_close
+                break
+            stop = _qwen_value_end(text, p.end(), end)
+            value_end = stop.start() if stop else end
+            builder.add(
+                p.group(1).strip(), trim_newline(text[p.end() : value_end]), p.start(), value_end
+            )
+            if stop is None:
+                break
+            if stop.group(2):  # </function> right after the value
+                close = stop
+                break
+            p_pos = stop.end() if stop.group(1) else value_end
+        call_end = close.end() if close else end
         if NAME_RE.fullmatch(name) is None:
             notes.append(
                 _malformed(
@@ -304,18 +404,6 @@ def parse_qwen_functions(
             )
             pos = call_end
             continue
-        builder = ArgumentsBuilder(scan, name)
-        p_pos = f.end()
-        while True:
-            p = _QWEN_PARAM.search(text, p_pos, body_end)
-            if p is None:
-                break
-            stop = _QWEN_PARAM_END.search(text, p.end(), body_end)
-            value_end = stop.start() if stop else body_end
-            p_pos = stop.end() if stop and stop.group().startswith("</parameter") else value_end
-            builder.add(
-                p.group(1).strip(), trim_newline(text[p.end() : value_end]), p.start(), value_end
-            )
         arguments, call_notes = builder.finish(f.start(), call_end)
         call = Call(
             name, arguments, f.start(), call_end, "qwen3-xml", complete=close is not None or bounded
@@ -323,15 +411,26 @@ def parse_qwen_functions(
         call.notes.extend(call_notes)
         calls.append(call)
         pos = call_end
+        if close is None:
+            break
+        if adjacent:
+            pos = _SPACE.match(text, pos, end).end()  # type: ignore[union-attr]
+            if not text.startswith("<function=", pos):
+                break
     return calls, notes
 
 
 def read_function_tag(scan: Scan, m: re.Match[str]) -> Hit:
     """A bare ``<function=NAME>…</function>`` (Qwen3-Coder without ``<tool_call>``)."""
-    close = scan.find(_FUNCTION_CLOSE, m.end())
-    end = close.end() if close else len(scan.text)
-    calls, notes = parse_qwen_functions(scan, m.start(), end, bounded=False)
-    return Hit("qwen3-xml", m.start(), end, calls[:1], notes)
+    calls, notes = parse_qwen_functions(
+        scan, m.start(), len(scan.text), bounded=False, adjacent=True
+    )
+    end = calls[-1].end if calls else len(scan.text)
+    stray = _STRAY_CLOSE.match(scan.text, end)  # "</tool_call>" with no opening tag
+    return Hit("qwen3-xml", m.start(), stray.end() if stray else end, calls, notes)
+
+
+_STRAY_CLOSE = re.compile(r"\s*</tool_call\s*>")
 
 
 _TOOL_CALLS_CLOSE = re.compile(r"</tool_calls\s*>")
