@@ -37,6 +37,7 @@ from llmfix.toolcalls.base import (
     Scan,
     calls_from_values,
     json_values,
+    marker_after_json,
     strict_end,
 )
 from llmfix.toolcalls.pythonic import parse_pythonic
@@ -441,7 +442,9 @@ def read_tool_calls(scan: Scan, m: re.Match[str]) -> Hit:
     """``<tool_calls>``: a JSON list or JSON lines (jamba, MiniMax-M1, Hunyuan-A13B), or
     ``<tool_call>`` elements (hunyuan)."""
     text = scan.text
-    close = scan.find(_TOOL_CALLS_CLOSE, m.end())
+    close = marker_after_json(
+        scan, m.end(), scan.find(_TOOL_CALLS_CLOSE, m.end()), _TOOL_CALLS_CLOSE
+    )
     end = close.start() if close else len(text)
     hit_end = close.end() if close else end
     s, e = strip_span(text, m.end(), end)
