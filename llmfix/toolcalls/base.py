@@ -455,7 +455,8 @@ def calls_from_values(
             else (jv.value if isinstance(jv.value, list) else [jv.value])
         )
         complete = bounded or jv.closed
-        for item in items:
+        whole = len(items) if complete else closed_items(scan.text, jv.start, jv.end)
+        for index, item in enumerate(items):
             scan.deadline.check()
             shape = call_shape(item, require_arguments=require_arguments)
             shown = unusable_name(item) if shape is None else None
@@ -472,12 +473,35 @@ def calls_from_values(
                     )
                 )
                 continue
-            call = Call(shape.name, shape.arguments, jv.start, jv.end, fmt, shape.id, complete)
+            call = Call(shape.name, shape.arguments, jv.start, jv.end, fmt, shape.id, index < whole)
             call.notes.extend(jv.notes)
             if shape.encoded:
                 decode_arguments(scan, call)
             calls.append(call)
     return calls, notes
+
+
+_ITEM_GAP = re.compile(r"\s*")
+
+
+def closed_items(text: str, start: int, end: int) -> int:
+    """How many items of the JSON list at ``start`` (cut off before ``end``) are strict
+    JSON, whole: the parallel calls written before the cut (``0`` when ``start`` holds no
+    list)."""
+    if text[start : start + 1] != "[":
+        return 0
+    count = 0
+    pos = start + 1
+    while True:
+        pos = _ITEM_GAP.match(text, pos, end).end()  # type: ignore[union-attr]
+        stop = _raw_decode(text[:end], pos)[1] if pos < end else -1
+        if stop < 0:
+            return count
+        count += 1
+        pos = _ITEM_GAP.match(text, stop, end).end()  # type: ignore[union-attr]
+        if text[pos : pos + 1] != ",":
+            return count
+        pos += 1
 
 
 def decode_arguments(scan: Scan, call: Call) -> None:

@@ -41,7 +41,15 @@ from llmfix.pipeline.normalize import Document, normalize_document
 from llmfix.toolcalls import json_formats as jf
 from llmfix.toolcalls import pythonic as py
 from llmfix.toolcalls import xml_formats as xf
-from llmfix.toolcalls.base import Call, Hit, Scan, ToolCall, ToolCallExtraction, lenient_json
+from llmfix.toolcalls.base import (
+    Call,
+    Hit,
+    Scan,
+    ToolCall,
+    ToolCallExtraction,
+    closed_items,
+    lenient_json,
+)
 from llmfix.toolcalls.structured import Document as StructuredDocument
 from llmfix.toolcalls.structured import read_document
 
@@ -506,9 +514,15 @@ class _Gate:
                 doc = read_document(self.scan, value, span.start, span.end, bare=True)
                 if doc is None or not doc.calls:
                     continue
-                for call in doc.calls:
+                # a cut-off list: the items before the cut are whole calls
+                whole = (
+                    closed_items(self.scan.text, span.start, span.end)
+                    if truncated and isinstance(value, list) and len(value) == len(doc.calls)
+                    else 0
+                )
+                for index, call in enumerate(doc.calls):
                     call.notes.extend(notes)
-                    call.complete = call.complete and not truncated
+                    call.complete = call.complete and (not truncated or index < whole)
                     if doc.format != "json":
                         call.format = doc.format
                 taken.append((span, doc.calls))
