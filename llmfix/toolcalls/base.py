@@ -474,7 +474,9 @@ def calls_from_values(
                 )
                 continue
             call = Call(shape.name, shape.arguments, jv.start, jv.end, fmt, shape.id, index < whole)
-            call.notes.extend(jv.notes)
+            # a cut list: the cut's notes go with the call it cut, not those whole before it
+            cut_before = not complete and index < whole
+            call.notes.extend(n for n in jv.notes if not (cut_before and n.code == _CUT))
             if shape.encoded:
                 decode_arguments(scan, call)
             calls.append(call)
@@ -482,6 +484,7 @@ def calls_from_values(
 
 
 _ITEM_GAP = re.compile(r"\s*")
+_CUT = "parse.truncated"
 
 
 def closed_items(text: str, start: int, end: int) -> int:

@@ -41,6 +41,7 @@ from llmfix.pipeline.normalize import Document, normalize_document
 from llmfix.toolcalls import json_formats as jf
 from llmfix.toolcalls import pythonic as py
 from llmfix.toolcalls import xml_formats as xf
+from llmfix.toolcalls import xtml
 from llmfix.toolcalls.base import (
     Call,
     Hit,
@@ -70,6 +71,7 @@ FORMATS: dict[str, str] = {
     "deepseek-v3": "DeepSeek V3/R1/V3.1 <｜tool▁calls▁begin｜> special tokens",
     "step3": "Step-3 <｜tool_calls_begin｜> with <steptml:invoke>",
     "kimi-k2": "Kimi K2 <|tool_calls_section_begin|> … functions.NAME:0",
+    "kimi-k3": 'Kimi K3 XTML <|open|>call tool="…" index="…"<|sep|> with typed arguments',
     "hermes": "<tool_call>{json}</tool_call> (Hermes, Qwen 2.5/3, ERNIE, Granite 4)",
     "qwen3-xml": "<tool_call><function=NAME><parameter=k>v</parameter> (Qwen3-Coder, Step-3.5, "
     "Seed-OSS)",
@@ -125,6 +127,7 @@ HANDLERS: tuple[Handler, ...] = (
         ),
     ),
     Handler(("kimi-k2",), r"<\|tool_calls?_section_begin\|>|<\|tool_call_begin\|>", jf.read_kimi),
+    Handler(("kimi-k3",), xtml.MARKER, xtml.read_kimi_k3),
     Handler(("deepseek-v3", "step3"), r"<[|｜]tool[▁_ ]calls?[▁_ ]begin[|｜]>", jf.read_deepseek),
     Handler(
         ("minimax-m2",),
@@ -225,9 +228,23 @@ _BY_FORMAT: dict[str, tuple[re.Pattern[str], tuple[int, ...]]] = {}
 
 # End-of-turn tokens that are not part of the answer's text.
 _END_TOKENS = re.compile(
-    r"</s>|<\|(?:eot_id|eom_id|im_end|end|return|call|endoftext|end_of_text)\|>"
-    r"|<｜end▁of▁sentence｜>|<\|start\|>assistant"
+    r"</s>|<\|(?:eot_id|eom_id|im_end|end|return|call|endoftext|end_of_text|end_of_msg)\|>"
+    r"|<｜end▁of▁sentence｜>|<\|start\|>assistant|" + xtml.CHANNEL_TOKENS
 )
+
+# Reasoning that normalization does not set apart: Mistral's [THINK]…[/THINK] (Magistral),
+# and Kimi K3's think channel (see llmfix.toolcalls.xtml).
+_BRACKET_THINK = re.compile(r"\[THINK\].*?(?:\[/THINK\]|\Z)", re.S)
+
+
+def _reasoning_spans(text: str, document: Document) -> list[Span]:
+    """Every reasoning block of ``text``, in order."""
+    spans = list(document.reasoning)
+    if "[THINK]" in text:
+        spans += [Span(m.start(), m.end()) for m in _BRACKET_THINK.finditer(text)]
+    if "<|close|>think<|sep|>" in text:
+        spans += xtml.think_spans(text)
+    return sorted(spans, key=lambda s: s.start)
 
 
 def _scanner(fmt: str | None) -> tuple[re.Pattern[str], tuple[int, ...]]:
@@ -294,7 +311,7 @@ def _whole_document(scan: Scan, document: Document, fmt: str | None) -> ToolCall
         nested = _calls_in_content(scan, doc, start, end)
         if nested is not None:
             return nested
-    calls = tuple(_freeze(c, document) for c in doc.calls)
+    calls = tuple(_freeze(c, document.reasoning) for c in doc.calls)
     return ToolCallExtraction(
         calls,
         "\n".join(doc.content).strip(),
@@ -357,17 +374,20 @@ class _Gate:
         self.document = document
         self.fmt = fmt
         self.notes: list[Diagnostic] = []
+        self.thinking = _reasoning_spans(scan.text, document)
 
     def run(self) -> ToolCallExtraction:
         hits = self.envelopes()
         groups = self.groups(hits)
         calls: list[Call] = []
         consumed = [Span(h.start, h.end) for _, h in hits]
-        reasoning = list(self.document.reasoning) + [s for _, h in hits for s in h.reasoning]
+        reasoning = self.thinking + [s for _, h in hits for s in h.reasoning]
         winner: str | None = None
         if groups:
             winner, calls = self.choose(groups)
-        bare_calls, bare_spans = self.bare(consumed, reasoning)
+        # A gpt-oss answer's final channel is text: JSON there is not a call.
+        harmony = any(h.family == "harmony" for _, h in hits)
+        bare_calls, bare_spans = ([], []) if harmony else self.bare(consumed, reasoning)
         if calls and bare_calls:
             first = bare_calls[0]
             self.notes.append(
@@ -391,7 +411,7 @@ class _Gate:
             self.notes.extend(hit.notes)
         if self.fmt is not None:
             calls = [c for c in calls if c.format == self.fmt]
-        frozen = tuple(_freeze(c, self.document) for c in calls)
+        frozen = tuple(_freeze(c, self.thinking) for c in calls)
         content = self.content(consumed, reasoning)
         return ToolCallExtraction(
             frozen,
@@ -420,6 +440,13 @@ class _Gate:
             index = int(m.lastgroup[1:])
             hit = HANDLERS[index].read(self.scan, m)
             if hit is None:
+                pos = m.end()
+                continue
+            block = _inside(Span(m.start(), m.end()), self.thinking)
+            if block is not None and not _thought(hit, block):
+                # Tool-call syntax in reasoning text is not a call unless it is one whole
+                # call there: a reader that ran past the block's end, or found only a cut
+                # or broken call, was reading the model's words about the format.
                 pos = m.end()
                 continue
             found.append((index, hit))
@@ -491,7 +518,9 @@ class _Gate:
         usable = [
             c
             for c in candidates
-            if not c.synthetic and not any(_overlap(c.span, s) for s in consumed)
+            if not c.synthetic
+            and not any(_overlap(c.span, s) for s in consumed)
+            and _inside(c.span, self.thinking) is None
         ]
         taken: list[tuple[Span, list[Call]]] = []
         for strict in (True, False):
@@ -549,13 +578,25 @@ class _Gate:
         text = self.scan.text
         pieces = []
         for span in sorted(reasoning, key=lambda s: s.start):
-            inner = drop_reasoning_tags(text[span.start : span.end]).strip()
+            inner = _THINK_TAGS.sub("", drop_reasoning_tags(text[span.start : span.end])).strip()
             if inner:
                 pieces.append(inner)
         return "\n".join(pieces)
 
 
 _BLANK_LINES = re.compile(r"\n\s*\n")
+_THINK_TAGS = re.compile(r"\[/?THINK\]|<\|(?:open|close)\|>think<\|sep\|>")
+
+
+def _thought(hit: Hit, block: Span) -> bool:
+    """Whether ``hit``, read from a marker inside the reasoning ``block``, is a call the
+    model wrote there (whole, inside the block) rather than words about the format.
+    Incomplete calls in it are dropped; its notes go with them."""
+    if hit.end > block.end:
+        return False
+    hit.calls = [c for c in hit.calls if c.complete]
+    hit.notes = []
+    return bool(hit.calls)
 
 
 def _names(calls: list[Call]) -> str:
@@ -586,7 +627,12 @@ def _vet_bare(scan: Scan, calls: list[Call]) -> tuple[list[Call], list[Diagnosti
     return kept, notes
 
 
-def _freeze(call: Call, document: Document) -> ToolCall:
+def _inside(span: Span, blocks: list[Span] | tuple[Span, ...]) -> Span | None:
+    """The block of ``blocks`` that holds ``span`` wholly (``None`` when none does)."""
+    return next((b for b in blocks if b.start <= span.start and span.end <= b.end), None)
+
+
+def _freeze(call: Call, reasoning: list[Span] | tuple[Span, ...]) -> ToolCall:
     span = Span(call.start, call.end)
     return ToolCall(
         id=call.id,
@@ -594,7 +640,7 @@ def _freeze(call: Call, document: Document) -> ToolCall:
         arguments=call.arguments,
         span=span,
         format=call.format,
-        in_reasoning=document.in_reasoning(span),
+        in_reasoning=call.format != "harmony" and _inside(span, reasoning) is not None,
         complete=call.complete,
         diagnostics=tuple(call.notes),
     )

@@ -360,8 +360,10 @@ def read_harmony(scan: Scan, m: re.Match[str]) -> Hit | None:
     """gpt-oss: ``<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}``
     then ``<|call|>``.
 
-    The ``analysis`` channel is reasoning; ``final`` (and commentary without a recipient)
-    is answer text.
+    The recipient may come before the channel (``to=functions.NAME<|channel|>commentary``)
+    or in the header after it; a call on the ``analysis`` channel (a recipient there) is a
+    call. Otherwise ``analysis`` is reasoning, and ``final`` (and commentary without a
+    recipient) is answer text.
     """
     text = scan.text
     header = _HARMONY_HEADER.match(text, m.end())
@@ -381,11 +383,13 @@ def read_harmony(scan: Scan, m: re.Match[str]) -> Hit | None:
         if end_marker and end_marker.group() in ("<|end|>", "<|call|>", "<|return|>")
         else body_end
     )
-    if channel == "analysis":
+    if recipient is not None and recipient.group(1) in ("assistant", "user"):
+        recipient = None
+    if channel == "analysis" and recipient is None:
         hit = Hit("harmony", m.start(), consumed)
         hit.reasoning.append(Span(message.end(), body_end))
         return hit
-    if recipient is None or recipient.group(1) in ("assistant", "user"):
+    if recipient is None:
         # Answer text: only the header tokens are consumed.
         return Hit("harmony", m.start(), message.end())
     name = recipient.group(1)
