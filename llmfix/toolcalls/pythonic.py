@@ -232,8 +232,13 @@ def _close(source: str) -> tuple[str, int] | None:
 
 
 def read_python_block(scan: Scan, m: re.Match[str], close: re.Pattern[str], family: str) -> Hit:
-    """``<marker>[calls]<close>`` (``llama4``, ``lfm2``)."""
+    """``<marker>[calls]<close>`` (``llama4``, ``lfm2``). A closing marker inside a string
+    argument is text: the block ends at the first one outside every string."""
     found = scan.find(close, m.end())
+    for _ in range(8):  # (a bound: each try scans the block so far)
+        if found is None or _open_brackets(scan.text[m.end() : found.start()])[1] is None:
+            break
+        found = scan.find(close, found.end())
     end = found.start() if found else len(scan.text)
     calls, notes = parse_pythonic(scan, m.end(), end, family, bounded=found is not None)
     return Hit(family, m.start(), found.end() if found else end, calls, notes)
@@ -383,9 +388,19 @@ def read_gemma(
         call = Call(call_name, {}, m.start(), hit.end, family, complete=False)
         hit.calls.append(call)
         return hit
-    reader = _GemmaReader(text, end, quote)
     try:
-        arguments, _ = reader.object(brace + 1, 0)
+        # Read past the first closing marker: one written inside a quoted value is text.
+        reader = _GemmaReader(text, len(text), quote)
+        arguments, stop = reader.object(brace + 1, 0)
+        if found is not None and stop > found.start():
+            if reader.truncated:
+                reader = _GemmaReader(text, end, quote)
+                arguments, _ = reader.object(brace + 1, 0)
+            else:
+                found = scan.find(close, stop)
+                hit.end = found.end() if found else stop
+        elif found is None and not reader.truncated:
+            hit.end = max(hit.end, stop)
     except ValueError:
         hit.notes.append(
             scan.note(
