@@ -176,15 +176,18 @@ def _structural_close(
     limit: int,
 ) -> re.Match[str]:
     """The closing tag that really ends a value whose first closing tag is ``stop``: the
-    first from ``stop`` on that the block's structure can follow (another parameter,
-    ``</invoke>``, the end of the range), not past the next ``<parameter`` (a value whose
-    closing tag was left out); ``stop`` when there is none."""
+    last one from ``stop`` on, before the next ``<parameter``, that the block's structure
+    can follow (another parameter, ``</invoke>``, the end of the range); ``stop`` when
+    there is none. A value that holds its own closing tags (a model writing about the
+    format) ends at its last one."""
+    found = stop
     candidate: re.Match[str] | None = stop
+    structural = False
     while candidate is not None and candidate.group(1):
         if follows.match(text, candidate.end(), limit):
-            return candidate
+            found, structural = candidate, True
         candidate = parameter_end.search(text, candidate.end(), limit)
-    return stop
+    return found if structural else stop
 
 
 def block_end(search: ForwardSearch, tag: re.Match[str], limit: int) -> int:

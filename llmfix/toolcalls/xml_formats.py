@@ -299,14 +299,17 @@ def _glm_call(
 
 
 def _arg_value_end(text: str, start: int, end: int) -> re.Match[str] | None:
-    """The ``</arg_value>`` that ends the value starting at ``start``: the first that the
-    call's structure can follow, else the first."""
+    """The ``</arg_value>`` that ends the value starting at ``start``: the last one before
+    the next ``<arg_key>`` that the call's structure can follow, else the first."""
     first = stop = _ARG_VALUE_END.search(text, start, end)
-    while stop is not None:
+    bound = text.find("<arg_key>", start, end)
+    bound = end if bound == -1 else bound
+    found = None
+    while stop is not None and stop.start() < bound:
         if _ARG_VALUE_FOLLOWS.match(text, stop.end(), end):
-            return stop
+            found = stop
         stop = _ARG_VALUE_END.search(text, stop.end(), end)
-    return first
+    return found or first
 
 
 def _glm_pairs_end(text: str, pos: int, end: int) -> int:
@@ -327,23 +330,24 @@ _FUNCTION_FOLLOWS = re.compile(r"\s*(?:</tool_call\s*>|<function=|<tool_call\s*>
 
 
 def _qwen_value_end(text: str, start: int, end: int) -> re.Match[str] | None:
-    """What ends the value starting at ``start``: the first ``</parameter>`` the call's
-    structure can follow (one written inside the value cannot); failing that, such a
-    ``</function>`` (the parameter's closing tag left out), or the next ``<parameter=``;
-    else the first of them."""
+    """What ends the value starting at ``start``: the last ``</parameter>`` before the next
+    ``<parameter=`` that the call's structure can follow (those written inside the value
+    come before it); failing that, the first such ``</function>`` (the parameter's closing
+    tag left out), or the next ``<parameter=``; else the first of them."""
     first = stop = _QWEN_STOP.search(text, start, end)
     function: re.Match[str] | None = None
+    found: re.Match[str] | None = None
     while stop is not None:
         if stop.group(1):
             if _PARAM_FOLLOWS.match(text, stop.end(), end):
-                return stop
+                found = stop
         elif stop.group(2):
             if function is None and _FUNCTION_FOLLOWS.match(text, stop.end(), end):
                 function = stop
         else:
-            return function or stop
+            return found or function or stop
         stop = _QWEN_STOP.search(text, stop.end(), end)
-    return function or first
+    return found or function or first
 
 
 def parse_qwen_functions(

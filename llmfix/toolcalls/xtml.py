@@ -164,11 +164,18 @@ def _read_call(scan: Scan, head: re.Match[str]) -> tuple[Call | None, int]:
 
 
 def _argument_end(text: str, start: int) -> re.Match[str] | None:
-    """The ``<|close|>argument<|sep|>`` that ends the value from ``start``: the first the
-    call's structure can follow, else the first."""
+    """The ``<|close|>argument<|sep|>`` that ends the value from ``start``: the last one
+    before the next argument or JSON block that the call's structure can follow, else the
+    first."""
     first = stop = _ARGUMENT_CLOSE.search(text, start)
-    while stop is not None:
+    opener = _NEXT_OPEN.search(text, start)
+    bound = opener.start() if opener else len(text)
+    found = None
+    while stop is not None and stop.start() < bound:
         if _ARGUMENT_FOLLOWS.match(text, stop.end()):
-            return stop
+            found = stop
         stop = _ARGUMENT_CLOSE.search(text, stop.end())
-    return first
+    return found or first
+
+
+_NEXT_OPEN = re.compile(r"<\|open\|>(?:argument|json|call)\b")
