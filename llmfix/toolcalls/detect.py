@@ -35,13 +35,14 @@ from llmfix.deadline import Deadline
 from llmfix.errors import ConfigError
 from llmfix.formats import fences
 from llmfix.formats.envelopes import drop_reasoning_tags
-from llmfix.model import Diagnostic, Span
+from llmfix.model import Diagnostic, Risk, Span
 from llmfix.pipeline.extract import extract_candidates
 from llmfix.pipeline.normalize import Document, normalize_document
 from llmfix.toolcalls import json_formats as jf
 from llmfix.toolcalls import pythonic as py
 from llmfix.toolcalls import xml_formats as xf
 from llmfix.toolcalls import xtml
+from llmfix.toolcalls.audit import audit_content
 from llmfix.toolcalls.base import (
     Call,
     Hit,
@@ -286,10 +287,9 @@ def extract_tool_calls(
     check_format(fmt)
     scan = Scan(text, registry, deadline)
     document = normalize_document(text)
-    if fmt is None or fmt in STRUCTURED:
-        whole = _whole_document(scan, document, fmt)
-        if whole is not None:
-            return whole
+    whole = _whole_document(scan, document, fmt)
+    if whole is not None:
+        return whole
     gate = _Gate(scan, document, fmt)
     return gate.run()
 
@@ -304,13 +304,19 @@ def _whole_document(scan: Scan, document: Document, fmt: str | None) -> ToolCall
     except (ValueError, RecursionError):
         return None
     doc = read_document(scan, value, start, end, bare=True)
+    if fmt is not None and fmt not in STRUCTURED:
+        # A format forced on an API response: the calls its message text holds in it.
+        if doc is None or doc.format == "json" or not doc.content:
+            return None
+        audited = _calls_in_content(scan, doc, start, end, fmt)
+        return audited or ToolCallExtraction((), "", "", (), None, finish=doc.finish)
     if doc is None or (fmt is not None and doc.format != fmt):
         finish = None if doc is None else doc.finish
         return ToolCallExtraction((), "", "", (), None, structured=True, finish=finish)
-    if not doc.calls and doc.content and doc.format != "json" and fmt is None:
-        nested = _calls_in_content(scan, doc, start, end)
-        if nested is not None:
-            return nested
+    if doc.content and doc.format != "json":
+        audited = _calls_in_content(scan, doc, start, end)
+        if audited is not None:
+            return audited
     calls = tuple(_freeze(c, document.reasoning) for c in doc.calls)
     return ToolCallExtraction(
         calls,
@@ -325,44 +331,77 @@ def _whole_document(scan: Scan, document: Document, fmt: str | None) -> ToolCall
 
 
 def _calls_in_content(
-    scan: Scan, doc: StructuredDocument, start: int, end: int
+    scan: Scan, doc: StructuredDocument, start: int, end: int, fmt: str | None = None
 ) -> ToolCallExtraction | None:
-    """An API response whose message text holds raw tool-call syntax (a server that did not
-    parse the model's calls): the calls in that text, located at the whole document."""
-    inner = extract_tool_calls(
-        "\n".join(doc.content), registry=scan.registry, deadline=scan.deadline
+    """An API response whose message text holds tool-call markup the server did not parse
+    (see :mod:`llmfix.toolcalls.audit`): the server's calls, then the calls left in the text
+    (``tools.left_in_content``), each located at the whole document; a call the server read
+    otherwise than the text says is ``tools.server_mismatch`` (the server's call is kept).
+    A call the server read as the text says stays the server's, its markup left out of the
+    content. ``None`` when the text holds no call."""
+    read = extract_tool_calls(
+        "\n".join(doc.content), fmt=fmt, registry=scan.registry, deadline=scan.deadline
     )
-    if not inner.calls:
+    found = audit_content(read, [(c.name, c.arguments) for c in doc.calls])
+    if found is None:
         return None
     span = Span(start, end)
     position = scan.lines.position(start)
-    calls = tuple(
+    moved = tuple(
         replace(
             c,
             span=span,
             diagnostics=tuple(replace(d, span=span, position=position) for d in c.diagnostics),
         )
-        for c in inner.calls
+        for c in found.moved
     )
-    note = scan.note(
-        codes.TOOLS_CALLS_IN_CONTENT,
-        f"the {doc.format} message text holds {inner.format} tool calls (the server did not "
-        "parse them); read them from the text",
-        start,
-        end,
-    )
-    notes = [
-        *doc.notes,
-        note,
-        *(replace(d, span=span, position=position) for d in inner.diagnostics),
-    ]
-    reasoning = "\n".join([*doc.reasoning, inner.reasoning]).strip()
+    notes = list(doc.notes)
+    server = "the server's tool_calls " + ("are empty" if not doc.calls else "lack them")
+    if moved:
+        names = ", ".join(c.name for c in moved)
+        notes.append(
+            scan.note(
+                codes.TOOLS_LEFT_IN_CONTENT,
+                f"the {doc.format} message text holds {len(moved)} {found.format} tool "
+                f"call(s) ({names}) and {server}: read them from the text",
+                start,
+                end,
+                risk=Risk.SAFE,
+                hint="the server's tool-call parser missed this format: check its "
+                "tool-call parser setting, or let llmfix --tool-calls move them",
+                data={
+                    "format": found.format,
+                    "calls": [c.to_dict() for c in moved],
+                    "server_calls": len(doc.calls),
+                },
+            )
+        )
+    for index, call in found.mismatched:
+        theirs = doc.calls[index]
+        notes.append(
+            scan.note(
+                codes.TOOLS_SERVER_MISMATCH,
+                f"the server read call {index} ({theirs.name}) with other arguments than its "
+                "markup in the message text gives; the server's call was kept",
+                start,
+                end,
+                data={
+                    "index": index,
+                    "server": theirs.arguments,
+                    "text": call.arguments,
+                    "format": found.format,
+                },
+            )
+        )
+    calls = tuple(_freeze(c, ()) for c in doc.calls) + moved
+    reasoning = "\n".join([*doc.reasoning, found.reasoning]).strip()
     return ToolCallExtraction(
         calls,
-        inner.content,
+        found.content,
         reasoning,
         tuple(notes),
-        inner.format,
+        doc.format if doc.calls else found.format,
+        structured=bool(doc.calls),
         markers=True,
         finish=doc.finish,
     )
@@ -375,6 +414,9 @@ class _Gate:
         self.fmt = fmt
         self.notes: list[Diagnostic] = []
         self.thinking = _reasoning_spans(scan.text, document)
+        # (bare JSON in the blocks normalization sets apart is read as before: a call in
+        # reasoning; the extraction of candidates does not know the others)
+        self.extra_thinking = [s for s in self.thinking if s not in document.reasoning]
 
     def run(self) -> ToolCallExtraction:
         hits = self.envelopes()
@@ -520,7 +562,7 @@ class _Gate:
             for c in candidates
             if not c.synthetic
             and not any(_overlap(c.span, s) for s in consumed)
-            and _inside(c.span, self.thinking) is None
+            and _inside(c.span, self.extra_thinking) is None
         ]
         taken: list[tuple[Span, list[Call]]] = []
         for strict in (True, False):
