@@ -563,6 +563,7 @@ class _Gate:
             if not c.synthetic
             and not any(_overlap(c.span, s) for s in consumed)
             and _inside(c.span, self.extra_thinking) is None
+            and not any(b.start <= c.span.start < b.end < c.span.end for b in self.thinking)
         ]
         taken: list[tuple[Span, list[Call]]] = []
         for strict in (True, False):
@@ -633,10 +634,13 @@ _THINK_TAGS = re.compile(r"\[/?THINK\]|<\|(?:open|close)\|>think<\|sep\|>")
 def _thought(hit: Hit, block: Span) -> bool:
     """Whether ``hit``, read from a marker inside the reasoning ``block``, is a call the
     model wrote there (whole, inside the block) rather than words about the format.
-    Incomplete calls in it are dropped; its notes go with them."""
+    Incomplete calls in it, and those read only by a guess, are dropped; its notes go with
+    them."""
     if hit.end > block.end:
         return False
-    hit.calls = [c for c in hit.calls if c.complete]
+    hit.calls = [
+        c for c in hit.calls if c.complete and not any(n.risk is Risk.GUESS for n in c.notes)
+    ]  # (a placeholder such as {...} needs a guess to read: words, not a call)
     hit.notes = []
     return bool(hit.calls)
 
