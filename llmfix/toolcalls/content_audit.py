@@ -39,11 +39,11 @@ def left_in_content(text: str, server: Sequence[tuple[str | None, str]]) -> tupl
     whole = [c for c in found.moved if c.complete]
     if whole:
         names = ", ".join(c.name for c in whole)
-        lacks = "is empty of" if not server else "lacks"
+        where = "and its tool_calls is empty" if not server else "that its tool_calls lacks"
         notes.append(
             codes.TOOLS_LEFT_IN_CONTENT.at(
                 f"the message text holds {len(whole)} {found.format} tool call(s) ({names}) "
-                f"its tool_calls {lacks}: the server did not parse them",
+                f"{where}: the server did not parse them",
                 hint="check the server's tool-call parser setting; `llmfix repair --tool-calls` "
                 "on the response moves them into the calls",
                 data={"format": found.format, "calls": [c.to_dict() for c in whole]},
