@@ -588,7 +588,7 @@ class _Gate:
                     continue
                 # a cut-off list: the items before the cut are whole calls
                 whole = (
-                    closed_items(self.scan.text, span.start, span.end)
+                    closed_items(self.scan, span.start, span.end)
                     if truncated and isinstance(value, list) and len(value) == len(doc.calls)
                     else 0
                 )

@@ -229,7 +229,7 @@ def structure_end(scan: Scan, start: int) -> int:
     text = scan.text
     s = _SPACE.match(text, start).end()  # type: ignore[union-attr]
     if s < len(text) and text[s] in "{[":
-        stop = strict_end(text, s)
+        stop = strict_end(scan, s)
         return stop if stop > 0 else start
     if text.startswith("<function=", s):
         calls, _ = parse_qwen_functions(scan, s, len(text), bounded=False, adjacent=True)
