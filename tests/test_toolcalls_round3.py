@@ -305,3 +305,13 @@ def test_ollama_native_response_is_read() -> None:
     cut = json.loads(_response("response_ollama_tool_calls"))
     cut["done_reason"] = "length"
     assert check_tool_calls(json.dumps(cut)).status is Status.TRUNCATED
+
+
+def test_read_response_items_carry_the_audit() -> None:
+    import llmfix
+
+    items = llmfix.read_response(_response("response_vllm_left_in_content"))
+    assert [d.code for d in items[0].diagnostics] == ["tools.left_in_content"]
+    clean = json.loads(_response("response_vllm_left_in_content"))
+    clean["choices"][0]["message"]["content"] = '{"answer": 42}'
+    assert llmfix.read_response(clean)[0].diagnostics == ()
