@@ -32,6 +32,8 @@ def left_in_content(text: str, server: Sequence[tuple[str | None, str]]) -> tupl
     if not MAY_HOLD_CALLS.search(text):
         return ()
     read = extract_tool_calls(text)
+    if read.format == "json":  # a JSON answer shaped like a call: the answer, not markup
+        return ()
     found = audit_content(read, [(name or "", _decoded(arguments)) for name, arguments in server])
     if found is None:
         return ()
