@@ -459,7 +459,7 @@ def read_tool_calls(scan: Scan, m: re.Match[str]) -> Hit:
             inner = _INNER_TOOL_CALL.search(text, pos, e)
             if inner is None:
                 break
-            edge = _TOOL_CALL_EDGE[""].search(text, inner.end(), e)
+            edge = _TOOL_CALL_EDGE[""].search(text, structure_end(scan, inner.end()), e)
             inner_closed = edge is not None and edge.group().startswith("</")
             inner_end = edge.start() if edge else e
             sub, _ = tool_call_body(scan, inner.start(), inner.end(), inner_end, inner_closed)
@@ -487,14 +487,15 @@ _MINICPM_NAME = re.compile(r"\"([^\"]{0,200})\"\s*>")
 
 
 def read_minicpm(scan: Scan, m: re.Match[str]) -> Hit:
-    """``<function name="N"><param name="k">v</param></function>``."""
+    """``<function name="N"><param name="k">v</param></function>``. A ``</param>`` or
+    ``</function>`` written inside a value stays in it (the value ends at the last closing
+    tag before the next ``<param`` that the structure can follow)."""
     text = scan.text
-    close = scan.find(_FUNCTION_CLOSE, m.end())
-    body_end = close.start() if close else len(text)
-    end = close.end() if close else body_end
-    hit = Hit("minicpm5", m.start(), end)
-    head = _MINICPM_NAME.match(text, m.end(), body_end)
+    first = scan.find(_FUNCTION_CLOSE, m.end())
+    head = _MINICPM_NAME.match(text, m.end(), first.start() if first else len(text))
     if head is None or NAME_RE.fullmatch(head.group(1)) is None:
+        end = first.end() if first else len(text)
+        hit = Hit("minicpm5", m.start(), end)
         hit.notes.append(
             _malformed(scan, "minicpm5", "a <function> without a valid name", m.start(), end)
         )
@@ -503,12 +504,13 @@ def read_minicpm(scan: Scan, m: re.Match[str]) -> Hit:
     builder = ArgumentsBuilder(scan, name)
     pos = head.end()
     while True:
-        p = _MINICPM_PARAM.search(text, pos, body_end)
+        close = scan.find(_FUNCTION_CLOSE, pos)
+        p = _MINICPM_PARAM.search(text, pos, close.start() if close else len(text))
         if p is None:
             break
-        stop = _MINICPM_PARAM_END.search(text, p.end(), body_end)
-        value_end = stop.start() if stop else body_end
-        pos = stop.end() if stop else body_end
+        stop = _minicpm_value_end(text, p.end())
+        value_end = stop.start() if stop else len(text)
+        pos = stop.end() if stop else len(text)
         if p.group(1) is None:
             builder.notes.append(
                 scan.note(
@@ -520,11 +522,30 @@ def read_minicpm(scan: Scan, m: re.Match[str]) -> Hit:
             )
             continue
         builder.add(p.group(1), unwrap_cdata(text[p.end() : value_end]), p.start(), value_end)
+    close = scan.find(_FUNCTION_CLOSE, pos)
+    end = close.end() if close else len(text)
+    hit = Hit("minicpm5", m.start(), end)
     arguments, notes = builder.finish(m.start(), end)
     call = Call(name, arguments, m.start(), end, "minicpm5", complete=close is not None)
     call.notes.extend(notes)
     hit.calls.append(call)
     return hit
+
+
+_MINICPM_FOLLOWS = re.compile(r"[\sĠ]*(?:<param(?=[\sĠn>])|</function\s*>|\Z)")
+_MINICPM_NEXT = re.compile(r"<param(?=[\sĠn>])")
+
+
+def _minicpm_value_end(text: str, start: int) -> re.Match[str] | None:
+    first = stop = _MINICPM_PARAM_END.search(text, start)
+    following = _MINICPM_NEXT.search(text, start)
+    bound = following.start() if following else len(text)
+    found = None
+    while stop is not None and stop.start() < bound:
+        if _MINICPM_FOLLOWS.match(text, stop.end()):
+            found = stop
+        stop = _MINICPM_PARAM_END.search(text, stop.end())
+    return found or first
 
 
 # ------------------------------------------------------------------------------ MiniMax M3
