@@ -1272,9 +1272,11 @@ TOOLS_SEQUENCE = _tools(
 TOOLS_TRUNCATED_CALL = _tools(
     "truncated_call",
     ERROR,
-    "a call cut off (a guess warning with `--salvage`)",
-    """The answer ends inside a tool call: the output was cut off. With `--salvage` the
-    call is completed as a guess.""",
+    "a call cut off (a warning with `--partial`, a guess with `--salvage`)",
+    """The answer ends inside a tool call: the output was cut off. The call is left out,
+    the calls before it are kept, and the result is `truncated`; with `--partial` this is
+    a warning (the whole calls are what is complete). With `--salvage` the call is
+    completed as a guess.""",
     _tools_ex('{"name": "get_weather", "arguments": {"city": "Par', _WEATHER),
 )
 TOOLS_MALFORMED_ARGUMENT = _tools(

@@ -27,6 +27,7 @@ Checks, each reported with a JSON Pointer into the value (``/<index>/arguments/.
   are not registered.
 
 Status: ``unparseable`` when tool-call syntax was found but no call could be used;
+``truncated`` when a call was cut off and left out (the calls before it are the value);
 ``invalid`` when an error remains (with ``strict``, also when a ``tools.*`` warning does);
 ``repaired`` when anything was repaired or guessed; ``valid`` for an API response object
 that needed nothing; ``extracted`` otherwise (including an answer with no calls). Then what
