@@ -1331,9 +1331,11 @@ TOOLS_SEQUENCE = _tools(
 TOOLS_TRUNCATED_CALL = _tools(
     "truncated_call",
     ERROR,
-    "a call cut off (a guess warning with `--salvage`)",
-    """The answer ends inside a tool call: the output was cut off. With `--salvage` the
-    call is completed as a guess.""",
+    "a call cut off (a warning with `--partial`, a guess with `--salvage`)",
+    """The answer ends inside a tool call: the output was cut off. The call is left out,
+    the calls before it are kept, and the result is `truncated`; with `--partial` this is
+    a warning (the whole calls are what is complete). With `--salvage` the call is
+    completed as a guess.""",
     _tools_ex('{"name": "get_weather", "arguments": {"city": "Par', _WEATHER),
 )
 TOOLS_MALFORMED_ARGUMENT = _tools(
@@ -1433,12 +1435,33 @@ TOOLS_CHOICES = _tools(
     """The answer is an API response with several choices; the calls of each are
     reported.""",
 )
-TOOLS_CALLS_IN_CONTENT = _tools(
-    "calls_in_content",
-    INFO,
-    "tool calls found in a message's text content",
-    """The API response has no structured tool calls, but its text content holds calls;
-    they are read from there.""",
+# --- tool calls left in an API response's text (issue 32) ---------------------------------
+
+_LEFT_IN_CONTENT = (
+    '{"choices": [{"message": {"role": "assistant", "content": "<tool_call>\\n'
+    '{\\"name\\": \\"get_weather\\", \\"arguments\\": {\\"city\\": \\"Oslo\\"}}\\n'
+    '</tool_call>", "tool_calls": []}, "finish_reason": "stop"}]}'
+)
+TOOLS_LEFT_IN_CONTENT = _tools(
+    "left_in_content",
+    WARNING,
+    "an API response's text holds tool calls its `tool_calls` lacks; moved into the calls",
+    """The server (vLLM, SGLang, llama.cpp, Ollama) did not parse the model's tool-call
+    markup: the message's `content` holds a call that its `tool_calls` is empty of or
+    lacks. The call is read from the text and added to the calls (`--tool-calls` prints
+    it in `tool_calls`); `data.calls` lists what was moved. Check the server's tool-call
+    parser setting for the model.""",
+    _tools_ex(_LEFT_IN_CONTENT, _WEATHER),
+    risks=SAFE,
+)
+TOOLS_SERVER_MISMATCH = _tools(
+    "server_mismatch",
+    WARNING,
+    "the server's call differs from the markup left in the response's text",
+    """The message's `content` still holds the markup of a call the server returned in
+    `tool_calls`, and the server read it with other arguments (it stopped at a marker
+    written inside a value, typed a value otherwise). The server's call is kept;
+    `data.server` and `data.text` hold both readings.""",
 )
 
 # --- tool results --------------------------------------------------------------------------

@@ -56,3 +56,19 @@ def test_the_command_line_reads_calls_as_the_library_does(rates: Rates) -> None:
     cli, total = rates["*"]["complete_cli"]
     library, _ = rates["*"]["complete_noreg"]
     assert abs(cli - library) <= 1, f"CLI {cli}/{total}, library {library}/{total}"
+
+
+def test_the_registry_decides_only_where_it_must(outcomes: list[Outcome]) -> None:
+    """On the families corpus the library without a registry reads what it reads with one,
+    except on the cases marked ``registry_decides`` (a text value whose type only the tool's
+    schema gives: ``<parameter=code>1234</parameter>`` for a string ``code``), which only
+    the registry path gets right."""
+    own = [o for o in outcomes if o.case.id.startswith("family-")]
+    decided = [o.case.id for o in own if o.case.raw.get("registry_decides")]
+    assert decided, "the corpus has no case only a registry can decide"
+    for o in own:
+        if o.case.raw.get("registry_decides"):
+            assert o.passed, o.case.id
+            assert not o.unregistered, o.case.id
+        else:
+            assert o.passed == o.unregistered, o.case.id

@@ -27,8 +27,10 @@ What a case compares:
   that vLLM makes up itself (length, digits) are not compared.
 
 The ``CLI`` column runs every complete case through the command line the way a user
-debugging an answer does — ``llmfix repair --tool-calls`` with the text on stdin and **no
-registry** (names and arguments unchecked) — and compares the printed calls the same way;
+debugging an answer does — ``llmfix repair --tool-calls --partial`` with the text on stdin
+and **no registry** (names and arguments unchecked; ``--partial`` prints the whole calls of
+a cut-off answer, which the gate otherwise fails) — and compares the printed calls the same
+way;
 the ``no registry`` column is the library on the same footing (``check_tool_calls(text)``).
 The two must be within one case of each other; cases only a registry can decide (an
 unknown tool or argument that vLLM rejects) pass in neither.
@@ -156,12 +158,15 @@ def answer(case: Case, fmt: str | None, *, registry_free: bool = False) -> Answe
 
 
 def cli_answer(case: Case) -> Answer:
-    """The calls `llmfix repair --tool-calls --compact` prints for the case (no registry)."""
+    """The calls `llmfix repair --tool-calls --partial --compact` prints for the case (no
+    registry)."""
     from typer.testing import CliRunner
 
     from llmfix.cli import app
 
-    result = CliRunner().invoke(app, ["repair", "--tool-calls", "--compact"], input=case.input)
+    result = CliRunner().invoke(
+        app, ["repair", "--tool-calls", "--partial", "--compact"], input=case.input
+    )
     printed = result.stdout.strip() if result.exit_code == 0 else ""
     return Answer(json.loads(printed) if printed else [], None)
 
@@ -308,7 +313,7 @@ def _compare(value: Any, op: str, want: Any) -> bool:
 def run_case(case: Case) -> Outcome:
     got = answer(case, None)
     why = judge(case, got)
-    hint = HINTS.get(case.category)
+    hint = case.raw.get("family") or HINTS.get(case.category)
     hinted = not why if hint is None else not judge(case, answer(case, hint))
     cli = unregistered = None
     if case.complete:

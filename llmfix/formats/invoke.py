@@ -2,11 +2,17 @@
 
 The Anthropic-style tool call written as text, and its relatives: any namespace prefix
 (``<ns:invoke>``, MiniMax-M2's bare ``<invoke>`` inside ``<minimax:tool_call>``, Step-3's
-``<steptml:invoke>``) and DeepSeek's ``<｜DSML｜invoke>``, whose parameters may carry
-``string="true|false"``. Tags are matched in any case; the parameter and closing tags
-of a block carry its prefix or none. A parameter's value runs to its closing tag, or to
-the next ``<parameter`` when the closing tag was left out; an ``<invoke>`` never closed
-(truncated output) runs to the end of the range it was read in.
+``<steptml:invoke>``) and DeepSeek's ``<｜DSML｜invoke>`` (V4.1 writes ``<｜DSML｜ invoke>``,
+a space after the bar), whose parameters may carry ``string="true|false"`` (or
+``type="string"``). Tags are matched in any case; the parameter and closing tags of a block
+carry its prefix or none. A self-closing ``<invoke name="…"/>`` is a call without arguments.
+
+A parameter's value runs to the first closing tag that the block's structure can follow
+(another ``<parameter``, ``</invoke>``, or the end of the range): a closing tag written
+inside a value (a model documenting the format) does not end it. When no closing tag
+can, the value runs to the first one, or to the next ``<parameter`` when the closing tag
+was left out. An ``<invoke>`` never closed (truncated output) runs to the end of the range
+it was read in.
 
 Public API, used by extraction (which builds a synthetic JSON call from each block) and
 the tool-call readers (which type each value by the tool's schema):
@@ -37,18 +43,20 @@ __all__ = [
 ]
 
 # group 1: the prefix as written, group 2: the attributes
-_OPEN = re.compile(r"<((?:[\w-]+:)?|[|｜]DSML[|｜])invoke(?=[\s>/])([^<>]{0,1000})>", re.I)
-_PATTERNS: dict[str, tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]] = {}
+_OPEN = re.compile(r"<((?:[\w-]+:)?|[|｜]DSML[|｜] ?)invoke(?=[\s>/])([^<>]{0,1000})>", re.I)
+_PATTERNS: dict[str, tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]] = {}
 _NAME_ATTRIBUTE = re.compile(
     r"""\sname\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>/]+))""", re.IGNORECASE
 )
-_STRING_ATTRIBUTE = re.compile(r"""\sstring\s*=\s*["']?(true|false)""", re.IGNORECASE)
+_STRING_ATTRIBUTE = re.compile(
+    r"""\s(?:string\s*=\s*["']?(true|false)|type\s*=\s*["']?(\w+))""", re.IGNORECASE
+)
 
 
 class Parameter(NamedTuple):
     """One ``<parameter>``: its name (``None`` when the tag has none), its value as written,
     where its tag starts and its value ends, and DSML's ``string=`` flag (``None`` when
-    the tag has none)."""
+    the tag has none; ``type="string"`` is true, another ``type=`` false)."""
 
     name: str | None
     raw: str
@@ -72,11 +80,13 @@ class Invoke(NamedTuple):
     parameters: tuple[Parameter, ...]
 
 
-def _patterns(prefix: str) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    """The closing ``</invoke>``, the ``<parameter …>`` tag and a parameter's end, for
-    tags written with ``prefix`` (or none): compiled once per prefix. A literal start lets
-    the regex engine skip to each candidate (an optional prefix of any name made the
-    searches several times slower)."""
+def _patterns(
+    prefix: str,
+) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """The closing ``</invoke>``, the ``<parameter …>`` tag, a parameter's end, and what
+    may follow a parameter's closing tag, for tags written with ``prefix`` (or none):
+    compiled once per prefix. A literal start lets the regex engine skip to each candidate
+    (an optional prefix of any name made the searches several times slower)."""
     found = _PATTERNS.get(prefix)
     if found is None:
         p = f"(?:{re.escape(prefix)})?" if prefix else ""
@@ -84,6 +94,7 @@ def _patterns(prefix: str) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern
             re.compile(rf"</{p}invoke\s*>", re.IGNORECASE),
             re.compile(rf"<{p}parameter(?=[\s>/])([^<>]{{0,1000}})>", re.IGNORECASE),
             re.compile(rf"(</){p}parameter\s*>|<{p}parameter(?=[\s>/])", re.IGNORECASE),
+            re.compile(rf"\s*(?:<{p}parameter(?=[\s>/])|</{p}invoke\s*>|\Z)", re.IGNORECASE),
         )
     return found
 
@@ -102,17 +113,28 @@ def read(search: ForwardSearch, tag: re.Match[str], limit: int) -> Invoke:
     """The block opened by ``tag`` (from :func:`opening` or :func:`find_opening`) in
     ``search.text``, read up to ``limit``."""
     text = search.text
-    closing, parameter_open, parameter_end = _patterns(tag.group(1))
-    close = search.find(closing, tag.end(), limit)
-    body_end, end = (close.start(), close.end()) if close else (limit, limit)
+    if tag.group(2).rstrip().endswith("/"):  # <invoke name="…"/>: no arguments
+        return Invoke(
+            attribute_name(tag.group(2).rstrip()[:-1]),
+            tag.group(1),
+            tag.start(),
+            tag.end(),
+            tag.end(),
+            True,
+            (),
+        )
+    closing, parameter_open, parameter_end, follows = _patterns(tag.group(1))
     parameters = []
     pos = tag.end()
     while True:
-        p = parameter_open.search(text, pos, body_end)
+        close = search.find(closing, pos, limit)
+        p = parameter_open.search(text, pos, close.start() if close else limit)
         if p is None:
             break
-        stop = parameter_end.search(text, p.end(), body_end)
-        value_end = stop.start() if stop else body_end
+        stop = parameter_end.search(text, p.end(), limit)
+        if stop is not None and stop.group(1):
+            stop = _structural_close(parameter_end, follows, text, stop, limit)
+        value_end = stop.start() if stop else limit
         pos = stop.end() if stop and stop.group(1) else value_end
         attributes = p.group(1)
         flag = _STRING_ATTRIBUTE.search(attributes)
@@ -122,9 +144,11 @@ def read(search: ForwardSearch, tag: re.Match[str], limit: int) -> Invoke:
                 text[p.end() : value_end],
                 p.start(),
                 value_end,
-                None if flag is None else flag.group(1).lower() == "true",
+                _string_flag(flag),
             )
         )
+    close = search.find(closing, pos, limit)
+    body_end, end = (close.start(), close.end()) if close else (limit, limit)
     return Invoke(
         attribute_name(tag.group(2)),
         tag.group(1),
@@ -134,6 +158,36 @@ def read(search: ForwardSearch, tag: re.Match[str], limit: int) -> Invoke:
         close is not None,
         tuple(parameters),
     )
+
+
+def _string_flag(flag: re.Match[str] | None) -> bool | None:
+    if flag is None:
+        return None
+    if flag.group(1) is not None:
+        return flag.group(1).lower() == "true"
+    return flag.group(2).lower() == "string"
+
+
+def _structural_close(
+    parameter_end: re.Pattern[str],
+    follows: re.Pattern[str],
+    text: str,
+    stop: re.Match[str],
+    limit: int,
+) -> re.Match[str]:
+    """The closing tag that really ends a value whose first closing tag is ``stop``: the
+    last one from ``stop`` on, before the next ``<parameter``, that the block's structure
+    can follow (another parameter, ``</invoke>``, the end of the range); ``stop`` when
+    there is none. A value that holds its own closing tags (a model writing about the
+    format) ends at its last one."""
+    found = stop
+    candidate: re.Match[str] | None = stop
+    structural = False
+    while candidate is not None and candidate.group(1):
+        if follows.match(text, candidate.end(), limit):
+            found, structural = candidate, True
+        candidate = parameter_end.search(text, candidate.end(), limit)
+    return found if structural else stop
 
 
 def block_end(search: ForwardSearch, tag: re.Match[str], limit: int) -> int:

@@ -350,13 +350,18 @@ def _message_items(
     text, target, target_kind = _content_text(content)
     tools = list(_tool_calls(message))
     if text is not None and (text.strip() or not tools):
+        audit = _left_in_content(text, tools)
         yield Item(
             id=base,
             text=text,
             kind=shape,
             target=(*path, "content", *target),
             target_kind=target_kind,
-            **common,
+            **(
+                {**common, "diagnostics": (*common.get("diagnostics", ()), *audit)}
+                if audit
+                else common
+            ),
         )
     elif text is None and not tools and message.get("refusal"):
         yield Item(id=base, text=str(message["refusal"]), kind=shape, **common)
@@ -372,6 +377,21 @@ def _message_items(
             target_kind=kind,
             **common,
         )
+
+
+def _left_in_content(
+    text: str, tools: list[tuple[str | None, str, tuple[Any, ...], str]]
+) -> tuple[Diagnostic, ...]:
+    """The calls-left-in-content audit of a message text (``tools.left_in_content``), read
+    only when the text may hold tool-call markup."""
+    if "<" not in text and "[" not in text:
+        return ()
+    # (start-up: the tool-call readers load only for a text that may hold a call)
+    from llmfix.toolcalls.content_audit import MAY_HOLD_CALLS, left_in_content
+
+    if not MAY_HOLD_CALLS.search(text):
+        return ()
+    return left_in_content(text, [(name, args) for name, args, _, _ in tools])
 
 
 def _gemini_items(

@@ -114,7 +114,7 @@ class Scan(ForwardSearch):
     searches (:meth:`~llmfix.formats.ForwardSearch.find` keeps repeated searches for a
     closing marker linear)."""
 
-    __slots__ = ("_lines", "deadline", "registry")
+    __slots__ = ("_decodable", "_lines", "deadline", "registry")
 
     def __init__(
         self,
@@ -126,6 +126,14 @@ class Scan(ForwardSearch):
         self.registry = registry
         self.deadline = deadline or Deadline.never(STAGE)
         self._lines: LineIndex | None = None
+        self._decodable: _Decodable | None = None
+
+    @property
+    def decodable(self) -> str:
+        """The text, for strict JSON decoding at any position (see :class:`_Decodable`)."""
+        if self._decodable is None:
+            self._decodable = _Decodable(self.text)
+        return self._decodable
 
     @property
     def lines(self) -> LineIndex:
@@ -186,6 +194,21 @@ class Scan(ForwardSearch):
 # ---------------------------------------------------------------------------- JSON values
 
 
+class _Decodable(str):
+    """The text, for ``json``'s decoder: a failed decode at a position builds an error that
+    counts the lines of the whole text before it, which made reading the values of many
+    markers cost the square of the text. The error is never shown (a failed strict decode
+    falls back to the lenient reader), so its line and column are not counted."""
+
+    __slots__ = ()
+
+    def count(self, *args: Any) -> int:
+        return 0
+
+    def rfind(self, *args: Any) -> int:
+        return -1
+
+
 # number texts kept (1e5 stays 1e5, 1e400 is not read as infinity): see llmfix.jsontext
 _decoder = json.JSONDecoder(parse_constant=lambda name: _reject(name), parse_float=read_float)
 
@@ -226,7 +249,7 @@ def json_values(
         pos = m.end() if m else pos
         if pos >= end or text[pos] not in "{[":
             break
-        value, value_end = _raw_decode(text, pos)
+        value, value_end = _raw_decode(scan.decodable, pos)
         if 0 <= value_end <= end:
             out.append(JsonValue(value, pos, value_end, True))
         else:
@@ -248,6 +271,31 @@ def _raw_decode(text: str, pos: int) -> tuple[Any, int]:
         return _decoder.raw_decode(text, pos)
     except (ValueError, RecursionError):
         return None, -1
+
+
+def strict_end(scan: Scan, pos: int) -> int:
+    """Where the strict JSON value at ``pos`` of the text ends (``-1`` when there is none)."""
+    return _raw_decode(scan.decodable, pos)[1]
+
+
+def marker_after_json(
+    scan: Scan, start: int, found: re.Match[str] | None, marker: re.Pattern[str]
+) -> re.Match[str] | None:
+    """The end marker of an envelope whose JSON starts at ``start`` (after whitespace):
+    ``found`` (the first ``marker`` after ``start``), unless a strict JSON value there runs
+    past it — the marker was written inside one of the value's strings (a model writing
+    about the format) — then the first ``marker`` after the value."""
+    if found is None:
+        return None
+    text = scan.text
+    pos = _SEPARATORS.match(text, start)
+    s = pos.end() if pos else start
+    if s >= found.start() or text[s] not in "{[":
+        return found
+    stop = strict_end(scan, s)
+    if stop <= found.start():
+        return found
+    return scan.find(marker, stop)
 
 
 def lenient_json(
@@ -430,7 +478,8 @@ def calls_from_values(
             else (jv.value if isinstance(jv.value, list) else [jv.value])
         )
         complete = bounded or jv.closed
-        for item in items:
+        whole = len(items) if complete else closed_items(scan, jv.start, jv.end)
+        for index, item in enumerate(items):
             scan.deadline.check()
             shape = call_shape(item, require_arguments=require_arguments)
             shown = unusable_name(item) if shape is None else None
@@ -447,12 +496,39 @@ def calls_from_values(
                     )
                 )
                 continue
-            call = Call(shape.name, shape.arguments, jv.start, jv.end, fmt, shape.id, complete)
-            call.notes.extend(jv.notes)
+            call = Call(shape.name, shape.arguments, jv.start, jv.end, fmt, shape.id, index < whole)
+            # a cut list: the cut's notes go with the call it cut, not those whole before it
+            cut_before = not complete and index < whole
+            call.notes.extend(n for n in jv.notes if not (cut_before and n.code == _CUT))
             if shape.encoded:
                 decode_arguments(scan, call)
             calls.append(call)
     return calls, notes
+
+
+_ITEM_GAP = re.compile(r"\s*")
+_CUT = "parse.truncated"
+
+
+def closed_items(scan: Scan, start: int, end: int) -> int:
+    """How many items of the JSON list at ``start`` (cut off before ``end``) are strict
+    JSON, whole: the parallel calls written before the cut (``0`` when ``start`` holds no
+    list)."""
+    text = scan.decodable
+    if text[start : start + 1] != "[":
+        return 0
+    count = 0
+    pos = start + 1
+    while True:
+        pos = _ITEM_GAP.match(text, pos, end).end()  # type: ignore[union-attr]
+        stop = _raw_decode(text, pos)[1] if pos < end else -1
+        if stop < 0 or stop > end:
+            return count
+        count += 1
+        pos = _ITEM_GAP.match(text, stop, end).end()  # type: ignore[union-attr]
+        if text[pos : pos + 1] != ",":
+            return count
+        pos += 1
 
 
 def decode_arguments(scan: Scan, call: Call) -> None:

@@ -6,8 +6,10 @@ the registry, and returns a :class:`~llmfix.model.Result` whose value is the lis
 
 Which calls are used:
 
-- a call cut off by truncation is an error (``tools.truncated_call``) and left out, unless
-  ``salvage`` is set: then its recovered arguments are used, marked as a guess;
+- a call cut off by truncation is left out and reported (``tools.truncated_call``: an error,
+  a warning with ``partial``), and the result is ``truncated``: the calls before it are
+  kept (a parallel call cut mid-argument loses only itself). With ``salvage`` its
+  recovered arguments are used instead, marked as a guess;
 - a call inside a reasoning block (``tools.in_reasoning``) is left out when the answer has
   calls outside reasoning, and used (with the warning) when it has none.
 
@@ -25,6 +27,7 @@ Checks, each reported with a JSON Pointer into the value (``/<index>/arguments/.
   are not registered.
 
 Status: ``unparseable`` when tool-call syntax was found but no call could be used;
+``truncated`` when a call was cut off and left out (the calls before it are the value);
 ``invalid`` when an error remains (with ``strict``, also when a ``tools.*`` warning does);
 ``repaired`` when anything was repaired or guessed; ``valid`` for an API response object
 that needed nothing; ``extracted`` otherwise (including an answer with no calls). Then what
@@ -127,6 +130,7 @@ def check_tool_calls(
             schema_repair=schema_repair,
             disabled_rules=disabled_rules,
             deadline=deadline,
+            partial=partial,
         )
         result = _finished_as_said(checker.run(extraction, expect_sequence), extraction, partial)
     except OutOfTime as spent:
@@ -187,8 +191,11 @@ class _Checker:
         schema_repair: bool,
         disabled_rules: frozenset[str],
         deadline: Deadline,
+        partial: bool = False,
     ) -> None:
         self.text = text
+        self.partial = partial
+        self.cut = 0  # calls cut off and left out
         self.deadline = deadline
         self.registry = registry
         self.salvage = salvage
@@ -294,11 +301,13 @@ class _Checker:
                 )
             if not call.complete:
                 if not self.salvage:
+                    self.cut += 1
                     self.note(
                         codes.TOOLS_TRUNCATED_CALL,
                         f"the call to {call.name} is cut off (the output ends inside it); "
                         "it was left out",
                         call.span,
+                        severity=Severity.WARNING if self.partial else None,
                         data={"name": call.name, "arguments": call.arguments},
                         hint="raise the output token limit, or use --salvage to repair it",
                     )
@@ -559,6 +568,8 @@ class _Checker:
         diagnostics = self.diagnostics
         if not entries and extraction.markers:
             return Status.UNPARSEABLE
+        if self.cut:  # the calls before the cut are kept; the answer is not all there
+            return Status.TRUNCATED
         if any(d.severity is Severity.ERROR for d in diagnostics):
             return Status.INVALID
         if self.strict and any(

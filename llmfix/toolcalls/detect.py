@@ -35,13 +35,23 @@ from llmfix.deadline import Deadline
 from llmfix.errors import ConfigError
 from llmfix.formats import fences
 from llmfix.formats.envelopes import drop_reasoning_tags
-from llmfix.model import Diagnostic, Span
+from llmfix.model import Diagnostic, Risk, Span
 from llmfix.pipeline.extract import extract_candidates
 from llmfix.pipeline.normalize import Document, normalize_document
 from llmfix.toolcalls import json_formats as jf
 from llmfix.toolcalls import pythonic as py
 from llmfix.toolcalls import xml_formats as xf
-from llmfix.toolcalls.base import Call, Hit, Scan, ToolCall, ToolCallExtraction, lenient_json
+from llmfix.toolcalls import xtml
+from llmfix.toolcalls.audit import audit_content
+from llmfix.toolcalls.base import (
+    Call,
+    Hit,
+    Scan,
+    ToolCall,
+    ToolCallExtraction,
+    closed_items,
+    lenient_json,
+)
 from llmfix.toolcalls.structured import Document as StructuredDocument
 from llmfix.toolcalls.structured import read_document
 
@@ -57,10 +67,12 @@ FORMATS: dict[str, str] = {
     "json": 'bare JSON call objects {"name", "arguments"|"parameters"} (Llama 3 JSON, xLAM)',
     "pythonic": "a pythonic call list [f(a=1), g(b='x')] (Llama 3.2/4, Granite, ToolACE)",
     "anthropic-xml": '<function_calls><invoke name="…"><parameter name="…">',
-    "deepseek-dsml": "DeepSeek V3.2/V4 <｜DSML｜function_calls>/<｜DSML｜tool_calls> invokes",
+    "deepseek-dsml": "DeepSeek V3.2/V4/V4.1 <｜DSML｜function_calls>/<｜DSML｜tool_calls>/"
+    "<｜DSML｜ calls> invokes",
     "deepseek-v3": "DeepSeek V3/R1/V3.1 <｜tool▁calls▁begin｜> special tokens",
     "step3": "Step-3 <｜tool_calls_begin｜> with <steptml:invoke>",
     "kimi-k2": "Kimi K2 <|tool_calls_section_begin|> … functions.NAME:0",
+    "kimi-k3": 'Kimi K3 XTML <|open|>call tool="…" index="…"<|sep|> with typed arguments',
     "hermes": "<tool_call>{json}</tool_call> (Hermes, Qwen 2.5/3, ERNIE, Granite 4)",
     "qwen3-xml": "<tool_call><function=NAME><parameter=k>v</parameter> (Qwen3-Coder, Step-3.5, "
     "Seed-OSS)",
@@ -108,14 +120,15 @@ HANDLERS: tuple[Handler, ...] = (
     Handler(("minimax-m3",), r"\]<\]minimax\[>\[<tool_call>", xf.read_minimax_m3),
     Handler(
         ("deepseek-dsml",),
-        r"<[|｜]DSML[|｜](?:function_calls|tool_calls)\s*>",
+        r"<[|｜]DSML[|｜] ?(?:function_calls|tool_calls|calls)\s*>",
         partial(
             xf.read_wrapped_invokes,
-            close=_c(r"</[|｜]DSML[|｜](?:function_calls|tool_calls)\s*>"),
+            close=_c(r"</[|｜]DSML[|｜] ?(?:function_calls|tool_calls|calls)\s*>"),
             family="deepseek-dsml",
         ),
     ),
     Handler(("kimi-k2",), r"<\|tool_calls?_section_begin\|>|<\|tool_call_begin\|>", jf.read_kimi),
+    Handler(("kimi-k3",), xtml.MARKER, xtml.read_kimi_k3),
     Handler(("deepseek-v3", "step3"), r"<[|｜]tool[▁_ ]calls?[▁_ ]begin[|｜]>", jf.read_deepseek),
     Handler(
         ("minimax-m2",),
@@ -125,7 +138,7 @@ HANDLERS: tuple[Handler, ...] = (
     Handler(("anthropic-xml", "olmo3"), r"<(?:[\w-]+:)?function_calls\s*>", xf.read_function_calls),
     Handler(
         ("anthropic-xml", "deepseek-dsml", "step3"),
-        r"<(?:(?:[\w-]+:)?|[|｜]DSML[|｜])invoke\s[^<>]{0,500}?name\s*=",
+        r"<(?:(?:[\w-]+:)?|[|｜]DSML[|｜] ?)invoke\s[^<>]{0,500}?name\s*=",
         xf.read_invoke,
     ),
     Handler(("jamba", "hunyuan"), r"<tool_calls\s*>", xf.read_tool_calls),
@@ -216,9 +229,23 @@ _BY_FORMAT: dict[str, tuple[re.Pattern[str], tuple[int, ...]]] = {}
 
 # End-of-turn tokens that are not part of the answer's text.
 _END_TOKENS = re.compile(
-    r"</s>|<\|(?:eot_id|eom_id|im_end|end|return|call|endoftext|end_of_text)\|>"
-    r"|<｜end▁of▁sentence｜>|<\|start\|>assistant"
+    r"</s>|<\|(?:eot_id|eom_id|im_end|end|return|call|endoftext|end_of_text|end_of_msg)\|>"
+    r"|<｜end▁of▁sentence｜>|<\|start\|>assistant|" + xtml.CHANNEL_TOKENS
 )
+
+# Reasoning that normalization does not set apart: Mistral's [THINK]…[/THINK] (Magistral),
+# and Kimi K3's think channel (see llmfix.toolcalls.xtml).
+_BRACKET_THINK = re.compile(r"\[THINK\].*?(?:\[/THINK\]|\Z)", re.S)
+
+
+def _reasoning_spans(text: str, document: Document) -> list[Span]:
+    """Every reasoning block of ``text``, in order."""
+    spans = list(document.reasoning)
+    if "[THINK]" in text:
+        spans += [Span(m.start(), m.end()) for m in _BRACKET_THINK.finditer(text)]
+    if "<|close|>think<|sep|>" in text:
+        spans += xtml.think_spans(text)
+    return sorted(spans, key=lambda s: s.start)
 
 
 def _scanner(fmt: str | None) -> tuple[re.Pattern[str], tuple[int, ...]]:
@@ -260,10 +287,9 @@ def extract_tool_calls(
     check_format(fmt)
     scan = Scan(text, registry, deadline)
     document = normalize_document(text)
-    if fmt is None or fmt in STRUCTURED:
-        whole = _whole_document(scan, document, fmt)
-        if whole is not None:
-            return whole
+    whole = _whole_document(scan, document, fmt)
+    if whole is not None:
+        return whole
     gate = _Gate(scan, document, fmt)
     return gate.run()
 
@@ -278,14 +304,20 @@ def _whole_document(scan: Scan, document: Document, fmt: str | None) -> ToolCall
     except (ValueError, RecursionError):
         return None
     doc = read_document(scan, value, start, end, bare=True)
+    if fmt is not None and fmt not in STRUCTURED:
+        # A format forced on an API response: the calls its message text holds in it.
+        if doc is None or doc.format == "json" or not doc.content:
+            return None
+        audited = _calls_in_content(scan, doc, start, end, fmt)
+        return audited or ToolCallExtraction((), "", "", (), None, finish=doc.finish)
     if doc is None or (fmt is not None and doc.format != fmt):
         finish = None if doc is None else doc.finish
         return ToolCallExtraction((), "", "", (), None, structured=True, finish=finish)
-    if not doc.calls and doc.content and doc.format != "json" and fmt is None:
-        nested = _calls_in_content(scan, doc, start, end)
-        if nested is not None:
-            return nested
-    calls = tuple(_freeze(c, document) for c in doc.calls)
+    if doc.content and doc.format != "json":
+        audited = _calls_in_content(scan, doc, start, end)
+        if audited is not None:
+            return audited
+    calls = tuple(_freeze(c, document.reasoning) for c in doc.calls)
     return ToolCallExtraction(
         calls,
         "\n".join(doc.content).strip(),
@@ -299,44 +331,77 @@ def _whole_document(scan: Scan, document: Document, fmt: str | None) -> ToolCall
 
 
 def _calls_in_content(
-    scan: Scan, doc: StructuredDocument, start: int, end: int
+    scan: Scan, doc: StructuredDocument, start: int, end: int, fmt: str | None = None
 ) -> ToolCallExtraction | None:
-    """An API response whose message text holds raw tool-call syntax (a server that did not
-    parse the model's calls): the calls in that text, located at the whole document."""
-    inner = extract_tool_calls(
-        "\n".join(doc.content), registry=scan.registry, deadline=scan.deadline
+    """An API response whose message text holds tool-call markup the server did not parse
+    (see :mod:`llmfix.toolcalls.audit`): the server's calls, then the calls left in the text
+    (``tools.left_in_content``), each located at the whole document; a call the server read
+    otherwise than the text says is ``tools.server_mismatch`` (the server's call is kept).
+    A call the server read as the text says stays the server's, its markup left out of the
+    content. ``None`` when the text holds no call."""
+    read = extract_tool_calls(
+        "\n".join(doc.content), fmt=fmt, registry=scan.registry, deadline=scan.deadline
     )
-    if not inner.calls:
+    found = audit_content(read, [(c.name, c.arguments) for c in doc.calls])
+    if found is None:
         return None
     span = Span(start, end)
     position = scan.lines.position(start)
-    calls = tuple(
+    moved = tuple(
         replace(
             c,
             span=span,
             diagnostics=tuple(replace(d, span=span, position=position) for d in c.diagnostics),
         )
-        for c in inner.calls
+        for c in found.moved
     )
-    note = scan.note(
-        codes.TOOLS_CALLS_IN_CONTENT,
-        f"the {doc.format} message text holds {inner.format} tool calls (the server did not "
-        "parse them); read them from the text",
-        start,
-        end,
-    )
-    notes = [
-        *doc.notes,
-        note,
-        *(replace(d, span=span, position=position) for d in inner.diagnostics),
-    ]
-    reasoning = "\n".join([*doc.reasoning, inner.reasoning]).strip()
+    notes = list(doc.notes)
+    server = "the server's tool_calls " + ("are empty" if not doc.calls else "lack them")
+    if moved:
+        names = ", ".join(c.name for c in moved)
+        notes.append(
+            scan.note(
+                codes.TOOLS_LEFT_IN_CONTENT,
+                f"the {doc.format} message text holds {len(moved)} {found.format} tool "
+                f"call(s) ({names}) and {server}: read them from the text",
+                start,
+                end,
+                risk=Risk.SAFE,
+                hint="the server's tool-call parser missed this format: check its "
+                "tool-call parser setting, or let llmfix --tool-calls move them",
+                data={
+                    "format": found.format,
+                    "calls": [c.to_dict() for c in moved],
+                    "server_calls": len(doc.calls),
+                },
+            )
+        )
+    for index, call in found.mismatched:
+        theirs = doc.calls[index]
+        notes.append(
+            scan.note(
+                codes.TOOLS_SERVER_MISMATCH,
+                f"the server read call {index} ({theirs.name}) with other arguments than its "
+                "markup in the message text gives; the server's call was kept",
+                start,
+                end,
+                data={
+                    "index": index,
+                    "server": theirs.arguments,
+                    "text": call.arguments,
+                    "format": found.format,
+                },
+            )
+        )
+    calls = tuple(_freeze(c, ()) for c in doc.calls) + moved
+    reasoning = "\n".join([*doc.reasoning, found.reasoning]).strip()
     return ToolCallExtraction(
         calls,
-        inner.content,
+        found.content,
         reasoning,
         tuple(notes),
-        inner.format,
+        doc.format if doc.calls else found.format,
+        structured=bool(doc.calls),
         markers=True,
         finish=doc.finish,
     )
@@ -348,17 +413,23 @@ class _Gate:
         self.document = document
         self.fmt = fmt
         self.notes: list[Diagnostic] = []
+        self.thinking = _reasoning_spans(scan.text, document)
+        # (bare JSON in the blocks normalization sets apart is read as before: a call in
+        # reasoning; the extraction of candidates does not know the others)
+        self.extra_thinking = [s for s in self.thinking if s not in document.reasoning]
 
     def run(self) -> ToolCallExtraction:
         hits = self.envelopes()
         groups = self.groups(hits)
         calls: list[Call] = []
         consumed = [Span(h.start, h.end) for _, h in hits]
-        reasoning = list(self.document.reasoning) + [s for _, h in hits for s in h.reasoning]
+        reasoning = self.thinking + [s for _, h in hits for s in h.reasoning]
         winner: str | None = None
         if groups:
             winner, calls = self.choose(groups)
-        bare_calls, bare_spans = self.bare(consumed, reasoning)
+        # A gpt-oss answer's final channel is text: JSON there is not a call.
+        harmony = any(h.family == "harmony" for _, h in hits)
+        bare_calls, bare_spans = ([], []) if harmony else self.bare(consumed, reasoning)
         if calls and bare_calls:
             first = bare_calls[0]
             self.notes.append(
@@ -382,7 +453,7 @@ class _Gate:
             self.notes.extend(hit.notes)
         if self.fmt is not None:
             calls = [c for c in calls if c.format == self.fmt]
-        frozen = tuple(_freeze(c, self.document) for c in calls)
+        frozen = tuple(_freeze(c, self.thinking) for c in calls)
         content = self.content(consumed, reasoning)
         return ToolCallExtraction(
             frozen,
@@ -411,6 +482,13 @@ class _Gate:
             index = int(m.lastgroup[1:])
             hit = HANDLERS[index].read(self.scan, m)
             if hit is None:
+                pos = m.end()
+                continue
+            block = _inside(Span(m.start(), m.end()), self.thinking)
+            if block is not None and not _thought(hit, block):
+                # Tool-call syntax in reasoning text is not a call unless it is one whole
+                # call there: a reader that ran past the block's end, or found only a cut
+                # or broken call, was reading the model's words about the format.
                 pos = m.end()
                 continue
             found.append((index, hit))
@@ -482,7 +560,10 @@ class _Gate:
         usable = [
             c
             for c in candidates
-            if not c.synthetic and not any(_overlap(c.span, s) for s in consumed)
+            if not c.synthetic
+            and not any(_overlap(c.span, s) for s in consumed)
+            and _inside(c.span, self.extra_thinking) is None
+            and not any(b.start <= c.span.start < b.end < c.span.end for b in self.thinking)
         ]
         taken: list[tuple[Span, list[Call]]] = []
         for strict in (True, False):
@@ -505,9 +586,15 @@ class _Gate:
                 doc = read_document(self.scan, value, span.start, span.end, bare=True)
                 if doc is None or not doc.calls:
                     continue
-                for call in doc.calls:
+                # a cut-off list: the items before the cut are whole calls
+                whole = (
+                    closed_items(self.scan, span.start, span.end)
+                    if truncated and isinstance(value, list) and len(value) == len(doc.calls)
+                    else 0
+                )
+                for index, call in enumerate(doc.calls):
                     call.notes.extend(notes)
-                    call.complete = call.complete and not truncated
+                    call.complete = call.complete and (not truncated or index < whole)
                     if doc.format != "json":
                         call.format = doc.format
                 taken.append((span, doc.calls))
@@ -534,13 +621,28 @@ class _Gate:
         text = self.scan.text
         pieces = []
         for span in sorted(reasoning, key=lambda s: s.start):
-            inner = drop_reasoning_tags(text[span.start : span.end]).strip()
+            inner = _THINK_TAGS.sub("", drop_reasoning_tags(text[span.start : span.end])).strip()
             if inner:
                 pieces.append(inner)
         return "\n".join(pieces)
 
 
 _BLANK_LINES = re.compile(r"\n\s*\n")
+_THINK_TAGS = re.compile(r"\[/?THINK\]|<\|(?:open|close)\|>think<\|sep\|>")
+
+
+def _thought(hit: Hit, block: Span) -> bool:
+    """Whether ``hit``, read from a marker inside the reasoning ``block``, is a call the
+    model wrote there (whole, inside the block) rather than words about the format.
+    Incomplete calls in it, and those read only by a guess, are dropped; its notes go with
+    them."""
+    if hit.end > block.end:
+        return False
+    hit.calls = [
+        c for c in hit.calls if c.complete and not any(n.risk is Risk.GUESS for n in c.notes)
+    ]  # (a placeholder such as {...} needs a guess to read: words, not a call)
+    hit.notes = []
+    return bool(hit.calls)
 
 
 def _names(calls: list[Call]) -> str:
@@ -571,7 +673,12 @@ def _vet_bare(scan: Scan, calls: list[Call]) -> tuple[list[Call], list[Diagnosti
     return kept, notes
 
 
-def _freeze(call: Call, document: Document) -> ToolCall:
+def _inside(span: Span, blocks: list[Span] | tuple[Span, ...]) -> Span | None:
+    """The block of ``blocks`` that holds ``span`` wholly (``None`` when none does)."""
+    return next((b for b in blocks if b.start <= span.start and span.end <= b.end), None)
+
+
+def _freeze(call: Call, reasoning: list[Span] | tuple[Span, ...]) -> ToolCall:
     span = Span(call.start, call.end)
     return ToolCall(
         id=call.id,
@@ -579,7 +686,7 @@ def _freeze(call: Call, document: Document) -> ToolCall:
         arguments=call.arguments,
         span=span,
         format=call.format,
-        in_reasoning=document.in_reasoning(span),
+        in_reasoning=call.format != "harmony" and _inside(span, reasoning) is not None,
         complete=call.complete,
         diagnostics=tuple(call.notes),
     )

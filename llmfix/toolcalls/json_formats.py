@@ -21,6 +21,7 @@ from llmfix.toolcalls.base import (
     Scan,
     calls_from_values,
     json_values,
+    marker_after_json,
 )
 from llmfix.toolcalls.pythonic import parse_pythonic
 from llmfix.toolcalls.xml_formats import parse_invokes
@@ -44,6 +45,8 @@ def read_tagged_json(
     """
     text = scan.text
     found = scan.find(close, m.end()) if close is not None else None
+    if close is not None:
+        found = marker_after_json(scan, m.end() - from_marker_end, found, close)
     end = found.start() if found else len(text)
     values, stop = json_values(scan, m.end() - from_marker_end, end, many=many)
     calls, notes = calls_from_values(scan, values, family, bounded=found is not None)
@@ -80,7 +83,7 @@ def _apertus_calls(value: Any) -> list[Any]:
 
 def read_apertus(scan: Scan, m: re.Match[str], close: re.Pattern[str]) -> Hit:
     text = scan.text
-    found = scan.find(close, m.end())
+    found = marker_after_json(scan, m.end(), scan.find(close, m.end()), close)
     end = found.start() if found else len(text)
     values, stop = json_values(scan, m.end(), end)
     calls, notes = calls_from_values(
@@ -98,12 +101,22 @@ _MISTRAL_MARKER = re.compile(r"\[TOOL_CALLS\]")
 _MISTRAL_CALL_ID = re.compile(r"\s*\[CALL_ID\]\s*([\w\-]+)")
 _MISTRAL_ARGS = re.compile(r"\s*\[ARGS\]")
 _JSON_OPENER = re.compile(r"[\[{]")
+_SPACES = re.compile(r"\s*")
+_MISTRAL_HEAD_END = re.compile(r"(?:\s*\[CALL_ID\]\s*[\w\-]+)?(?:\s*\[ARGS\])?")
 
 
 def read_mistral(scan: Scan, m: re.Match[str]) -> Hit:
     """``[TOOL_CALLS][{...}]``, ``[TOOL_CALLS]name{...}``, ``[TOOL_CALLS]name[ARGS]{...}``."""
     text = scan.text
     following = scan.find(_MISTRAL_MARKER, m.end())
+    following = marker_after_json(scan, m.end(), following, _MISTRAL_MARKER)
+    if following is not None:  # [TOOL_CALLS]name{…}: the JSON after the name
+        head = NAME_RE.match(text, _SPACES.match(text, m.end()).end())  # type: ignore[union-attr]
+        if head is not None:
+            head_end = _MISTRAL_HEAD_END.match(text, head.end())
+            following = marker_after_json(
+                scan, head_end.end() if head_end else head.end(), following, _MISTRAL_MARKER
+            )
     limit = following.start() if following else len(text)
     pos, _ = strip_span(text, m.end(), limit)
     hit = Hit("mistral", m.start(), m.end())
@@ -189,9 +202,15 @@ def read_kimi(scan: Scan, m: re.Match[str]) -> Hit:
         begin = scan.find(_KIMI_CALL_BEGIN, pos, limit)
         if begin is None:
             break
-        call_end = scan.find(_KIMI_CALL_END, begin.end(), limit)
+        call_end = scan.find(_KIMI_CALL_END, begin.end())
+        args = scan.find(_KIMI_ARGS_BEGIN, begin.end(), call_end.start() if call_end else limit)
+        if args is not None:
+            call_end = marker_after_json(scan, args.end(), call_end, _KIMI_CALL_END)
+            if call_end is not None and call_end.start() > limit:
+                limit = _kimi_section_end(scan, call_end.end(), hit)
+        if call_end is not None and call_end.end() > limit:
+            call_end = None
         body_end = call_end.start() if call_end else limit
-        args = scan.find(_KIMI_ARGS_BEGIN, begin.end(), body_end)
         pos = call_end.end() if call_end else limit
         head_end = args.start() if args else body_end
         ident = _KIMI_ID.fullmatch(text, begin.end(), head_end)
@@ -224,6 +243,13 @@ def read_kimi(scan: Scan, m: re.Match[str]) -> Hit:
     return hit
 
 
+def _kimi_section_end(scan: Scan, pos: int, hit: Hit) -> int:
+    """The section's end after a call whose arguments held the section's end marker."""
+    found = scan.find(_KIMI_SECTION_END, pos)
+    hit.end = found.end() if found else len(scan.text)
+    return found.start() if found else len(scan.text)
+
+
 def _not_json_arguments(scan: Scan, start: int, end: int) -> Any:
     return scan.note(
         codes.TOOLS_ARGUMENTS_NOT_JSON,
@@ -243,6 +269,7 @@ _DS_SEP = re.compile(r"<[|｜]tool[▁_ ]sep[|｜]>")
 # Where a name written without a separator (or glued to its arguments) ends.
 _DS_NAME_END = re.compile(r"[\n{\[`]")
 _STEPTML = re.compile(r"<steptml:invoke\b")
+_DS_JSON_START = re.compile(r"[{\[]")
 
 
 def read_deepseek(scan: Scan, m: re.Match[str]) -> Hit:
@@ -263,10 +290,21 @@ def read_deepseek(scan: Scan, m: re.Match[str]) -> Hit:
         begin = scan.find(_DS_CALL_BEGIN, pos, limit)
         if begin is None:
             break
-        call_end = scan.find(_DS_CALL_END, begin.end(), limit)
+        call_end = scan.find(_DS_CALL_END, begin.end())
+        sep = scan.find(_DS_SEP, begin.end(), call_end.start() if call_end else limit)
+        json_at = _DS_JSON_START.search(
+            text, sep.end() if sep else begin.end(), call_end.start() if call_end else limit
+        )
+        if json_at is not None:
+            call_end = marker_after_json(scan, json_at.start(), call_end, _DS_CALL_END)
+            if call_end is not None and call_end.start() > limit:
+                found = scan.find(_DS_CALLS_END, call_end.end())
+                limit = found.start() if found else len(text)
+                hit.end = found.end() if found else limit
+        if call_end is not None and call_end.end() > limit:
+            call_end = None
         body_end = call_end.start() if call_end else limit
         pos = call_end.end() if call_end else limit
-        sep = scan.find(_DS_SEP, begin.end(), body_end)
         if sep is None:  # no separator: NAME, then the arguments
             head, args_start = _ds_name(text, begin.end(), body_end)
         else:
@@ -322,8 +360,10 @@ def read_harmony(scan: Scan, m: re.Match[str]) -> Hit | None:
     """gpt-oss: ``<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}``
     then ``<|call|>``.
 
-    The ``analysis`` channel is reasoning; ``final`` (and commentary without a recipient)
-    is answer text.
+    The recipient may come before the channel (``to=functions.NAME<|channel|>commentary``)
+    or in the header after it; a call on the ``analysis`` channel (a recipient there) is a
+    call. Otherwise ``analysis`` is reasoning, and ``final`` (and commentary without a
+    recipient) is answer text.
     """
     text = scan.text
     header = _HARMONY_HEADER.match(text, m.end())
@@ -335,17 +375,21 @@ def read_harmony(scan: Scan, m: re.Match[str]) -> Hit | None:
     channel = header.group(1)
     recipient = _RECIPIENT.search(m.group()) or _RECIPIENT.search(header.group(2))
     end_marker = scan.find(_HARMONY_END, message.end())
+    if recipient is not None:
+        end_marker = marker_after_json(scan, message.end(), end_marker, _HARMONY_END)
     body_end = end_marker.start() if end_marker else len(text)
     consumed = (
         end_marker.end()
         if end_marker and end_marker.group() in ("<|end|>", "<|call|>", "<|return|>")
         else body_end
     )
-    if channel == "analysis":
+    if recipient is not None and recipient.group(1) in ("assistant", "user"):
+        recipient = None
+    if channel == "analysis" and recipient is None:
         hit = Hit("harmony", m.start(), consumed)
         hit.reasoning.append(Span(message.end(), body_end))
         return hit
-    if recipient is None or recipient.group(1) in ("assistant", "user"):
+    if recipient is None:
         # Answer text: only the header tokens are consumed.
         return Hit("harmony", m.start(), message.end())
     name = recipient.group(1)
@@ -371,7 +415,7 @@ def read_python_tag(scan: Scan, m: re.Match[str], close: re.Pattern[str]) -> Hit
     """Llama 3.1: ``<|python_tag|>{"name": ..., "parameters": ...}`` (several joined by ``;``),
     or a built-in tool as code: ``<|python_tag|>brave_search.call(query="...")``."""
     text = scan.text
-    found = scan.find(close, m.end())
+    found = marker_after_json(scan, m.end(), scan.find(close, m.end()), close)
     end = found.start() if found else len(text)
     values, stop = json_values(scan, m.end(), end)
     if values:

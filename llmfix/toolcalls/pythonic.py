@@ -41,10 +41,15 @@ def parse_pythonic(
         return [], []
     nodes = _call_nodes(source)
     complete = True
+    kept = -1  # closed from the cut: the bytes of the read text that were written
+    byte_starts: list[int] = []
     if nodes is None and not bounded:
         closed = _close(source)
-        nodes = _call_nodes(closed) if closed is not None else None
+        nodes = _call_nodes(closed[0]) if closed is not None else None
         complete = False
+        if closed is not None:
+            kept = len(closed[0][: closed[1]].encode())
+            byte_starts = _byte_line_starts(closed[0])
     if nodes is None:
         note = scan.note(
             codes.TOOLS_MALFORMED_CALL,
@@ -75,7 +80,13 @@ def parse_pythonic(
             )
             continue
         arguments: dict[str, Any] = {}
-        call = Call(name, arguments, call_start, call_end, fmt, complete=complete)
+        whole = complete or (
+            kept >= 0
+            and node.end_lineno is not None
+            and node.end_col_offset is not None
+            and byte_starts[node.end_lineno - 1] + node.end_col_offset <= kept
+        )  # a call before the cut in a cut-off list is all there
+        call = Call(name, arguments, call_start, call_end, fmt, complete=whole)
         for keyword in node.keywords:
             if keyword.arg is None:
                 call.notes.append(_bad_argument(scan, call, "a **mapping argument"))
@@ -158,6 +169,15 @@ def _line_starts(source: str) -> list[int]:
 _CLOSER = {"(": ")", "[": "]", "{": "}"}
 
 
+def _byte_line_starts(source: str) -> list[int]:
+    """The UTF-8 byte offset where each line of ``source`` starts (``ast`` columns count
+    bytes)."""
+    starts = [0]
+    for line in source.encode().splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    return starts
+
+
 def _open_brackets(source: str) -> tuple[list[str], str | None, int]:
     """The closers still owed at the end of ``source``, the string quote left open, and
     where the innermost unfinished argument began (-1 if none)."""
@@ -188,8 +208,9 @@ def _open_brackets(source: str) -> tuple[list[str], str | None, int]:
     return stack, quote, last_separator
 
 
-def _close(source: str) -> str | None:
-    """``source`` cut off mid-call, with its open string and brackets closed.
+def _close(source: str) -> tuple[str, int] | None:
+    """``source`` cut off mid-call, with its open string and brackets closed, and how much
+    of it was written (the rest was added to close it).
 
     If the text ends inside an argument (``f(a=``), that argument is dropped.
     """
@@ -197,12 +218,12 @@ def _close(source: str) -> str | None:
     if not stack and quote is None:
         return None
     tail = (quote or "") + "".join(reversed(stack))
-    candidates = [source + tail]
+    candidates = [(source + tail, len(source))]
     if last_separator >= 0:
         head = source[: last_separator + 1].rstrip(",")
-        candidates.append(head + "".join(reversed(_open_brackets(head)[0])))
+        candidates.append((head + "".join(reversed(_open_brackets(head)[0])), len(head)))
     for candidate in candidates:
-        if _call_nodes(candidate) is not None:
+        if _call_nodes(candidate[0]) is not None:
             return candidate
     return None
 
@@ -211,8 +232,13 @@ def _close(source: str) -> str | None:
 
 
 def read_python_block(scan: Scan, m: re.Match[str], close: re.Pattern[str], family: str) -> Hit:
-    """``<marker>[calls]<close>`` (``llama4``, ``lfm2``)."""
+    """``<marker>[calls]<close>`` (``llama4``, ``lfm2``). A closing marker inside a string
+    argument is text: the block ends at the first one outside every string."""
     found = scan.find(close, m.end())
+    for _ in range(8):  # (a bound: each try scans the block so far)
+        if found is None or _open_brackets(scan.text[m.end() : found.start()])[1] is None:
+            break
+        found = scan.find(close, found.end())
     end = found.start() if found else len(scan.text)
     calls, notes = parse_pythonic(scan, m.end(), end, family, bounded=found is not None)
     return Hit(family, m.start(), found.end() if found else end, calls, notes)
@@ -362,9 +388,19 @@ def read_gemma(
         call = Call(call_name, {}, m.start(), hit.end, family, complete=False)
         hit.calls.append(call)
         return hit
-    reader = _GemmaReader(text, end, quote)
     try:
-        arguments, _ = reader.object(brace + 1, 0)
+        # Read past the first closing marker: one written inside a quoted value is text.
+        reader = _GemmaReader(text, len(text), quote)
+        arguments, stop = reader.object(brace + 1, 0)
+        if found is not None and stop > found.start():
+            if reader.truncated:
+                reader = _GemmaReader(text, end, quote)
+                arguments, _ = reader.object(brace + 1, 0)
+            else:
+                found = scan.find(close, stop)
+                hit.end = found.end() if found else stop
+        elif found is None and not reader.truncated:
+            hit.end = max(hit.end, stop)
     except ValueError:
         hit.notes.append(
             scan.note(

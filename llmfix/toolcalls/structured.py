@@ -8,6 +8,8 @@ Structured shapes (a response given whole):
   ``arguments`` is a JSON *string*; it is decoded (and repaired if it must be).
 - ``anthropic`` — a message (``content: [{"type": "tool_use", "id", "name", "input"}]``) or
   a list of content blocks; ``thinking`` blocks are reasoning.
+  Ollama's ``/api/chat`` answer (``{"message": {…}, "done_reason", "done"}``, arguments as an
+  object) is read the same way.
 - ``gemini`` — a Gemini ``generateContent`` response (``candidates[].content.parts[]`` with
   ``functionCall: {"name", "args"}``; ``args`` is an object).
 - ``tool-calls-json`` — the ``{"toolCalls": [...]}`` envelope (``{toolCallId, toolName,
@@ -33,6 +35,7 @@ from llmfix.pipeline.stops import (
     gemini_parts,
     responses_finish,
     responses_refusal,
+    stream_finish,
 )
 from llmfix.toolcalls.base import (
     Call,
@@ -134,6 +137,12 @@ class _Reader:
                         )
                     )
                 return found
+        message = value.get("message")
+        if isinstance(message, dict) and ("done" in value or "done_reason" in value):
+            # Ollama's /api/chat: {"message": {..., "tool_calls"}, "done_reason", "done"}
+            doc = self.openai_message(message)
+            doc.finish = stream_finish("ollama", _str(value.get("done_reason")))
+            return doc
         if isinstance(value.get("output"), list) and value.get("object") in ("response", None):
             found = self.responses(value["output"])
             if found is not None:
@@ -165,7 +174,7 @@ class _Reader:
     def openai_message(self, message: dict[str, Any]) -> Document:
         doc = Document("openai")
         _text(doc.content, message.get("content"))
-        for key in ("reasoning_content", "reasoning"):
+        for key in ("reasoning_content", "reasoning", "thinking"):  # (thinking: Ollama)
             _text(doc.reasoning, message.get(key))
         items = message.get("tool_calls")
         if isinstance(items, list):
@@ -254,6 +263,10 @@ class _Reader:
         if shape.encoded:
             decode_arguments(self.scan, call)
         doc.calls.append(call)
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _openai_items(items: Any) -> bool:

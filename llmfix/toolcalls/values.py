@@ -136,18 +136,25 @@ _INTEGER = re.compile(r"[-+]?\d{1,50}")
 def typed_value(raw: str, schema: Any, *, as_string: bool | None = None) -> tuple[Any, bool]:
     """The value of an argument written as text (XML formats); and whether it was *guessed*.
 
-    With a schema, the schema decides: where a string is allowed the text stays as written;
-    otherwise it is read as JSON (``42``, ``true``, ``{"a": 1}``), then as a Python literal
-    (``{'a': 1}``); ``True``/``False`` in any case for booleans; ``null``/``None`` where
-    null is allowed. Without a schema, ``as_string`` (the format's own marker, e.g.
-    DeepSeek's ``string="true"``) decides, else the text is read as JSON when it is JSON
-    (not a quoted string), and that reading is a guess the caller reports.
+    The format's own word comes first: ``as_string`` true (DeepSeek's ``string="true"``,
+    ``type="string"``) keeps the text as written; false (``string="false"``, another
+    ``type``) reads it as JSON when it is JSON. Otherwise, with a schema, the schema decides:
+    where a string is allowed the text stays as written; otherwise it is read as JSON
+    (``42``, ``true``, ``{"a": 1}``), then as a Python literal (``{'a': 1}``);
+    ``True``/``False`` in any case for booleans; ``null``/``None`` where null is allowed.
+    Without either, the text is read by the JSON literal rules (numbers, ``true``/``false``/
+    ``null``, objects and arrays; not a quoted string), and that reading is a guess the
+    caller reports.
     """
-    types = schema_types(schema)
     stripped = raw.strip()
+    if as_string:
+        return raw, False
+    if as_string is False:
+        value = _read_json(stripped)
+        if value is not _NO_VALUE:
+            return value, False
+    types = schema_types(schema)
     if types is None:
-        if as_string:
-            return raw, False
         value = _read_untyped(stripped)
         if value is _NO_VALUE:
             return raw, False
@@ -184,6 +191,14 @@ def _numeric(types: frozenset[str]) -> frozenset[str]:
 
 
 _NO_VALUE: Any = object()
+
+
+def _read_json(stripped: str) -> Any:
+    """``stripped`` as any JSON value (a quoted string too), else :data:`_NO_VALUE`."""
+    try:
+        return _decoder.decode(stripped)
+    except (ValueError, RecursionError):
+        return _read_untyped(stripped)
 
 
 def _read_untyped(stripped: str) -> Any:

@@ -37,6 +37,8 @@ from llmfix.toolcalls.base import (
     Scan,
     calls_from_values,
     json_values,
+    marker_after_json,
+    strict_end,
 )
 from llmfix.toolcalls.pythonic import parse_pythonic
 from llmfix.toolcalls.values import (
@@ -51,20 +53,48 @@ from llmfix.toolcalls.values import (
 
 
 def parse_invokes(
-    scan: Scan, start: int, end: int, fmt: str, *, bounded: bool
+    scan: Scan,
+    start: int,
+    end: int,
+    fmt: str,
+    *,
+    bounded: bool,
+    close: re.Pattern[str] | None = None,
 ) -> tuple[list[Call], list[Diagnostic]]:
-    """Every ``<invoke>`` between ``start`` and ``end``."""
+    """Every ``<invoke>`` between ``start`` and ``end``; with ``close`` (the wrapper's
+    closing tag), only those before the first ``close`` that is not inside a value."""
+    return _invokes(scan, start, end, fmt, bounded=bounded, close=close)[:2]
+
+
+def _invokes(
+    scan: Scan,
+    start: int,
+    end: int,
+    fmt: str,
+    *,
+    bounded: bool,
+    close: re.Pattern[str] | None = None,
+) -> tuple[list[Call], list[Diagnostic], re.Match[str] | None]:
+    """:func:`parse_invokes`, and the wrapper's closing tag (``None`` when not found)."""
     text = scan.text
     calls: list[Call] = []
     notes: list[Diagnostic] = []
     pos = start
+    closed: re.Match[str] | None = None
     while pos < end:
-        m = invoke.find_opening(text, pos, end)
+        closed = scan.find(close, pos, end) if close is not None else None
+        limit = closed.start() if closed else end
+        m = invoke.find_opening(text, pos, limit)
         if m is None:
             break
         scan.deadline.check()
+        # Values may hold the wrapper's closing tag as text: the block is read past it,
+        # unless it is never closed (then the wrapper's tag ends it, as before).
         block = invoke.read(scan, m, end)
+        if not block.closed and limit < end:
+            block = invoke.read(scan, m, limit)
         pos = block.end
+        closed = None
         if not block.name:
             notes.append(_malformed(scan, fmt, "an <invoke> without a name", m.start(), pos))
             continue
@@ -94,7 +124,9 @@ def parse_invokes(
         )
         call.notes.extend(call_notes)
         calls.append(call)
-    return calls, notes
+    if close is not None and closed is None:
+        closed = scan.find(close, pos, end)
+    return calls, notes, closed
 
 
 def _malformed(scan: Scan, fmt: str, what: str, start: int, end: int) -> Diagnostic:
@@ -102,7 +134,7 @@ def _malformed(scan: Scan, fmt: str, what: str, start: int, end: int) -> Diagnos
 
 
 _FUNCTION_CALLS_CLOSE = re.compile(r"</(?:[\w-]+:)?function_calls\s*>")
-_HAS_INVOKE = re.compile(r"<(?:(?:[\w-]+:)?|[|｜]DSML[|｜])invoke\b", re.IGNORECASE)
+_HAS_INVOKE = re.compile(r"<(?:(?:[\w-]+:)?|[|｜]DSML[|｜] ?)invoke\b", re.IGNORECASE)
 
 
 def read_function_calls(scan: Scan, m: re.Match[str]) -> Hit:
@@ -112,8 +144,13 @@ def read_function_calls(scan: Scan, m: re.Match[str]) -> Hit:
     end = close.start() if close else len(text)
     hit_end = close.end() if close else end
     if _HAS_INVOKE.search(text, m.end(), end):
-        calls, notes = parse_invokes(scan, m.end(), end, "anthropic-xml", bounded=close is not None)
-        return Hit("anthropic-xml", m.start(), hit_end, calls, notes)
+        calls, notes, found = _invokes(
+            scan, m.end(), len(text), "anthropic-xml", bounded=False, close=_FUNCTION_CALLS_CLOSE
+        )
+        if found is not None:
+            for call in calls:
+                call.complete = True
+        return Hit("anthropic-xml", m.start(), found.end() if found else end, calls, notes)
 
     calls, notes = parse_pythonic(scan, m.end(), end, "olmo3", bounded=close is not None)
     return Hit("olmo3", m.start(), hit_end, calls, notes)
@@ -134,17 +171,18 @@ def read_invoke(scan: Scan, m: re.Match[str]) -> Hit:
         if prefix == "steptml:"
         else "anthropic-xml"
     )
-    end = invoke.block_end(scan, opened, len(scan.text))
+    end = invoke.read(scan, opened, len(scan.text)).end
     calls, notes = parse_invokes(scan, m.start(), end, fmt, bounded=False)
     return Hit(fmt, m.start(), calls[0].end if calls else m.end(), calls[:1], notes)
 
 
 def read_wrapped_invokes(scan: Scan, m: re.Match[str], close: re.Pattern[str], family: str) -> Hit:
     """``<wrapper><invoke …>…</invoke></wrapper>`` (DSML, MiniMax-M2)."""
-    found = scan.find(close, m.end())
-    end = found.start() if found else len(scan.text)
-    calls, notes = parse_invokes(scan, m.start(), end, family, bounded=False)
-    return Hit(family, m.start(), found.end() if found else end, calls, notes)
+    calls, notes, found = _invokes(
+        scan, m.end(), len(scan.text), family, bounded=False, close=close
+    )
+    end = found.end() if found else (calls[-1].end if calls else len(scan.text))
+    return Hit(family, m.start(), end, calls, notes)
 
 
 # ----------------------------------------------------------------------- <tool_call> tags
@@ -159,22 +197,50 @@ _QWEN_PARAM = re.compile(r"<parameter=([^>\n]{0,200})>")
 _QWEN_PARAM_END = re.compile(r"</parameter\s*>|<parameter=|</function\s*>")
 _ARG_KEY = re.compile(r"<arg_key>([^<]{0,200})</arg_key>\s*<arg_value>")
 _ARG_VALUE_END = re.compile(r"</arg_value>")
+# What may follow an argument value's closing tag: a value holding "</arg_value>" as text
+# runs on to a closing tag that one of these follows.
+_ARG_VALUE_FOLLOWS = re.compile(r"\s*(?:<arg_key>|</tool_call\s*>|<tool_call\s*>|\Z)")
 _TOOL_SEP = re.compile(r"<tool_sep>")
 _GLM_HEAD = re.compile(r"\s*([^\s<]{1,200})\s*(?:<tool_sep>\s*)?")
 
 
 def read_tool_call(scan: Scan, m: re.Match[str]) -> Hit:
     """``<tool_call>``: JSON inside (hermes), ``<function=…>`` (qwen3-xml), or a name followed
-    by ``<arg_key>`` pairs (glm; hunyuan with ``<tool_sep>``)."""
+    by ``<arg_key>`` pairs (glm; hunyuan with ``<tool_sep>``).
+
+    The closing tag is looked for after the call's own structure (its JSON value, its last
+    parameter or argument): ``</tool_call>`` written inside a value does not end the call.
+    """
     text = scan.text
     prefix = "seed:" if m.group().startswith("<seed:") else ""
-    edge = scan.find(_TOOL_CALL_EDGE[prefix], m.end())
+    edge = scan.find(_TOOL_CALL_EDGE[prefix], structure_end(scan, m.end()))
     closed = edge is not None and edge.group().startswith("</")
     end = edge.start() if edge else len(text)
     hit_end = edge.end() if closed and edge else end
     hit, _ = tool_call_body(scan, m.start(), m.end(), end, closed)
     hit.end = max(hit.end, hit_end) if hit.calls or closed else hit.end
     return hit
+
+
+def structure_end(scan: Scan, start: int) -> int:
+    """Where the call written from ``start`` ends by its own structure (a strict JSON value,
+    qwen3-xml functions, GLM argument pairs); ``start`` when it has none that can be read.
+    Markers written inside its values lie before this point."""
+    text = scan.text
+    s = _SPACE.match(text, start).end()  # type: ignore[union-attr]
+    if s < len(text) and text[s] in "{[":
+        stop = strict_end(scan, s)
+        return stop if stop > 0 else start
+    if text.startswith("<function=", s):
+        calls, _ = parse_qwen_functions(scan, s, len(text), bounded=False, adjacent=True)
+        return calls[-1].end if calls else start
+    head = _GLM_HEAD.match(text, s)
+    if head is not None and _ARG_KEY.match(text, head.end()):
+        return _glm_pairs_end(text, head.end(), len(text))
+    return start
+
+
+_SPACE = re.compile(r"\s*")
 
 
 def tool_call_body(
@@ -218,7 +284,7 @@ def _glm_call(
         key = _ARG_KEY.search(text, pos, end)
         if key is None:
             break
-        stop = _ARG_VALUE_END.search(text, key.end(), end)
+        stop = _arg_value_end(text, key.end(), end)
         value_end = stop.start() if stop else end
         builder.add(
             key.group(1).strip(), unwrap_cdata(text[key.end() : value_end]), key.start(), value_end
@@ -232,10 +298,67 @@ def _glm_call(
     return call
 
 
+def _arg_value_end(text: str, start: int, end: int) -> re.Match[str] | None:
+    """The ``</arg_value>`` that ends the value starting at ``start``: the last one before
+    the next ``<arg_key>`` that the call's structure can follow, else the first."""
+    first = stop = _ARG_VALUE_END.search(text, start, end)
+    bound = text.find("<arg_key>", start, end)
+    bound = end if bound == -1 else bound
+    found = None
+    while stop is not None and stop.start() < bound:
+        if _ARG_VALUE_FOLLOWS.match(text, stop.end(), end):
+            found = stop
+        stop = _ARG_VALUE_END.search(text, stop.end(), end)
+    return found or first
+
+
+def _glm_pairs_end(text: str, pos: int, end: int) -> int:
+    """Where the ``<arg_key>…<arg_value>…</arg_value>`` pairs from ``pos`` end."""
+    while True:
+        key = _ARG_KEY.match(text, _SPACE.match(text, pos, end).end(), end)  # type: ignore[union-attr]
+        if key is None:
+            return pos
+        stop = _arg_value_end(text, key.end(), end)
+        if stop is None:
+            return end
+        pos = stop.end()
+
+
+_QWEN_STOP = re.compile(r"(</parameter\s*>)|(</function\s*>)|<parameter=")
+_PARAM_FOLLOWS = re.compile(r"\s*(?:<parameter=|</function\s*>|</tool_call\s*>|\Z)")
+_FUNCTION_FOLLOWS = re.compile(r"\s*(?:</tool_call\s*>|<function=|<tool_call\s*>|\Z)")
+
+
+def _qwen_value_end(text: str, start: int, end: int) -> re.Match[str] | None:
+    """What ends the value starting at ``start``: the last ``</parameter>`` before the next
+    ``<parameter=`` that the call's structure can follow (those written inside the value
+    come before it); failing that, the first such ``</function>`` (the parameter's closing
+    tag left out), or the next ``<parameter=``; else the first of them."""
+    first = stop = _QWEN_STOP.search(text, start, end)
+    function: re.Match[str] | None = None
+    found: re.Match[str] | None = None
+    while stop is not None:
+        if stop.group(1):
+            if _PARAM_FOLLOWS.match(text, stop.end(), end):
+                found = stop
+        elif stop.group(2):
+            if function is None and _FUNCTION_FOLLOWS.match(text, stop.end(), end):
+                function = stop
+        else:
+            return found or function or stop
+        stop = _QWEN_STOP.search(text, stop.end(), end)
+    return found or function or first
+
+
 def parse_qwen_functions(
-    scan: Scan, start: int, end: int, bounded: bool
+    scan: Scan, start: int, end: int, bounded: bool, *, adjacent: bool = False
 ) -> tuple[list[Call], list[Diagnostic]]:
-    """``<function=NAME><parameter=k>\\nv\\n</parameter></function>`` (several allowed)."""
+    """``<function=NAME><parameter=k>\\nv\\n</parameter></function>`` (several allowed).
+
+    Each value ends at the closing tag the structure can follow (see
+    :func:`_qwen_value_end`), so closing tags written inside a value stay in it; a function
+    ends at the ``</function>`` after its last value. ``adjacent``: a later function counts
+    only when it follows the one before with nothing but whitespace between."""
     text = scan.text
     calls: list[Call] = []
     notes: list[Diagnostic] = []
@@ -256,10 +379,28 @@ def parse_qwen_functions(
                 )
             break
         scan.deadline.check()
-        close = scan.find(_FUNCTION_CLOSE, f.end(), end)
-        body_end = close.start() if close else end
-        call_end = close.end() if close else end
         name = f.group(1).strip()
+        builder = ArgumentsBuilder(scan, name)
+        p_pos = f.end()
+        close: re.Match[str] | None = None
+        while True:
+            next_close = scan.find(_FUNCTION_CLOSE, p_pos, end)
+            p = _QWEN_PARAM.search(text, p_pos, next_close.start() if next_close else end)
+            if p is None:
+                close = next_close
+                break
+            stop = _qwen_value_end(text, p.end(), end)
+            value_end = stop.start() if stop else end
+            builder.add(
+                p.group(1).strip(), trim_newline(text[p.end() : value_end]), p.start(), value_end
+            )
+            if stop is None:
+                break
+            if stop.group(2):  # </function> right after the value
+                close = stop
+                break
+            p_pos = stop.end() if stop.group(1) else value_end
+        call_end = close.end() if close else end
         if NAME_RE.fullmatch(name) is None:
             notes.append(
                 _malformed(
@@ -268,18 +409,6 @@ def parse_qwen_functions(
             )
             pos = call_end
             continue
-        builder = ArgumentsBuilder(scan, name)
-        p_pos = f.end()
-        while True:
-            p = _QWEN_PARAM.search(text, p_pos, body_end)
-            if p is None:
-                break
-            stop = _QWEN_PARAM_END.search(text, p.end(), body_end)
-            value_end = stop.start() if stop else body_end
-            p_pos = stop.end() if stop and stop.group().startswith("</parameter") else value_end
-            builder.add(
-                p.group(1).strip(), trim_newline(text[p.end() : value_end]), p.start(), value_end
-            )
         arguments, call_notes = builder.finish(f.start(), call_end)
         call = Call(
             name, arguments, f.start(), call_end, "qwen3-xml", complete=close is not None or bounded
@@ -287,15 +416,26 @@ def parse_qwen_functions(
         call.notes.extend(call_notes)
         calls.append(call)
         pos = call_end
+        if close is None:
+            break
+        if adjacent:
+            pos = _SPACE.match(text, pos, end).end()  # type: ignore[union-attr]
+            if not text.startswith("<function=", pos):
+                break
     return calls, notes
 
 
 def read_function_tag(scan: Scan, m: re.Match[str]) -> Hit:
     """A bare ``<function=NAME>…</function>`` (Qwen3-Coder without ``<tool_call>``)."""
-    close = scan.find(_FUNCTION_CLOSE, m.end())
-    end = close.end() if close else len(scan.text)
-    calls, notes = parse_qwen_functions(scan, m.start(), end, bounded=False)
-    return Hit("qwen3-xml", m.start(), end, calls[:1], notes)
+    calls, notes = parse_qwen_functions(
+        scan, m.start(), len(scan.text), bounded=False, adjacent=True
+    )
+    end = calls[-1].end if calls else len(scan.text)
+    stray = _STRAY_CLOSE.match(scan.text, end)  # "</tool_call>" with no opening tag
+    return Hit("qwen3-xml", m.start(), stray.end() if stray else end, calls, notes)
+
+
+_STRAY_CLOSE = re.compile(r"\s*</tool_call\s*>")
 
 
 _TOOL_CALLS_CLOSE = re.compile(r"</tool_calls\s*>")
@@ -306,7 +446,9 @@ def read_tool_calls(scan: Scan, m: re.Match[str]) -> Hit:
     """``<tool_calls>``: a JSON list or JSON lines (jamba, MiniMax-M1, Hunyuan-A13B), or
     ``<tool_call>`` elements (hunyuan)."""
     text = scan.text
-    close = scan.find(_TOOL_CALLS_CLOSE, m.end())
+    close = marker_after_json(
+        scan, m.end(), scan.find(_TOOL_CALLS_CLOSE, m.end()), _TOOL_CALLS_CLOSE
+    )
     end = close.start() if close else len(text)
     hit_end = close.end() if close else end
     s, e = strip_span(text, m.end(), end)
@@ -317,7 +459,7 @@ def read_tool_calls(scan: Scan, m: re.Match[str]) -> Hit:
             inner = _INNER_TOOL_CALL.search(text, pos, e)
             if inner is None:
                 break
-            edge = _TOOL_CALL_EDGE[""].search(text, inner.end(), e)
+            edge = _TOOL_CALL_EDGE[""].search(text, structure_end(scan, inner.end()), e)
             inner_closed = edge is not None and edge.group().startswith("</")
             inner_end = edge.start() if edge else e
             sub, _ = tool_call_body(scan, inner.start(), inner.end(), inner_end, inner_closed)
@@ -345,14 +487,15 @@ _MINICPM_NAME = re.compile(r"\"([^\"]{0,200})\"\s*>")
 
 
 def read_minicpm(scan: Scan, m: re.Match[str]) -> Hit:
-    """``<function name="N"><param name="k">v</param></function>``."""
+    """``<function name="N"><param name="k">v</param></function>``. A ``</param>`` or
+    ``</function>`` written inside a value stays in it (the value ends at the last closing
+    tag before the next ``<param`` that the structure can follow)."""
     text = scan.text
-    close = scan.find(_FUNCTION_CLOSE, m.end())
-    body_end = close.start() if close else len(text)
-    end = close.end() if close else body_end
-    hit = Hit("minicpm5", m.start(), end)
-    head = _MINICPM_NAME.match(text, m.end(), body_end)
+    first = scan.find(_FUNCTION_CLOSE, m.end())
+    head = _MINICPM_NAME.match(text, m.end(), first.start() if first else len(text))
     if head is None or NAME_RE.fullmatch(head.group(1)) is None:
+        end = first.end() if first else len(text)
+        hit = Hit("minicpm5", m.start(), end)
         hit.notes.append(
             _malformed(scan, "minicpm5", "a <function> without a valid name", m.start(), end)
         )
@@ -361,12 +504,13 @@ def read_minicpm(scan: Scan, m: re.Match[str]) -> Hit:
     builder = ArgumentsBuilder(scan, name)
     pos = head.end()
     while True:
-        p = _MINICPM_PARAM.search(text, pos, body_end)
+        close = scan.find(_FUNCTION_CLOSE, pos)
+        p = _MINICPM_PARAM.search(text, pos, close.start() if close else len(text))
         if p is None:
             break
-        stop = _MINICPM_PARAM_END.search(text, p.end(), body_end)
-        value_end = stop.start() if stop else body_end
-        pos = stop.end() if stop else body_end
+        stop = _minicpm_value_end(text, p.end())
+        value_end = stop.start() if stop else len(text)
+        pos = stop.end() if stop else len(text)
         if p.group(1) is None:
             builder.notes.append(
                 scan.note(
@@ -378,11 +522,30 @@ def read_minicpm(scan: Scan, m: re.Match[str]) -> Hit:
             )
             continue
         builder.add(p.group(1), unwrap_cdata(text[p.end() : value_end]), p.start(), value_end)
+    close = scan.find(_FUNCTION_CLOSE, pos)
+    end = close.end() if close else len(text)
+    hit = Hit("minicpm5", m.start(), end)
     arguments, notes = builder.finish(m.start(), end)
     call = Call(name, arguments, m.start(), end, "minicpm5", complete=close is not None)
     call.notes.extend(notes)
     hit.calls.append(call)
     return hit
+
+
+_MINICPM_FOLLOWS = re.compile(r"[\sĠ]*(?:<param(?=[\sĠn>])|</function\s*>|\Z)")
+_MINICPM_NEXT = re.compile(r"<param(?=[\sĠn>])")
+
+
+def _minicpm_value_end(text: str, start: int) -> re.Match[str] | None:
+    first = stop = _MINICPM_PARAM_END.search(text, start)
+    following = _MINICPM_NEXT.search(text, start)
+    bound = following.start() if following else len(text)
+    found = None
+    while stop is not None and stop.start() < bound:
+        if _MINICPM_FOLLOWS.match(text, stop.end()):
+            found = stop
+        stop = _MINICPM_PARAM_END.search(text, stop.end())
+    return found or first
 
 
 # ------------------------------------------------------------------------------ MiniMax M3
