@@ -1,0 +1,345 @@
+"""Answers that are valid JSON, may pass their schema, and still hold no data.
+
+A model stuck or confused writes things no schema forbids: the schema it was given (or its
+``properties``, or its example) instead of an answer; template values (``"string"``,
+``"<name>"``, ``"John Doe"``, ``"example@example.com"``, ``"TODO"``); the same phrase
+repeated until the token limit; whitespace until the limit; an object whose every value
+is empty; an array of one element repeated. :func:`degenerate` finds each, as a warning
+with its own code (``degenerate.*``) and rule id (so ``--disable-rule`` turns one off);
+:func:`llmfix.pipeline.finish.finish` calls it on every value it finishes.
+
+Cost: one walk over the value, and for each string only its end (a loop is found by
+comparing the string's last ``loop_chars`` characters with themselves shifted by each
+period up to ``loop_period``, which is C-speed slice equality and does not grow with the
+string); whitespace runs by one regular expression that starts only at the first
+whitespace character of a run, so each run is scanned once. Linear in the size of the
+answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from llmfix import codes
+from llmfix.model import Diagnostic, LineIndex, Span
+from llmfix.options import Degenerate
+
+__all__ = ["PLACEHOLDERS", "RULE_IDS", "degenerate", "is_placeholder"]
+
+# rule id → its code (see llmfix.rules.DEGENERATE_RULES)
+RULE_IDS = (
+    "schema_echo",
+    "placeholder",
+    "repetition_loop",
+    "whitespace_run",
+    "all_empty",
+    "repeated_elements",
+)
+
+# The values taken as placeholders, compared without case and surrounding whitespace. The
+# type names count only under a key that does not name a type (see _TYPE_KEYS).
+PLACEHOLDERS: tuple[str, ...] = (
+    "string",
+    "integer",
+    "number",
+    "boolean",
+    "john doe",
+    "jane doe",
+    "john smith",
+    "example@example.com",
+    "user@example.com",
+    "email@example.com",
+    "john.doe@example.com",
+    "johndoe@example.com",
+    "your name",
+    "your name here",
+    "your email",
+    "insert name here",
+    "todo",
+    "tbd",
+    "fixme",
+    "placeholder",
+    "lorem ipsum",
+    "xxx",
+)
+_TYPE_NAMES = frozenset({"string", "integer", "number", "boolean"})
+# keys under which a type name is data (a schema, a form, a column list)
+_TYPE_KEYS = ("type", "format", "kind", "dtype")
+# Template markers: <name>, {{name}}, {name}, [INSERT NAME], [your name]; lorem ipsum text.
+_TEMPLATE = re.compile(
+    r"<[A-Za-z_][\w .-]{0,40}>|\{\{\s*[\w .-]{1,40}\s*\}\}|\{[A-Za-z_]\w{0,40}\}"
+    r"|\[(?:insert|your|enter|add)\b[^\]]{0,40}\]|lorem ipsum\b.*",
+    re.IGNORECASE | re.DOTALL,
+)
+_PLACEHOLDER_MAX = 80  # longer strings are no placeholder (lorem ipsum: its start)
+_WHITESPACE = " \t\r\n"
+
+
+def _whitespace_run(threshold: int) -> re.Pattern[str]:
+    # Starts only where a run starts (the look-behind), so each run is read once.
+    return _RUNS.get(threshold) or _RUNS.setdefault(
+        threshold, re.compile(rf"(?<![ \t\r\n])[ \t\r\n]{{{threshold},}}")
+    )
+
+
+_RUNS: dict[int, re.Pattern[str]] = {}
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _pointer(path: tuple[Any, ...]) -> str:
+    return "".join(f"/{_escape(str(part))}" for part in path)
+
+
+def _shown(text: str, limit: int = 40) -> str:
+    """``text`` quoted for a message, cut to ``limit`` characters."""
+    return repr(text if len(text) <= limit else text[:limit] + "…")
+
+
+class _Placeholders:
+    """The placeholder test, built once per list."""
+
+    def __init__(self, values: tuple[str, ...], templates: bool) -> None:
+        self.exact = frozenset(v.strip().lower() for v in values)
+        self.templates = templates  # also <name>, {{name}}, [insert ...], lorem ipsum ...
+
+    def __call__(self, text: str, key: Any) -> bool:
+        if len(text) > _PLACEHOLDER_MAX:
+            return self.templates and text[:12].lower() == "lorem ipsum "
+        folded = text.strip().lower()
+        if folded in self.exact:
+            if folded in _TYPE_NAMES and isinstance(key, str):
+                lowered = key.lower()
+                return not any(word in lowered for word in _TYPE_KEYS)
+            return True
+        return self.templates and _TEMPLATE.fullmatch(text.strip()) is not None
+
+
+_DEFAULT_TEST = _Placeholders(PLACEHOLDERS, templates=True)
+
+
+def is_placeholder(text: str, key: str | None = None) -> bool:
+    """Whether ``text`` (under ``key``) is one of the default placeholders."""
+    return _DEFAULT_TEST(text, key)
+
+
+def _placeholder_test(options: Degenerate) -> _Placeholders:
+    if options.placeholders is None and not options.extra_placeholders:
+        return _DEFAULT_TEST
+    base = PLACEHOLDERS if options.placeholders is None else options.placeholders
+    return _Placeholders((*base, *options.extra_placeholders), options.placeholders is None)
+
+
+def _loop(text: str, options: Degenerate) -> tuple[int, int] | None:
+    """``(period, length)`` of the repetition that ends ``text``, or None.
+
+    For each period ``p`` up to ``loop_period``: the last ``L`` characters equal the ``L``
+    before them shifted by ``p`` (slice equality), with ``L + p`` at least ``loop_chars``
+    and at least ``loop_repeats`` units. The smallest such period wins; the loop's length
+    is then counted back from the end, one unit at a time.
+    """
+    n = len(text)
+    for p in range(1, min(options.loop_period, n // options.loop_repeats) + 1):
+        span = max(options.loop_chars, p * options.loop_repeats)
+        if span > n:
+            break
+        if text[n - span + p :] != text[n - span : n - p]:
+            continue
+        if not text[n - p :].strip():  # whitespace repeated: a whitespace run's business
+            return None
+        start = n - span // p * p  # whole units, counted from the end
+        unit = text[n - p :]
+        while start >= p and text[start - p : start] == unit:
+            start -= p
+        return p, n - start
+    return None
+
+
+def degenerate(
+    value: Any,
+    text: str | None,
+    schema: Any,
+    options: Degenerate,
+    disabled: frozenset[str] = frozenset(),
+) -> list[Diagnostic]:
+    """The degenerate-answer warnings of ``value`` (read from ``text``, checked against
+    ``schema`` when there is one), but for the rules in ``disabled``. A warning about a
+    place in the value has its JSON Pointer and no span (the caller places it); one about
+    the text has its span and position."""
+    out: list[Diagnostic] = []
+    on = [rule not in disabled for rule in RULE_IDS]
+    echo, placeholder, loop, whitespace, empty, repeated = on
+    if echo and schema is not None and isinstance(value, (dict, list)):
+        found = _echo(value, schema)
+        if found is not None:
+            out.append(
+                codes.DEGENERATE_SCHEMA_ECHO.at(
+                    f"the answer is {found}, not data",
+                    pointer="",
+                    hint="say in the prompt that the schema describes the answer, or use "
+                    "the provider's structured output",
+                )
+            )
+    text_run = False
+    if whitespace and text is not None and len(text) >= options.whitespace_run:
+        match = _whitespace_run(options.whitespace_run).search(text)
+        if match is not None:
+            text_run = True
+            out.append(_run_diagnostic(match.end() - match.start(), None, match, text))
+    if not (placeholder or loop or whitespace or empty or repeated):
+        return out
+    test = _placeholder_test(options) if placeholder else None
+    run_pattern = _whitespace_run(options.whitespace_run) if whitespace and not text_run else None
+    leaves = empties = blanks = 0
+    stack: list[tuple[Any, Any, tuple[Any, ...]]] = [(value, None, ())]
+    while stack:
+        node, key, path = stack.pop()
+        kind = type(node)
+        if kind is str:
+            leaves += 1
+            if not node:
+                empties += 1
+                blanks += 1
+                continue
+            if test is not None and test(node, key):
+                out.append(
+                    codes.DEGENERATE_PLACEHOLDER.at(
+                        f"placeholder value {_shown(node)}",
+                        pointer=_pointer(path),
+                        hint="the model left a template value: check that the prompt gives "
+                        "it the data",
+                    )
+                )
+            size = len(node)
+            if loop and size >= options.loop_chars:
+                found_loop = _loop(node, options)
+                if found_loop is not None:
+                    period, length = found_loop
+                    unit = node[size - period :]
+                    out.append(
+                        codes.DEGENERATE_REPETITION.at(
+                            f"the last {length:,} characters repeat {_shown(unit)} "
+                            f"{length // period:,} times",
+                            pointer=_pointer(path),
+                            hint="a repetition loop, often cut by the token limit: lower the "
+                            "temperature, add a repetition penalty or a stop sequence",
+                            data={"period": period, "length": length},
+                        )
+                    )
+            if run_pattern is not None and size >= options.whitespace_run:
+                match = run_pattern.search(node)
+                if match is not None:
+                    out.append(
+                        _run_diagnostic(match.end() - match.start(), _pointer(path), None, None)
+                    )
+        elif kind is dict:
+            if not node:
+                leaves += 1
+                empties += 1
+                continue
+            # (reversed: popped in document order, so warnings come in that order)
+            stack.extend((child, k, (*path, k)) for k, child in reversed(node.items()))
+        elif kind is list:
+            if not node:
+                leaves += 1
+                empties += 1
+                continue
+            if repeated and len(node) >= options.repeated_elements:
+                found_run = _repeated(node, options.repeated_elements)
+                if found_run is not None:
+                    start, length = found_run
+                    out.append(
+                        codes.DEGENERATE_REPEATED_ELEMENTS.at(
+                            f"{length:,} identical elements in a row, from index {start}",
+                            pointer=_pointer(path),
+                            hint="the model repeated itself: a loop, or one item copied",
+                            data={"start": start, "count": length},
+                        )
+                    )
+            stack.extend(
+                (node[i], key, (*path, i)) for i in range(len(node) - 1, -1, -1)
+            )
+        else:
+            leaves += 1
+            if node is None:
+                empties += 1
+                blanks += 1
+    if empty and leaves >= 2 and empties == leaves and blanks:
+        out.append(
+            codes.DEGENERATE_ALL_EMPTY.at(
+                f"every one of the {leaves} values is empty",
+                pointer="",
+                hint="the model answered with the shape and no data",
+            )
+        )
+    return out
+
+
+def _run_diagnostic(
+    length: int, pointer: str | None, match: re.Match[str] | None, text: str | None
+) -> Diagnostic:
+    where = "in the answer" if pointer is None else "in a string"
+    span = position = None
+    if match is not None and text is not None:
+        span = Span(match.start(), match.end())
+        position = LineIndex(text).position(match.start())
+    return codes.DEGENERATE_WHITESPACE_RUN.at(
+        f"{length:,} whitespace characters in a row {where}",
+        pointer=pointer,
+        span=span,
+        position=position,
+        hint="the model wrote whitespace until it stopped (a known failure of JSON modes): "
+        "add a stop sequence or use the provider's structured output",
+        data={"length": length},
+    )
+
+
+def _repeated(items: list[Any], least: int) -> tuple[int, int] | None:
+    """``(start, length)`` of the first run of ``least`` or more identical elements that
+    are strings, objects or arrays (numbers, booleans and null are data repeated)."""
+    start, length = 0, 1
+    for i in range(1, len(items)):
+        here = items[i]
+        if type(here) is type(items[i - 1]) and here == items[i - 1]:
+            length += 1
+            if length >= least and type(here) in (str, dict, list):
+                end = i + 1
+                while end < len(items) and items[end] == here and type(items[end]) is type(here):
+                    end += 1
+                return start, end - start
+        else:
+            start, length = i, 1
+    return None
+
+
+def _echo(value: Any, schema: Any) -> str | None:
+    """What of ``schema`` ``value`` repeats ("the schema", "the schema's properties",
+    "the schema's example"), or None."""
+    if not isinstance(schema, Mapping):
+        return None
+    if value == schema:
+        return "the schema"
+    properties = schema.get("properties")
+    if isinstance(value, dict) and isinstance(properties, Mapping) and properties:
+        if value == properties:
+            return "the schema's properties"
+        echoed = value.get("properties")
+        if (
+            isinstance(echoed, dict)
+            and ("type" in value or "$schema" in value)
+            and set(properties) <= set(echoed)
+            and all(isinstance(v, dict) for v in echoed.values())
+        ):
+            return "a schema with the schema's properties"
+    examples = schema.get("examples")
+    candidates = list(examples) if isinstance(examples, list) else []
+    if "example" in schema:
+        candidates.append(schema["example"])
+    for example in candidates:
+        if isinstance(example, (dict, list)) and len(example) >= 2 and value == example:
+            return "the schema's example"
+    return None
