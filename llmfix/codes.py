@@ -1690,7 +1690,7 @@ DEGENERATE_ALL_EMPTY = _code(
     "degenerate",
     WARNING,
     None,
-    "every value in the answer is empty (`\"\"`, `null`, `[]`, `{}`)",
+    'every value in the answer is empty (`""`, `null`, `[]`, `{}`)',
     """The answer has two values or more and every one of them is empty, at least one an
     empty string or null: the shape of an answer with nothing in it. Rule `all_empty`.""",
     _ex('{"name": "", "email": null, "tags": []}'),

@@ -191,7 +191,8 @@ DEGENERATE_RULES: tuple[RuleRecord, ...] = tuple(
 
 # Every rule, keyed by kind and id (a parse repair and a guided reading may share an id).
 RULES: dict[tuple[str, str], RuleRecord] = {
-    (rule.kind, rule.id): rule for rule in (
+    (rule.kind, rule.id): rule
+    for rule in (
         *PARSE_RULES,
         *SCHEMA_RULES,
         *TOOL_RULES,

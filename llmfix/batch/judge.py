@@ -151,13 +151,17 @@ def judge(
     baseline: Baseline | None = None,
     *,
     partial: bool = False,
+    codes: frozenset[str] = frozenset(),
 ) -> Checked:
-    """Apply the gates and the baseline to one outcome (``partial``: see ``gate_failures``)."""
+    """Apply the gates and the baseline to one outcome (``partial``, ``codes``: see
+    ``gate_failures``)."""
     if outcome.result is None:
         error = outcome.error
         failures: tuple[str, ...] = (f"not checked ({error.code})" if error else "not checked",)
     else:
-        failures = tuple(gate_failures(outcome.result, fail_on, max_risk, partial=partial))
+        failures = tuple(
+            gate_failures(outcome.result, fail_on, max_risk, partial=partial, codes=codes)
+        )
     known = bool(failures) and baseline is not None and baseline.covers(outcome)
     return build(Checked, outcome=outcome, failures=failures, baselined=known)
 

@@ -173,8 +173,8 @@ class GateResult:
             f"{pct(self.gate.limit)}"
         )
         if self.over:
-            points = (self.rate - self.gate.limit) * 100.0
-            text += f": over by {points:.2g} point{'s' if points != 1 else ''}"
+            points = f"{(self.rate - self.gate.limit) * 100.0:.2g}"
+            text += f": over by {points} point{'' if points == '1' else 's'}"
             if not self.surely_over:
                 text += " (within the noise of the sample)"
         return text
@@ -287,11 +287,13 @@ def compare(
     for group, old, new in pairs:
         n_old, n_new = items(old), items(new)
         for key in _keys(old, new):
-            rows.append((group, key, two_proportions(count(old, key), n_old, count(new, key), n_new)))
+            rows.append(
+                (group, key, two_proportions(count(old, key), n_old, count(new, key), n_new))
+            )
     significant = holm([c.p_value for _, _, c in rows], 1.0 - confidence)
     return [
         Compared(group, key, change, sure, sure and change.delta > 0 and bad_key(key))
-        for (group, key, change), sure in zip(rows, significant)
+        for (group, key, change), sure in zip(rows, significant, strict=True)
     ]
 
 
@@ -309,6 +311,16 @@ def check_summary(report: Any, where: str) -> dict[str, Any]:
     ):
         raise ConfigError(f"{where}: its summary's groups are not tallies")
     return dict(summary)
+
+
+@dataclass(frozen=True)
+class RunPoint:
+    """One run of a series (``llmfix trend``, ``check --history``): its name (the report's
+    file name), when it finished, and its summary (as the JSON report has it)."""
+
+    name: str
+    finished: str | None
+    summary: Mapping[str, Any]
 
 
 # ---------------------------------------------------------------- the run's verdict

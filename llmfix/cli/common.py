@@ -43,6 +43,8 @@ class TableChoice(TyperChoice[str]):
     def convert(self, value: Any, param: Any, ctx: Any) -> str:
         if value == self.default and value is not None:
             return str(value)
+        if self.table == "fail_on" and value not in self.choices:
+            return str(value)  # codes and families too, checked by llmfix.batch.gate
         return str(super().convert(value, param, ctx))
 
 

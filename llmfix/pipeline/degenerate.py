@@ -260,9 +260,7 @@ def degenerate(
                             data={"start": start, "count": length},
                         )
                     )
-            stack.extend(
-                (node[i], key, (*path, i)) for i in range(len(node) - 1, -1, -1)
-            )
+            stack.extend((node[i], key, (*path, i)) for i in range(len(node) - 1, -1, -1))
         else:
             leaves += 1
             if node is None:

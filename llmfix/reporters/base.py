@@ -30,6 +30,7 @@ from llmfix.model import Diagnostic, Position, Severity, Status
 
 if TYPE_CHECKING:
     from llmfix.batch.judge import BatchSummary, Checked
+    from llmfix.batch.rates import RunPoint
     from llmfix.inputs import Item
 
 # Every status an item can end with, best to worst: the model's (``Status``), then
@@ -66,6 +67,7 @@ class ReportOptions:
     # BatchSummary.to_dict); `repair --report` gives its own, one answer's result each.
     record: Callable[[Checked, str | None], dict[str, Any]] | None = None
     summary: Callable[[BatchSummary], dict[str, Any]] | None = None
+    history: tuple[RunPoint, ...] = ()  # check --history DIR: earlier runs, oldest first
 
     def item(self, checked: Checked) -> dict[str, Any]:
         """The record of ``checked`` in a JSON or YAML report."""
