@@ -238,10 +238,11 @@ def rule_ids(names: Iterable[str]) -> frozenset[str]:
 
 
 def markdown() -> str:
-    """The README's table of schema repair rules (and ``tool_name``), written from here."""
+    """The README's table of schema repair rules, ``tool_name`` and the degenerate-answer
+    checks (``degenerate.*`` warnings), written from here."""
     out = ["| rule | risk | what it does (example) |", "|---|---|---|"]
-    for rule in (*SCHEMA_RULES, *TOOL_RULES):
-        risk = " / ".join(r.value for r in rule.risks)
+    for rule in (*SCHEMA_RULES, *TOOL_RULES, *DEGENERATE_RULES):
+        risk = " / ".join(r.value for r in rule.risks) or "— (a check)"
         text = rule.description + (f": {rule.note}" if rule.note else "")
         out.append(f"| `{rule.id}` | {risk} | {text} |")
     return "\n".join(out) + "\n"
