@@ -134,7 +134,8 @@ def message_with_place(diagnostic: Diagnostic, location: Location) -> str:
 def failing_diagnostics(checked: Checked) -> list[Diagnostic]:
     """The diagnostics that explain why an item fails the gates.
 
-    Its errors when it has any; otherwise the changes that made it fail (under
+    Its errors when it has any; otherwise the diagnostics whose codes ``--fail-on`` names
+    (``degenerate``); otherwise the changes that made it fail (under
     ``--fail-on repaired``/``extracted`` or ``--max-risk``); otherwise one ``check.gate``
     diagnostic carrying the gate's reason.
     """
@@ -144,6 +145,10 @@ def failing_diagnostics(checked: Checked) -> list[Diagnostic]:
     errors = [d for d in found if d.severity is Severity.ERROR]
     if errors:
         return errors
+    named = {failure.partition(" ")[0] for failure in checked.failures}  # --fail-on CODE
+    warnings = [d for d in found if d.code in named]
+    if warnings:
+        return warnings
     changes = [d for d in found if d.risk is not None]
     repairs = [d for d in changes if d.stage != "extract"]  # extraction alone is not a repair
     if repairs or changes:
