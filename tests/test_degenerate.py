@@ -132,7 +132,8 @@ def test_a_loop_reports_its_unit_and_length() -> None:
     assert loop.data is not None
     assert (loop.data["period"], loop.data["length"]) == (2, 400)
     assert "'na' 200 times" in loop.message
-    assert loop.position is not None and loop.pointer == "/s"
+    assert loop.position is not None
+    assert loop.pointer == "/s"
 
 
 def test_text_that_repeats_a_little_is_no_loop() -> None:
@@ -231,7 +232,8 @@ def test_warnings_do_not_change_the_status_or_the_value() -> None:
     answer = '{"name": "John Doe", "email": "example@example.com", "age": 3}'
     result = llmfix.repair(answer, PERSON)
     assert result.status is llmfix.Status.VALID
-    assert result.ok and result.value == json.loads(answer)
+    assert result.ok
+    assert result.value == json.loads(answer)
     assert {d.severity.value for d in result.diagnostics} == {"warning"}
 
 
