@@ -66,8 +66,9 @@ class Degenerate:
                 continue
             if isinstance(value, str) and value.strip().isdigit():
                 value = int(value)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ConfigError(f"degenerate: {raw} must be a positive whole number")
+            least = 2 if name == "loop_repeats" else 1  # one unit is no repetition
+            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                raise ConfigError(f"degenerate: {raw} must be a whole number from {least}")
             values[name] = value
         return cls(**values)
 

@@ -240,8 +240,9 @@ def test_warnings_do_not_change_the_status_or_the_value() -> None:
 @pytest.mark.parametrize(
     ("given", "message"),
     [
-        ({"loop_chars": 0}, "positive whole number"),
-        ({"loop_chars": "many"}, "positive whole number"),
+        ({"loop_chars": 0}, "whole number from 1"),
+        ({"loop_repeats": 1}, "whole number from 2"),
+        ({"loop_chars": "many"}, "whole number from 1"),
         ({"loops": 3}, "unknown threshold 'loops'"),
         ({"placeholders": [1]}, "list of strings"),
     ],

@@ -11,9 +11,8 @@ with its own code (``degenerate.*``) and rule id (so ``--disable-rule`` turns on
 Cost: one walk over the value, and for each string only its end (a loop is found by
 comparing the string's last ``loop_chars`` characters with themselves shifted by each
 period up to ``loop_period``, which is C-speed slice equality and does not grow with the
-string); whitespace runs by one regular expression that starts only at the first
-whitespace character of a run, so each run is scanned once. Linear in the size of the
-answer.
+string); whitespace runs by looking only at every ``whitespace_run/2``-th character,
+and measuring each run found once. Linear in the size of the answer.
 """
 
 from __future__ import annotations
@@ -73,18 +72,38 @@ _TEMPLATE = re.compile(
     r"|\[(?:insert|your|enter|add)\b[^\]]{0,40}\]|lorem ipsum\b.*",
     re.IGNORECASE | re.DOTALL,
 )
+_TEMPLATE_STARTS = frozenset("<{[l")
 _PLACEHOLDER_MAX = 80  # longer strings are no placeholder (lorem ipsum: its start)
 _WHITESPACE = " \t\r\n"
 
 
-def _whitespace_run(threshold: int) -> re.Pattern[str]:
-    # Starts only where a run starts (the look-behind), so each run is read once.
-    return _RUNS.get(threshold) or _RUNS.setdefault(
-        threshold, re.compile(rf"(?<![ \t\r\n])[ \t\r\n]{{{threshold},}}")
-    )
+_SPACE = frozenset(_WHITESPACE)
+_SPACES = re.compile(r"[ \t\r\n]*")
 
 
-_RUNS: dict[int, re.Pattern[str]] = {}
+def _whitespace_run(text: str, threshold: int) -> tuple[int, int] | None:
+    """``(start, end)`` of the first run of ``threshold`` whitespace characters or more.
+
+    A run that long holds one of the positions ``k·(threshold//2)``: only those are looked
+    at, and only a whitespace one is measured (its end by a regular expression anchored
+    there, its start by stripping the ``threshold`` characters before it), so a text with
+    no such run costs ``2·len/threshold`` look-ups, and each run is measured once.
+    """
+    step = max(1, threshold // 2)
+    n = len(text)
+    i = step - 1
+    while i < n:
+        if text[i] in _SPACE:
+            found = _SPACES.match(text, i)
+            end = found.end() if found is not None else i + 1
+            before = text[max(0, i - threshold) : i]
+            start = i - (len(before) - len(before.rstrip(_WHITESPACE)))
+            if end - start >= threshold:
+                return start, end
+            i = end + step - 1 if end > i + 1 else i + step
+            continue
+        i += step
+    return None
 
 
 def _escape(key: str) -> str:
@@ -110,13 +129,17 @@ class _Placeholders:
     def __call__(self, text: str, key: Any) -> bool:
         if len(text) > _PLACEHOLDER_MAX:
             return self.templates and text[:12].lower() == "lorem ipsum "
-        folded = text.strip().lower()
+        stripped = text.strip()
+        folded = stripped.lower()
         if folded in self.exact:
             if folded in _TYPE_NAMES and isinstance(key, str):
                 lowered = key.lower()
                 return not any(word in lowered for word in _TYPE_KEYS)
             return True
-        return self.templates and _TEMPLATE.fullmatch(text.strip()) is not None
+        # (the template markers all start with one of these: most strings end here)
+        if not self.templates or folded[:1] not in _TEMPLATE_STARTS:
+            return False
+        return _TEMPLATE.fullmatch(stripped) is not None
 
 
 _DEFAULT_TEST = _Placeholders(PLACEHOLDERS, templates=True)
@@ -137,16 +160,28 @@ def _placeholder_test(options: Degenerate) -> _Placeholders:
 def _loop(text: str, options: Degenerate) -> tuple[int, int] | None:
     """``(period, length)`` of the repetition that ends ``text``, or None.
 
-    For each period ``p`` up to ``loop_period``: the last ``L`` characters equal the ``L``
-    before them shifted by ``p`` (slice equality), with ``L + p`` at least ``loop_chars``
-    and at least ``loop_repeats`` units. The smallest such period wins; the loop's length
-    is then counted back from the end, one unit at a time.
+    A tail of ``span`` characters (at least ``loop_chars`` and ``loop_repeats`` units)
+    that repeats with period ``p`` holds its last ``K`` characters again ``p`` earlier
+    (``K`` at most half of ``loop_chars``, so within the span). So the candidates are the
+    places the last ``K`` characters recur within ``loop_period`` before the end (found
+    with ``rfind``: none, in prose), nearest first; each is checked by comparing the tail
+    with itself shifted (slice equality). The loop's length is then counted back from the
+    end, one unit at a time.
     """
     n = len(text)
-    for p in range(1, min(options.loop_period, n // options.loop_repeats) + 1):
+    k = max(1, min(32, options.loop_chars // 2, n // 2))
+    tail = text[n - k :]
+    low = max(0, n - k - options.loop_period)
+    end = n - 1
+    while True:
+        at = text.rfind(tail, low, end)
+        if at < 0:
+            return None
+        end = at + k - 1  # the next candidate starts before this one
+        p = n - k - at
         span = max(options.loop_chars, p * options.loop_repeats)
         if span > n:
-            break
+            return None  # a longer period needs a longer span still
         if text[n - span + p :] != text[n - span : n - p]:
             continue
         if not text[n - p :].strip():  # whitespace repeated: a whitespace run's business
@@ -156,7 +191,6 @@ def _loop(text: str, options: Degenerate) -> tuple[int, int] | None:
         while start >= p and text[start - p : start] == unit:
             start -= p
         return p, n - start
-    return None
 
 
 def degenerate(
@@ -186,14 +220,14 @@ def degenerate(
             )
     text_run = False
     if whitespace and text is not None and len(text) >= options.whitespace_run:
-        match = _whitespace_run(options.whitespace_run).search(text)
-        if match is not None:
+        run = _whitespace_run(text, options.whitespace_run)
+        if run is not None:
             text_run = True
-            out.append(_run_diagnostic(match.end() - match.start(), None, match, text))
+            out.append(_run_diagnostic(run, None, text))
     if not (placeholder or loop or whitespace or empty or repeated):
         return out
     test = _placeholder_test(options) if placeholder else None
-    run_pattern = _whitespace_run(options.whitespace_run) if whitespace and not text_run else None
+    runs = whitespace and not text_run
     leaves = empties = blanks = 0
     stack: list[tuple[Any, Any, tuple[Any, ...]]] = [(value, None, ())]
     while stack:
@@ -230,12 +264,10 @@ def degenerate(
                             data={"period": period, "length": length},
                         )
                     )
-            if run_pattern is not None and size >= options.whitespace_run:
-                match = run_pattern.search(node)
-                if match is not None:
-                    out.append(
-                        _run_diagnostic(match.end() - match.start(), _pointer(path), None, None)
-                    )
+            if runs and size >= options.whitespace_run:
+                run = _whitespace_run(node, options.whitespace_run)
+                if run is not None:
+                    out.append(_run_diagnostic(run, _pointer(path), None))
         elif kind is dict:
             if not node:
                 leaves += 1
@@ -277,14 +309,14 @@ def degenerate(
     return out
 
 
-def _run_diagnostic(
-    length: int, pointer: str | None, match: re.Match[str] | None, text: str | None
-) -> Diagnostic:
+def _run_diagnostic(run: tuple[int, int], pointer: str | None, text: str | None) -> Diagnostic:
+    """A whitespace run: in the answer's ``text`` (its span), or in a string (``pointer``)."""
     where = "in the answer" if pointer is None else "in a string"
+    length = run[1] - run[0]
     span = position = None
-    if match is not None and text is not None:
-        span = Span(match.start(), match.end())
-        position = LineIndex(text).position(match.start())
+    if text is not None:
+        span = Span(run[0], run[1])
+        position = LineIndex(text).position(run[0])
     return codes.DEGENERATE_WHITESPACE_RUN.at(
         f"{length:,} whitespace characters in a row {where}",
         pointer=pointer,

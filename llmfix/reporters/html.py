@@ -303,6 +303,21 @@ class HtmlReporter(Reporter):
                 note="array indices folded to *",
             )
         )
+        worthless = [
+            (code, code, n)
+            for code, n in total.codes.most_common()
+            if code.startswith("degenerate.")
+        ]
+        if worthless:
+            parts.append(
+                _chart(
+                    "Degenerate answers",
+                    "degenerate",
+                    worthless,
+                    total.items,
+                    note="valid JSON that holds no data (warnings)",
+                )
+            )
         parts.append("</div>")
         if summary.groups:
             parts.append(_groups(summary.groups, self.options.group_by))

@@ -124,6 +124,10 @@ class TextReporter(Reporter):
                 for (code, pointer), n in total.errors.items()
             }
             console.print(_breakdown("Errors by code and JSON Pointer", ("error", "count"), rows))
+        worthless = {c: n for c, n in total.codes.items() if c.startswith("degenerate.")}
+        if worthless:  # warnings, which pass: said here, or no one sees them
+            title = "Degenerate answers (valid but worthless; --fail-on degenerate fails them)"
+            console.print(_breakdown(title, ("warning", "items"), worthless))
         if self.options.history:
             from llmfix.reporters.trend import series, trend_table, with_this_run
 
