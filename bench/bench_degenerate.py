@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.bench_scale import SCHEMA, answer  # noqa: E402
+from bench.bench_scale import SCHEMA, answer
 
 RULES = (
     "schema_echo",
