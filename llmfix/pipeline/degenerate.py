@@ -110,8 +110,17 @@ def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
-def _pointer(path: tuple[Any, ...]) -> str:
-    return "".join(f"/{_escape(str(part))}" for part in path)
+# A place in the walk: (value, the key it is under, its step in the pointer, the parent's
+# place). The pointer is built from the chain only for a warning.
+_Place = tuple[Any, Any, Any, Any]
+
+
+def _pointer(place: _Place) -> str:
+    steps = []
+    while place[3] is not None:
+        steps.append(f"/{_escape(str(place[2]))}")
+        place = place[3]
+    return "".join(reversed(steps))
 
 
 def _shown(text: str, limit: int = 40) -> str:
@@ -193,6 +202,9 @@ def _loop(text: str, options: Degenerate) -> tuple[int, int] | None:
         return p, n - start
 
 
+_ON: dict[frozenset[str], tuple[bool, ...]] = {}  # the checks on, per set of rules off
+
+
 def degenerate(
     value: Any,
     text: str | None,
@@ -205,7 +217,11 @@ def degenerate(
     place in the value has its JSON Pointer and no span (the caller places it); one about
     the text has its span and position."""
     out: list[Diagnostic] = []
-    on = [rule not in disabled for rule in RULE_IDS]
+    on = _ON.get(disabled)
+    if on is None:
+        if len(_ON) > 64:  # (a library caller's many sets of rules: kept bounded)
+            _ON.clear()
+        on = _ON[disabled] = tuple(rule not in disabled for rule in RULE_IDS)
     echo, placeholder, loop, whitespace, empty, repeated = on
     if echo and schema is not None and isinstance(value, (dict, list)):
         found = _echo(value, schema)
@@ -229,9 +245,10 @@ def degenerate(
     test = _placeholder_test(options) if placeholder else None
     runs = whitespace and not text_run
     leaves = empties = blanks = 0
-    stack: list[tuple[Any, Any, tuple[Any, ...]]] = [(value, None, ())]
+    stack: list[_Place] = [(value, None, None, None)]
     while stack:
-        node, key, path = stack.pop()
+        place = stack.pop()
+        node, key = place[0], place[1]
         kind = type(node)
         if kind is str:
             leaves += 1
@@ -243,7 +260,7 @@ def degenerate(
                 out.append(
                     codes.DEGENERATE_PLACEHOLDER.at(
                         f"placeholder value {_shown(node)}",
-                        pointer=_pointer(path),
+                        pointer=_pointer(place),
                         hint="the model left a template value: check that the prompt gives "
                         "it the data",
                     )
@@ -258,7 +275,7 @@ def degenerate(
                         codes.DEGENERATE_REPETITION.at(
                             f"the last {length:,} characters repeat {_shown(unit)} "
                             f"{length // period:,} times",
-                            pointer=_pointer(path),
+                            pointer=_pointer(place),
                             hint="a repetition loop, often cut by the token limit: lower the "
                             "temperature, add a repetition penalty or a stop sequence",
                             data={"period": period, "length": length},
@@ -267,14 +284,14 @@ def degenerate(
             if runs and size >= options.whitespace_run:
                 run = _whitespace_run(node, options.whitespace_run)
                 if run is not None:
-                    out.append(_run_diagnostic(run, _pointer(path), None))
+                    out.append(_run_diagnostic(run, _pointer(place), None))
         elif kind is dict:
             if not node:
                 leaves += 1
                 empties += 1
                 continue
             # (reversed: popped in document order, so warnings come in that order)
-            stack.extend((child, k, (*path, k)) for k, child in reversed(node.items()))
+            stack.extend((child, k, k, place) for k, child in reversed(node.items()))
         elif kind is list:
             if not node:
                 leaves += 1
@@ -287,12 +304,12 @@ def degenerate(
                     out.append(
                         codes.DEGENERATE_REPEATED_ELEMENTS.at(
                             f"{length:,} identical elements in a row, from index {start}",
-                            pointer=_pointer(path),
+                            pointer=_pointer(place),
                             hint="the model repeated itself: a loop, or one item copied",
                             data={"start": start, "count": length},
                         )
                     )
-            stack.extend((node[i], key, (*path, i)) for i in range(len(node) - 1, -1, -1))
+            stack.extend((node[i], key, i, place) for i in range(len(node) - 1, -1, -1))
         else:
             leaves += 1
             if node is None:
