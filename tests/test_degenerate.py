@@ -10,6 +10,7 @@ failure), an answer of empty values, one element repeated. Each is a warning wit
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -353,3 +354,24 @@ def test_no_warning_on_the_tool_call_corpus() -> None:
         flagged += [(case.id, d.code) for d in result.diagnostics if d.stage == "degenerate"]
     assert len(cases) > 100
     assert flagged == []
+
+
+def test_the_summaries_count_degenerate_answers(workdir: Path) -> None:
+    runner = CliRunner()
+    (workdir / "c.json").write_text('{"name": "<your name>", "age": 5}')
+    text = runner.invoke(app, ["check", "a.json", "b.json", "c.json", "--no-config", "-q"])
+    assert text.exit_code == 0
+    assert "Degenerate answers" in text.stdout
+    assert re.search(r"degenerate\.placeholder\s+│\s+2\b", text.stdout)
+    html = runner.invoke(
+        app, ["check", "a.json", "b.json", "c.json", "--no-config", "-q", "-f", "html"]
+    )
+    found = re.search(r'<div class="chart" id="chart-degenerate">.*?</div>', html.stdout)
+    assert found is not None
+    assert 'data-key="degenerate.placeholder" data-count="2"' in found.group(0)
+    report = runner.invoke(
+        app, ["check", "a.json", "b.json", "c.json", "--no-config", "-q", "-f", "json"]
+    )
+    summary = json.loads(report.stdout)["summary"]
+    assert summary["items_by_code"]["degenerate.placeholder"] == 2
+    assert summary["items_by_family"]["degenerate"] == 2

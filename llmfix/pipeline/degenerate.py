@@ -243,7 +243,9 @@ def degenerate(
     if not (placeholder or loop or whitespace or empty or repeated):
         return out
     test = _placeholder_test(options) if placeholder else None
-    runs = whitespace and not text_run
+    # A string holds a run the text does not only through escapes (\n, \t): with no
+    # backslash in the text, the strings need no look.
+    runs = whitespace and not text_run and (text is None or "\\" in text)
     leaves = empties = blanks = 0
     stack: list[_Place] = [(value, None, None, None)]
     while stack:
