@@ -208,3 +208,24 @@ def test_the_html_report_draws_the_comparison_and_the_trend(
         assert [r for r in requests if not r.startswith("file:")] == []
     finally:
         context.close()
+
+
+def test_check_history_adds_this_run_to_the_table(
+    series_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(series_dir)
+    _log(series_dir / "now.jsonl", 0.30)
+    done = _check(
+        "now.jsonl", "-s", "schema.json", "--group-by", "model", "-q", "--history", "history"
+    )
+    assert done.exit_code == 1
+    assert "Trend over 6 runs" in done.stdout
+    row = next(line for line in done.stdout.splitlines() if re.match(r"\s*all\s+│ invalid", line))
+    assert "▅▃▂▁▁█" in row  # 8 %, 4 %, 2 %, 1 %, 0.5 %, then this run's 15 %
+    assert "15%" in row
+    empty = series_dir / "empty"
+    empty.mkdir(exist_ok=True)
+    (empty / "notes.json").write_text("{}")
+    bad = _check("now.jsonl", "-s", "schema.json", "--history", "empty")
+    assert bad.exit_code == 2
+    assert "--history empty/notes.json: not an llmfix report" in bad.stderr
