@@ -266,8 +266,11 @@ def _keys(*tallies: Mapping[str, Any]) -> list[str]:
     """The rates worth comparing: every status either run has, ``failing``, every code."""
     found: set[str] = set()
     for tally in tallies:
-        found.update(k for k, n in (tally.get("status") or {}).items() if n)
-        found.update(k for k, n in (tally.get("items_by_code") or {}).items() if n)
+        # (a report is input: only names, never a key YAML read as a number)
+        found.update(k for k, n in (tally.get("status") or {}).items() if n and isinstance(k, str))
+        found.update(
+            k for k, n in (tally.get("items_by_code") or {}).items() if n and isinstance(k, str)
+        )
     order = {key: i for i, key in enumerate(STATUS_KEYS)}
     statuses = sorted((k for k in found if k in order), key=order.__getitem__)
     return [*statuses, FAILING, *sorted(k for k in found if k not in order)]

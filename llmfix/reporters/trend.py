@@ -133,8 +133,8 @@ def series(runs: Sequence[RunPoint], keys: Sequence[str] = ()) -> list[Series]:
         for run in runs:
             tallies = [run.summary, *(run.summary.get("groups") or {}).values()]
             for each in tallies:
-                found.update(k for k, n in (each.get("status") or {}).items() if n)
-                found.update(k for k, n in (each.get("items_by_code") or {}).items() if n)
+                for table in (each.get("status") or {}, each.get("items_by_code") or {}):
+                    found.update(k for k, n in table.items() if n and isinstance(k, str))
         order = {key: i for i, key in enumerate(STATUS_KEYS)}
         statuses = sorted((k for k in found if k in order), key=order.__getitem__)
         wanted = [*statuses, FAILING, *sorted(k for k in found if k not in order)]
