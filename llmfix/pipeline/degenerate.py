@@ -202,6 +202,60 @@ def _loop(text: str, options: Degenerate) -> tuple[int, int] | None:
         return p, n - start
 
 
+class _Strings:
+    """The checks of one non-empty string: placeholder, loop, whitespace run."""
+
+    __slots__ = ("loop", "options", "out", "runs", "test")
+
+    def __init__(
+        self,
+        out: list[Diagnostic],
+        test: _Placeholders | None,
+        options: Degenerate,
+        loop: bool,
+        runs: bool,
+    ) -> None:
+        self.out, self.test, self.options, self.loop, self.runs = out, test, options, loop, runs
+
+    def check(self, text: str, key: Any, step: Any, parent: _Place | None) -> None:
+        """``text``, the value under ``key`` at ``step`` of ``parent`` (None: the root)."""
+        options = self.options
+        size = len(text)
+        if self.test is not None and self.test(text, key):
+            self.out.append(
+                codes.DEGENERATE_PLACEHOLDER.at(
+                    f"placeholder value {_shown(text)}",
+                    pointer=_child_pointer(parent, step),
+                    hint="the model left a template value: check that the prompt gives it "
+                    "the data",
+                )
+            )
+        if self.loop and size >= options.loop_chars:
+            found = _loop(text, options)
+            if found is not None:
+                period, length = found
+                self.out.append(
+                    codes.DEGENERATE_REPETITION.at(
+                        f"the last {length:,} characters repeat {_shown(text[size - period :])} "
+                        f"{length // period:,} times",
+                        pointer=_child_pointer(parent, step),
+                        hint="a repetition loop, often cut by the token limit: lower the "
+                        "temperature, add a repetition penalty or a stop sequence",
+                        data={"period": period, "length": length},
+                    )
+                )
+        if self.runs and size >= options.whitespace_run:
+            run = _whitespace_run(text, options.whitespace_run)
+            if run is not None:
+                self.out.append(_run_diagnostic(run, _child_pointer(parent, step), None))
+
+
+def _child_pointer(parent: _Place | None, step: Any) -> str:
+    if parent is None:
+        return ""
+    return f"{_pointer(parent)}/{_escape(str(step))}"
+
+
 _ON: dict[frozenset[str], tuple[bool, ...]] = {}  # the checks on, per set of rules off
 
 
@@ -246,59 +300,24 @@ def degenerate(
     # A string holds a run the text does not only through escapes (\n, \t): with no
     # backslash in the text, the strings need no look.
     runs = whitespace and not text_run and (text is None or "\\" in text)
+    strings = _Strings(out, test, options, loop, runs)
     leaves = empties = blanks = 0
-    stack: list[_Place] = [(value, None, None, None)]
-    while stack:
-        place = stack.pop()
+    if type(value) is not dict and type(value) is not list:  # a scalar answer
+        if type(value) is str and value:
+            strings.check(value, None, None, None)
+        return out
+    # Containers only are queued (breadth first); their strings and scalars are looked at
+    # in place, so a leaf costs no allocation.
+    queue: list[_Place] = [(value, None, None, None)]
+    at = 0
+    while at < len(queue):
+        place = queue[at]
+        at += 1
         node, key = place[0], place[1]
-        kind = type(node)
-        if kind is str:
-            leaves += 1
-            if not node:
-                empties += 1
-                blanks += 1
-                continue
-            if test is not None and test(node, key):
-                out.append(
-                    codes.DEGENERATE_PLACEHOLDER.at(
-                        f"placeholder value {_shown(node)}",
-                        pointer=_pointer(place),
-                        hint="the model left a template value: check that the prompt gives "
-                        "it the data",
-                    )
-                )
-            size = len(node)
-            if loop and size >= options.loop_chars:
-                found_loop = _loop(node, options)
-                if found_loop is not None:
-                    period, length = found_loop
-                    unit = node[size - period :]
-                    out.append(
-                        codes.DEGENERATE_REPETITION.at(
-                            f"the last {length:,} characters repeat {_shown(unit)} "
-                            f"{length // period:,} times",
-                            pointer=_pointer(place),
-                            hint="a repetition loop, often cut by the token limit: lower the "
-                            "temperature, add a repetition penalty or a stop sequence",
-                            data={"period": period, "length": length},
-                        )
-                    )
-            if runs and size >= options.whitespace_run:
-                run = _whitespace_run(node, options.whitespace_run)
-                if run is not None:
-                    out.append(_run_diagnostic(run, _pointer(place), None))
-        elif kind is dict:
-            if not node:
-                leaves += 1
-                empties += 1
-                continue
-            # (reversed: popped in document order, so warnings come in that order)
-            stack.extend((child, k, k, place) for k, child in reversed(node.items()))
-        elif kind is list:
-            if not node:
-                leaves += 1
-                empties += 1
-                continue
+        if type(node) is dict:
+            children: Any = node.items()
+        else:
+            children = enumerate(node)
             if repeated and len(node) >= options.repeated_elements:
                 found_run = _repeated(node, options.repeated_elements)
                 if found_run is not None:
@@ -311,12 +330,27 @@ def degenerate(
                             data={"start": start, "count": length},
                         )
                     )
-            stack.extend((node[i], key, i, place) for i in range(len(node) - 1, -1, -1))
-        else:
-            leaves += 1
-            if node is None:
-                empties += 1
-                blanks += 1
+        named = type(node) is dict
+        for step, child in children:
+            kind = type(child)
+            if kind is str:
+                leaves += 1
+                if child:
+                    strings.check(child, step if named else key, step, place)
+                else:
+                    empties += 1
+                    blanks += 1
+            elif kind is dict or kind is list:
+                if child:
+                    queue.append((child, step if named else key, step, place))
+                else:
+                    leaves += 1
+                    empties += 1
+            else:
+                leaves += 1
+                if child is None:
+                    empties += 1
+                    blanks += 1
     if empty and leaves >= 2 and empties == leaves and blanks:
         out.append(
             codes.DEGENERATE_ALL_EMPTY.at(
