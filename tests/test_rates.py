@@ -335,3 +335,10 @@ def test_machine_reports_say_which_gate_failed(run: Any, tmp_path: Path) -> None
     assert ("max-rate", "error") in levels
     assert ("max-rate", "note") in levels
     assert ("regression", "error") in levels
+
+
+def test_a_group_value_may_hold_colons() -> None:
+    gate = RateGate.parse("model=llama3:8b:invalid=2%", "model")
+    assert (gate.group, gate.key, gate.limit) == ("llama3:8b", "invalid", 0.02)
+    with pytest.raises(ConfigError, match="expected KEY=PCT"):
+        RateGate.parse("llama3:8b:invalid=2%", "model")

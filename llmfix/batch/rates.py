@@ -18,7 +18,6 @@ family of codes (``degenerate``): the share of items with at least one.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,8 +33,6 @@ STATUS_KEYS: tuple[str, ...] = (*(status.value for status in Status), "error")
 BAD_STATUSES = frozenset({"truncated", "invalid", "refused", "unparseable", "error"})
 FAILING = "failing"
 ALL = "*"  # a gate on every group
-
-_SPEC = re.compile(r"^\s*(?:(?P<field>[^=:]+)=(?P<group>[^:]*):)?(?P<key>[^=:]+)=(?P<pct>[^=:]+)$")
 
 
 def _percent(text: str, spec: str) -> float:
@@ -79,24 +76,27 @@ class RateGate:
     @classmethod
     def parse(cls, spec: str, group_by: str | None) -> RateGate:
         """``[FIELD=GROUP:]KEY=PCT``; FIELD must be the run's ``--group-by``."""
-        found = _SPEC.match(spec)
-        if found is None:
+        # The gate is after the last colon (a group's value may hold colons: llama3:8b).
+        head, colon, gate = spec.rpartition(":")
+        key, equals, percent = gate.partition("=")
+        field, is_group, value = head.partition("=")
+        if not equals or not key.strip() or (colon and (not is_group or not field.strip())):
             raise ConfigError(
                 f"--max-rate {spec}: expected KEY=PCT (invalid=2%) or "
                 "FIELD=GROUP:KEY=PCT (model=gpt-4o-mini:invalid=2%)"
             )
-        key = check_key(found["key"], f"--max-rate {spec}")
-        limit = _percent(found["pct"], spec)
+        key = check_key(key, f"--max-rate {spec}")
+        limit = _percent(percent, spec)
         group = None
-        if found["field"] is not None:
-            wanted = found["field"].strip()
+        if colon:
+            wanted = field.strip()
             if group_by is None:
                 raise ConfigError(f"--max-rate {spec}: a group's gate needs --group-by {wanted}")
             if wanted != group_by:
                 raise ConfigError(
                     f"--max-rate {spec}: the run groups by {group_by!r}, not {wanted!r}"
                 )
-            group = found["group"].strip() or ALL
+            group = value.strip() or ALL
         return cls(spec.strip(), key, limit, group)
 
 

@@ -226,8 +226,7 @@ class _Strings:
                 codes.DEGENERATE_PLACEHOLDER.at(
                     f"placeholder value {_shown(text)}",
                     pointer=_child_pointer(parent, step),
-                    hint="the model left a template value: check that the prompt gives it "
-                    "the data",
+                    hint="the model left a template value: check that the prompt gives it the data",
                 )
             )
         if self.loop and size >= options.loop_chars:
