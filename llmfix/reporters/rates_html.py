@@ -56,10 +56,14 @@ def _gates(rates: RateResults) -> str:
 
 
 def _shown(rows: Sequence[Compared]) -> list[Compared]:
-    """Regressions first, then significant changes, then the largest moves."""
-    return sorted(rows, key=lambda c: (not c.regression, not c.significant, -abs(c.change.delta)))[
-        :TOP
-    ]
+    """The problems' rates (a rate near 100 %, ``valid``, would squash the scale; the text
+    and JSON reports list it), regressions first, then significant changes, then the
+    largest moves."""
+    problems = [c for c in rows if bad_key(c.key)] or list(rows)
+    order = sorted(
+        problems, key=lambda c: (not c.regression, not c.significant, -abs(c.change.delta))
+    )
+    return order[:TOP]
 
 
 def comparison_chart(rates: RateResults) -> str:

@@ -249,12 +249,13 @@ def svg_chart(
             f'font-size="10">{for_html(pct(rate))}</text>'
         )
     for i, run in enumerate(runs):
+        if n > 12 and i not in (0, n - 1):
+            continue
         label = run.finished[:10] if run.finished else run.name
+        anchor = "start" if i == 0 and n > 1 else ("end" if i == n - 1 and n > 1 else "middle")
         parts.append(
-            f'<text x="{x(i):.1f}" y="{height - 8}" text-anchor="middle" font-size="9">'
+            f'<text x="{x(i):.1f}" y="{height - 8}" text-anchor="{anchor}" font-size="9">'
             f"<title>{for_html(run.name)}</title>{for_html(label[:16])}</text>"
-            if n <= 12 or i in (0, n - 1)
-            else ""
         )
     for index, row in enumerate(found):
         colour = PALETTE[index % len(PALETTE)]
