@@ -342,3 +342,23 @@ def test_a_group_value_may_hold_colons() -> None:
     assert (gate.group, gate.key, gate.limit) == ("llama3:8b", "invalid", 0.02)
     with pytest.raises(ConfigError, match="expected KEY=PCT"):
         RateGate.parse("llama3:8b:invalid=2%", "model")
+
+
+def test_compare_reads_a_json_report_up_to_its_items(run: Any, tmp_path: Path) -> None:
+    _log(tmp_path / "log.jsonl", invalid=set(range(10)), placeholder=set(), n=200)
+    assert run("log.jsonl", "-q", "-f", "json", "-o", "old.json").exit_code == 1
+    text = (tmp_path / "old.json").read_text()
+    cut = text.index(',\n  "items": [')
+    # the items of a big report are never parsed: here they are not even JSON
+    (tmp_path / "old.json").write_text(text[: cut + 14] + "not parsed" * 1000)
+    result = run("log.jsonl", "--compare", "old.json", "-q", "-f", "json", "-o", "n.json")
+    assert result.exit_code == 1, result.stderr
+    rows = _rates("n.json")["comparison"]["rates"]
+    assert {(r["key"], r["before"]["count"]) for r in rows if r["group"] is None} >= {
+        ("invalid", 10)
+    }
+    # a YAML report is read whole, and compares the same
+    assert run("log.jsonl", "-q", "-f", "yaml", "-o", "old.yaml").exit_code == 1
+    again = run("log.jsonl", "--compare", "old.yaml", "--fail-on-regression", "-q")
+    assert again.exit_code == 0
+    assert "Compared with old.yaml" in again.stdout

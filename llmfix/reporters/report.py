@@ -58,6 +58,43 @@ def read_report(path: Path, what: str = "baseline") -> dict[str, Any]:
     return report
 
 
+# Where a JSON report's items start (JsonReporter writes the summary first, then this).
+_ITEMS_MARK = b',\n  "items": ['
+HEAD_MAX_BYTES = 64_000_000  # a summary, even of many groups and codes, is far smaller
+
+
+def read_report_head(path: Path, what: str) -> dict[str, Any]:
+    """A report's ``version`` and ``summary`` (its ``items`` left unread and empty): for
+    ``--compare`` and trends, which need no item. A ``-f json`` report is read up to where
+    its items start, so a report of a million items costs what its summary does; any
+    other file (YAML, JSON written another way) is read whole by :func:`read_report`."""
+    if path.suffix.lower() in (".yaml", ".yml"):
+        return read_report(path, what)
+    # lazy: only --compare and trends read a report's head
+    from llmfix.files.read import ReadRefused, open_regular
+
+    head = b""
+    try:
+        with open_regular(str(path), buffering=0) as handle:
+            while _ITEMS_MARK not in head and len(head) < HEAD_MAX_BYTES:
+                block = handle.read(1 << 20)
+                if not block:
+                    break
+                head += block
+    except ReadRefused as exc:
+        raise ConfigError(f"{what} {path}: cannot read: {exc.problem}") from None
+    cut = head.find(_ITEMS_MARK)
+    if cut < 0 or not head.startswith(b"{"):
+        return read_report(path, what)
+    try:
+        report = json.loads(head[:cut] + b', "items": []}')
+    except ValueError:
+        return read_report(path, what)  # (its own one-line error)
+    if not isinstance(report, dict) or str(report.get("version")) != REPORT_VERSION:
+        return read_report(path, what)
+    return report
+
+
 class JsonReporter(Reporter):
     """The versioned report as JSON: ``version``, ``summary``, then every item.
 

@@ -50,9 +50,9 @@ def read_run(path: str, what: str = "trend") -> RunPoint:
     """One report as a point of a series; a one-line :class:`ConfigError` naming the file
     when it is no ``-f json`` report of a check run."""
     # lazy: check without --history starts without it
-    from llmfix.reporters.report import read_report
+    from llmfix.reporters.report import read_report_head
 
-    summary = check_summary(read_report(Path(path), what), f"{what} {path}")
+    summary = check_summary(read_report_head(Path(path), what), f"{what} {path}")
     finished = summary.get("finished")
     return RunPoint(
         os.path.basename(path), finished if isinstance(finished, str) else None, summary

@@ -182,9 +182,9 @@ def _earlier(path: str | None) -> tuple[str, dict[str, Any]] | None:
     from llmfix.batch.rates import check_summary
 
     # lazy: check without --compare starts without it
-    from llmfix.reporters.report import read_report
+    from llmfix.reporters.report import read_report_head
 
-    return path, check_summary(read_report(Path(path), "--compare"), f"--compare {path}")
+    return path, check_summary(read_report_head(Path(path), "--compare"), f"--compare {path}")
 
 
 def _rates(
