@@ -362,3 +362,25 @@ def test_compare_reads_a_json_report_up_to_its_items(run: Any, tmp_path: Path) -
     again = run("log.jsonl", "--compare", "old.yaml", "--fail-on-regression", "-q")
     assert again.exit_code == 0
     assert "Compared with old.yaml" in again.stdout
+
+
+def test_group_names_from_the_input_stay_text_in_every_report(run: Any, tmp_path: Path) -> None:
+    hostile = "m<script>alert(1)</script>\u202e\x1b[31m"
+    with (tmp_path / "log.jsonl").open("w", encoding="utf-8") as out:
+        for i in range(100):
+            age = '"x"' if i < 20 else "3"
+            out.write(json.dumps({"model": hostile, "text": f'{{"name": "n", "age": {age}}}'}))
+            out.write("\n")
+    args = ("--group-by", "model", "--max-rate", "model=*:invalid=5%", "-q")
+    assert run("log.jsonl", *args, "-f", "json", "-o", "old.json").exit_code == 1
+    compared = ("--compare", "old.json")
+    html = run("log.jsonl", *args, *compared, "-f", "html").stdout
+    assert "<script>alert(1)" not in html
+    assert "m&lt;script&gt;alert(1)&lt;/script&gt;\\u202e\\x1b[31m" in html
+    text = run("log.jsonl", *args, *compared)
+    assert "\x1b" not in text.stdout
+    assert "\u202e" not in text.stdout
+    assert "group m<script>alert(1)</script>\\u202e\\x1b[31m: 20%" in text.stdout
+    junit = run("log.jsonl", *args, "-f", "junit").stdout
+    assert "\x1b" not in junit
+    assert "\u202e" not in junit
