@@ -118,6 +118,13 @@ def test_trend_refuses_what_is_no_report(series_dir: Path, tmp_path: Path) -> No
     unknown = CliRunner().invoke(app, ["trend", str(series_dir / "history"), "--key", "nope"])
     assert unknown.exit_code == 2
     assert "--key: 'nope' is not a status" in unknown.stderr
+    git = tmp_path / ".git"
+    git.mkdir()
+    into_git = CliRunner().invoke(
+        app, ["trend", str(series_dir / "history"), "-o", str(git / "t.html")]
+    )
+    assert into_git.exit_code == 2
+    assert "is a version-control directory" in into_git.stderr
 
 
 def test_trend_page_is_one_file_with_a_chart_per_group(series_dir: Path, tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from llmfix.batch.rates import check_key
 from llmfix.errors import ConfigError
+from llmfix.files.containment import refuse_vcs
 from llmfix.model import ExitCode
 
 if TYPE_CHECKING:
@@ -42,6 +43,8 @@ def run_trend(
     if not paths:
         raise ConfigError("no reports given: name -f json reports of check runs, or a folder")
     wanted = [check_key(key, "--key") for key in keys]
+    if output is not None and output != "-":
+        refuse_vcs(output)  # as check's reports: never into .git/
     runs: list[RunPoint] = []
     for path in paths:
         if os.path.isdir(path):
@@ -51,8 +54,9 @@ def run_trend(
     runs = ordered(runs)[-MAX_RUNS:]
     found = series(runs, wanted)
     out = stdout or sys.stdout
-    with output_stream(Path(output) if output else None, out) as stream:
-        _write(stream, fmt, runs, found, output is None)
+    target = Path(output) if output and output != "-" else None
+    with output_stream(target, out) as stream:
+        _write(stream, fmt, runs, found, target is None)
     return ExitCode.OK
 
 
