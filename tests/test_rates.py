@@ -384,3 +384,15 @@ def test_group_names_from_the_input_stay_text_in_every_report(run: Any, tmp_path
     junit = run("log.jsonl", *args, "-f", "junit").stdout
     assert "\x1b" not in junit
     assert "\u202e" not in junit
+
+
+def test_the_confidence_level_widens_the_intervals(run: Any, tmp_path: Path) -> None:
+    _log(tmp_path / "log.jsonl", invalid=set(range(30)), placeholder=set())
+    args = ("--max-rate", "invalid=2%", "-q", "-f", "json", "-o", "r.json")
+    run("log.jsonl", *args, "--confidence", "0.99")
+    (gate,) = _rates("r.json")["gates"]
+    low, high = wilson(30, 1000, 0.99)
+    assert gate["interval"] == [round(low, 6), round(high, 6)]
+    assert gate["interval"][0] < 0.021094  # wider than at 95 %
+    assert "99% CI" in gate["message"]
+    assert _rates("r.json")["confidence"] == 0.99
