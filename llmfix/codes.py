@@ -1707,6 +1707,88 @@ CHECK_GATE = _code(
     the message says why.""",
 )
 
+# --- degenerate (issue 35) -------------------------------------------------------------------
+# Answers that are valid JSON, and may pass their schema, yet hold no data: warnings, which
+# `--fail-on degenerate` (or one code) makes fail. Each is a rule (llmfix.rules) that
+# `--disable-rule` turns off; the thresholds are the `degenerate` option.
+
+_ECHO_SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "email": {"type": "string"}},
+}
+
+DEGENERATE_SCHEMA_ECHO = _code(
+    "degenerate.schema_echo",
+    "degenerate",
+    WARNING,
+    None,
+    "the answer is the schema (or its properties or example), not data",
+    """The model returned the JSON Schema it was given, its `properties`, or the example
+    the schema carries, instead of an answer. Say in the prompt that the schema describes
+    the answer, or use the provider's structured output. Rule `schema_echo`.""",
+    _ex(
+        '{"type": "object", "properties": {"name": {"type": "string"}, '
+        '"email": {"type": "string"}}}',
+        _ECHO_SCHEMA,
+    ),
+)
+DEGENERATE_PLACEHOLDER = _code(
+    "degenerate.placeholder",
+    "degenerate",
+    WARNING,
+    None,
+    "a placeholder value: `string`, `<name>`, `John Doe`, `example@example.com`, `TODO`, ...",
+    """A string is one of the values a template holds rather than data (the list is in
+    docs/guide/degenerate-answers.md; the `degenerate` option's `placeholders` replaces it,
+    `extra-placeholders` adds to it). Type names (`string`, `integer`) count only where the
+    key does not name a type. Rule `placeholder`.""",
+    _ex('{"name": "John Doe", "email": "example@example.com"}', _ECHO_SCHEMA),
+)
+DEGENERATE_REPETITION = _code(
+    "degenerate.repetition",
+    "degenerate",
+    WARNING,
+    None,
+    "a string ends in the same text repeated: a repetition loop",
+    """The end of a string is one short unit repeated many times, the mark of a model stuck
+    in a loop (often until the token limit cut it). Looked for in linear time at the end of
+    each string; thresholds `loop-chars`, `loop-repeats`, `loop-period`. Rule
+    `repetition_loop`.""",
+    _ex('{"summary": "The results are' + " very good and" * 30 + '"}'),
+)
+DEGENERATE_WHITESPACE_RUN = _code(
+    "degenerate.whitespace_run",
+    "degenerate",
+    WARNING,
+    None,
+    "a long run of whitespace or newlines, in the answer or in a string",
+    """The model wrote whitespace until it stopped (a known failure of JSON modes, which
+    allow whitespace between tokens), in the text around the value or inside a string.
+    Threshold `whitespace-run` characters in a row. Rule `whitespace_run`.""",
+    _ex('{"answer": 42}' + "\n" * 300),
+)
+DEGENERATE_ALL_EMPTY = _code(
+    "degenerate.all_empty",
+    "degenerate",
+    WARNING,
+    None,
+    'every value in the answer is empty (`""`, `null`, `[]`, `{}`)',
+    """The answer has two values or more and every one of them is empty, at least one an
+    empty string or null: the shape of an answer with nothing in it. Rule `all_empty`.""",
+    _ex('{"name": "", "email": null, "tags": []}'),
+)
+DEGENERATE_REPEATED_ELEMENTS = _code(
+    "degenerate.repeated_elements",
+    "degenerate",
+    WARNING,
+    None,
+    "an array holds the same element many times in a row",
+    """The same string, object or array appears `repeated-elements` times or more in a row
+    in an array (numbers, booleans and null do not count: a vector of zeros is data). Rule
+    `repeated_elements`.""",
+    _ex('{"tags": ["news", "news", "news", "news", "news", "news"]}'),
+)
+
 # A schema error's code is ``schema.<keyword in snake case>``: every keyword jsonschema
 # reports an error under, by the name it reports.
 SCHEMA_KEYWORDS: dict[str, Code] = {
@@ -1764,6 +1846,8 @@ FAMILIES: dict[str, str] = {
     "input": "reading the inputs",
     "batch": "running a `check` batch",
     "check": "the `check` gate",
+    "degenerate": "answers that are valid JSON but hold no data (warnings; `--fail-on degenerate` "
+    "makes them fail)",
 }
 
 

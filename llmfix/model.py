@@ -145,6 +145,11 @@ class LineIndex:
         self._line = 1
         self._line_start = 0
 
+    @property
+    def text(self) -> str:
+        """The text the positions are in."""
+        return self._text
+
     def _line_starts(self) -> list[int]:
         if self._starts is None:
             # len(line) + 1 per line, summed: the offsets just after each newline.

@@ -26,6 +26,54 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class Degenerate:
+    """Thresholds of the degenerate-answer checks (:mod:`llmfix.pipeline.degenerate`): a
+    ``check`` or ``repair`` option ``degenerate`` (``--degenerate NAME=VALUE``, a config
+    file's ``options: {degenerate: {...}}``)."""
+
+    loop_chars: int = 200  # a repetition loop covers at least this many characters
+    loop_repeats: int = 8  # ... and its unit appears at least this many times
+    loop_period: int = 100  # units up to this many characters long are looked for
+    whitespace_run: int = 200  # whitespace characters in a row
+    repeated_elements: int = 5  # identical array elements in a row
+    placeholders: tuple[str, ...] | None = None  # the values taken as placeholders (None: the list)
+    extra_placeholders: tuple[str, ...] = ()  # added to the list
+
+    @classmethod
+    def from_mapping(cls, given: Any) -> Degenerate:
+        """The thresholds a mapping names; :class:`ConfigError` for a bad name or value."""
+        if isinstance(given, Degenerate):
+            return given
+        if not isinstance(given, dict):
+            raise ConfigError(f"degenerate must be a mapping of thresholds, not {given!r}")
+        known = {f.name: f for f in dataclasses.fields(cls)}
+        values: dict[str, Any] = {}
+        for raw, value in given.items():
+            name = str(raw).strip().replace("-", "_")
+            if name not in known:
+                raise ConfigError(
+                    f"degenerate: unknown threshold {raw!r} (expected one of: "
+                    f"{', '.join(n.replace('_', '-') for n in known)})"
+                )
+            if name in ("placeholders", "extra_placeholders"):
+                if isinstance(value, str):
+                    value = [value]
+                if not isinstance(value, (list, tuple)) or not all(
+                    isinstance(v, str) for v in value
+                ):
+                    raise ConfigError(f"degenerate: {raw} must be a list of strings")
+                values[name] = tuple(value)
+                continue
+            if isinstance(value, str) and value.strip().isdigit():
+                value = int(value)
+            least = 2 if name == "loop_repeats" else 1  # one unit is no repetition
+            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                raise ConfigError(f"degenerate: {raw} must be a whole number from {least}")
+            values[name] = value
+        return cls(**values)
+
+
+@dataclass(frozen=True)
 class RepairOptions:
     """Everything that changes what ``llmfix.repair`` does (but not how it is reported)."""
 
@@ -38,6 +86,7 @@ class RepairOptions:
     max_risk: Risk | None = None
     allow_remote_refs: bool = False  # fetch http(s) $ref targets when building the validator
     guided: bool = True  # with a schema, read answers that are not JSON (llmfix.guided)
+    degenerate: Degenerate = field(default_factory=Degenerate)  # valid but worthless answers
 
 
 RECURSION_LIMIT = 5_000  # Python frames: 600 levels x 3 (YAML) + the command's own stack
@@ -84,6 +133,8 @@ def make_options(**options: Any) -> RepairOptions:
             rest["max_risk"] = Risk.parse(rest["max_risk"])
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
+    if "degenerate" in rest:
+        rest["degenerate"] = Degenerate.from_mapping(rest["degenerate"])
     if "disabled_rules" in rest:
         rules = list(rest["disabled_rules"])
         if rules:

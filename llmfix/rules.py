@@ -27,6 +27,7 @@ KINDS: dict[str, str] = {
     "schema": "a schema repair rule, making a parsed value fit its schema",
     "tools": "a tool-call repair, with --tools",
     "guided": "a schema-guided reading of an answer that is not JSON",
+    "degenerate": "a check for an answer that is valid but worthless (a warning, no change)",
 }
 
 
@@ -45,7 +46,9 @@ class RuleRecord:
 
     @property
     def risk(self) -> Risk:
-        return self.risks[0]
+        """The usual risk tier (a check that changes nothing, a degenerate one, has none:
+        ``lossless``, as it loses nothing)."""
+        return self.risks[0] if self.risks else Risk.LOSSLESS
 
     @property
     def example(self) -> Example | None:
@@ -174,9 +177,30 @@ GUIDED_RULES: tuple[RuleRecord, ...] = tuple(
     if code.family == "guided" and code.risks
 )
 
+# The degenerate-answer checks (issue 35): no change, a warning each; rules so that
+# --disable-rule turns one off.
+DEGENERATE_RULES: tuple[RuleRecord, ...] = tuple(
+    RuleRecord(rule_id, "degenerate", (), code.summary, code)
+    for rule_id, code in (
+        ("schema_echo", codes.DEGENERATE_SCHEMA_ECHO),
+        ("placeholder", codes.DEGENERATE_PLACEHOLDER),
+        ("repetition_loop", codes.DEGENERATE_REPETITION),
+        ("whitespace_run", codes.DEGENERATE_WHITESPACE_RUN),
+        ("all_empty", codes.DEGENERATE_ALL_EMPTY),
+        ("repeated_elements", codes.DEGENERATE_REPEATED_ELEMENTS),
+    )
+)
+
 # Every rule, keyed by kind and id (a parse repair and a guided reading may share an id).
 RULES: dict[tuple[str, str], RuleRecord] = {
-    (rule.kind, rule.id): rule for rule in (*PARSE_RULES, *SCHEMA_RULES, *TOOL_RULES, *GUIDED_RULES)
+    (rule.kind, rule.id): rule
+    for rule in (
+        *PARSE_RULES,
+        *SCHEMA_RULES,
+        *TOOL_RULES,
+        *GUIDED_RULES,
+        *DEGENERATE_RULES,
+    )
 }
 
 
@@ -187,9 +211,9 @@ def get(id: str) -> list[RuleRecord]:
 
 
 def all_rule_ids() -> frozenset[str]:
-    """The ids ``--disable-rule`` and ``--rules`` take: schema repair's rules and
-    ``tool_name`` (renaming an unknown tool, --tools)."""
-    return frozenset(rule.id for rule in (*SCHEMA_RULES, *TOOL_RULES))
+    """The ids ``--disable-rule`` and ``--rules`` take: schema repair's rules,
+    ``tool_name`` (renaming an unknown tool, --tools) and the degenerate-answer checks."""
+    return frozenset(rule.id for rule in (*SCHEMA_RULES, *TOOL_RULES, *DEGENERATE_RULES))
 
 
 def rule_ids(names: Iterable[str]) -> frozenset[str]:
@@ -216,10 +240,11 @@ def rule_ids(names: Iterable[str]) -> frozenset[str]:
 
 
 def markdown() -> str:
-    """The README's table of schema repair rules (and ``tool_name``), written from here."""
+    """The README's table of schema repair rules, ``tool_name`` and the degenerate-answer
+    checks (``degenerate.*`` warnings), written from here."""
     out = ["| rule | risk | what it does (example) |", "|---|---|---|"]
-    for rule in (*SCHEMA_RULES, *TOOL_RULES):
-        risk = " / ".join(r.value for r in rule.risks)
+    for rule in (*SCHEMA_RULES, *TOOL_RULES, *DEGENERATE_RULES):
+        risk = " / ".join(r.value for r in rule.risks) or "— (a check)"
         text = rule.description + (f": {rule.note}" if rule.note else "")
         out.append(f"| `{rule.id}` | {risk} | {text} |")
     return "\n".join(out) + "\n"

@@ -87,7 +87,7 @@ def run(root: Path, *args: str) -> tuple[int, dict[str, Any]]:
 
 def comparable(report: dict[str, Any]) -> dict[str, Any]:
     """The report without wall-clock figures, which no two runs share."""
-    summary = {k: v for k, v in report["summary"].items() if k != "seconds"}
+    summary = {k: v for k, v in report["summary"].items() if k not in ("seconds", "finished")}
     items = [{k: v for k, v in item.items() if k != "timings"} for item in report["items"]]
     return {"summary": summary, "items": items}
 

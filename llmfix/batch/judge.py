@@ -29,6 +29,7 @@ from llmfix.model import (
 
 if TYPE_CHECKING:
     from llmfix.batch.gate import FailOn
+    from llmfix.batch.rates import RateResults
     from llmfix.inputs import Item
 
 
@@ -150,13 +151,17 @@ def judge(
     baseline: Baseline | None = None,
     *,
     partial: bool = False,
+    codes: frozenset[str] = frozenset(),
 ) -> Checked:
-    """Apply the gates and the baseline to one outcome (``partial``: see ``gate_failures``)."""
+    """Apply the gates and the baseline to one outcome (``partial``, ``codes``: see
+    ``gate_failures``)."""
     if outcome.result is None:
         error = outcome.error
         failures: tuple[str, ...] = (f"not checked ({error.code})" if error else "not checked",)
     else:
-        failures = tuple(gate_failures(outcome.result, fail_on, max_risk, partial=partial))
+        failures = tuple(
+            gate_failures(outcome.result, fail_on, max_risk, partial=partial, codes=codes)
+        )
     known = bool(failures) and baseline is not None and baseline.covers(outcome)
     return build(Checked, outcome=outcome, failures=failures, baselined=known)
 
@@ -191,6 +196,9 @@ class Tally:
     repairs: Counter[str] = field(default_factory=Counter)  # items needing each repair code
     # (code, pointer pattern); the pattern is None for errors about no place in the value
     errors: Counter[tuple[str, str | None]] = field(default_factory=Counter)
+    # items with each diagnostic code, and with each family of codes (the rate gates' keys)
+    codes: Counter[str] = field(default_factory=Counter)
+    families: Counter[str] = field(default_factory=Counter)
     repairs_total: int = 0
     attempts: int = 0
     failed: int = 0
@@ -209,7 +217,9 @@ class Tally:
         if found is None:  # most items: the result's own, with no tuple made to hold them
             found = result.diagnostics if result is not None else ()
         repaired: set[str] = set()
+        seen: set[str] = set()
         for d in found:
+            seen.add(d.code)
             if d.risk is not None and d.stage != "extract":
                 self.repairs_total += 1
                 repaired.add(d.code)
@@ -218,6 +228,11 @@ class Tally:
                 _bump(self.errors, (d.code, where))
         for code in sorted(repaired):
             _bump(self.repairs, code)
+        if seen:
+            for code in seen:
+                _bump(self.codes, code)
+            for family in {code.partition(".")[0] for code in seen}:
+                _bump(self.families, family)
         if result is not None:
             self.attempts += result.attempts
 
@@ -247,6 +262,8 @@ class Tally:
                 else {"code": code, "pointer": pointer, "count": count}
                 for (code, pointer), count in self.errors.most_common()
             ],
+            "items_by_code": dict(sorted(self.codes.items())),
+            "items_by_family": dict(sorted(self.families.items())),
             "llm_attempts": self.attempts,
             "failed": self.failed,
             "baselined": self.baselined,
@@ -260,6 +277,17 @@ class BatchSummary:
     total: Tally = field(default_factory=Tally)
     groups: dict[str, Tally] | None = None
     seconds: float = 0.0  # wall-clock time of the run
+    finished: str | None = None  # when the run ended (UTC, ISO 8601): orders a trend
+    # the rate gates and the comparison with an earlier run, when the run has any
+    rates: RateResults | None = None
+
+    @property
+    def failed(self) -> bool:
+        """Whether the run fails: by its rates when it has rate gates or fails on a
+        regression (``--max-rate``, ``--fail-on-regression``), else by any item failing."""
+        if self.rates is not None and (self.rates.gates or self.rates.fail_on_regression):
+            return self.rates.failed
+        return bool(self.total.failed)
 
     def add(self, checked: Checked) -> None:
         self.total.add(checked)
@@ -272,6 +300,14 @@ class BatchSummary:
     def to_dict(self) -> dict[str, Any]:
         out = self.total.to_dict()
         out["seconds"] = round(self.seconds, 3)
+        if self.finished is not None:
+            out["finished"] = self.finished
         if self.groups is not None:
             out["groups"] = {k: v.to_dict() for k, v in sorted(self.groups.items())}
+        if self.rates is not None:
+            out["rates"] = self.rates.to_dict()
         return out
+
+    def counts(self) -> dict[str, Any]:
+        """The tallies as a JSON report's summary has them (what the rate gates read)."""
+        return self.to_dict()

@@ -177,6 +177,55 @@ def check(
             "prefix. Repeatable.",
         ),
     ] = None,
+    max_rate: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option(
+            "--max-rate",
+            help="Fail when more than PCT of the items have KEY (a status, failing, a code "
+            "or family): invalid=2%; a group's with --group-by: model=gpt-4o-mini:invalid=2%, "
+            "every group's: model=*:invalid=2%. Repeatable; the rates then decide the exit code.",
+        ),
+    ] = None,
+    significant_only: Annotated[
+        bool,
+        typer.Option(
+            "--significant-only",
+            help="A --max-rate gate fails only when the rate is surely above it (its "
+            "interval's lower bound is).",
+        ),
+    ] = False,
+    compare: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--compare", help="Compare the rates with an earlier run's -f json report."),
+    ] = None,
+    fail_on_regression: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-regression",
+            help="With --compare: fail only when a problem's rate rose significantly.",
+        ),
+    ] = False,
+    confidence: Annotated[
+        float,
+        typer.Option(
+            "--confidence",
+            help="Confidence of the rates' intervals; 1 - the level of --compare's tests.",
+        ),
+    ] = 0.95,
+    history: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--history", help="A folder of earlier -f json reports: draw the rates' trend."
+        ),
+    ] = None,
+    degenerate: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option(
+            "--degenerate",
+            help="A threshold of the degenerate-answer checks, NAME=VALUE (loop-chars=300, "
+            "placeholder=TBA). Repeatable.",
+        ),
+    ] = None,
     max_annotations: Annotated[
         Optional[int],  # noqa: UP045
         typer.Option("--max-annotations", help="-f github: annotate N problems at most."),
@@ -205,7 +254,8 @@ def check(
 
     Exit codes: 0 clean, 1 an item fails the gates (--fail-on, --max-risk) and is not in
     the --baseline, 2 usage, config or schema error. Writing a baseline (-f baseline)
-    exits 0 whatever fails.
+    exits 0 whatever fails. With --max-rate or --fail-on-regression the rates decide
+    instead: 1 when a rate gate fails or a rate rose significantly.
     """
     tolerant_streams()
     # lazy: llmfix --help, check --help start without it
@@ -253,5 +303,12 @@ def check(
         max_annotations=max_annotations,
         reports=tuple(report or ()),
         follow_symlinks=follow_symlinks,
+        max_rate=tuple(max_rate or ()),
+        significant_only=significant_only,
+        compare=compare,
+        fail_on_regression=fail_on_regression,
+        confidence=confidence,
+        history=history,
+        degenerate=tuple(degenerate or ()),
     )
     execute(flags, lambda run, llm: run_check(run, llm=llm))

@@ -43,7 +43,18 @@ class TableChoice(TyperChoice[str]):
     def convert(self, value: Any, param: Any, ctx: Any) -> str:
         if value == self.default and value is not None:
             return str(value)
+        if self.table == "fail_on" and isinstance(value, str) and _codes_too(value, self.choices):
+            return value  # a level and codes or families (llmfix.batch.gate.parse_fail_on)
         return str(super().convert(value, param, ctx))
+
+
+def _codes_too(value: str, levels: tuple[str, ...]) -> bool:
+    """Whether ``--fail-on value`` is levels and diagnostic codes or families, by commas."""
+    # lazy: only a --fail-on that names codes loads the registry
+    from llmfix import codes
+
+    parts = [part.strip() for part in value.split(",")]
+    return all(p in levels or p in codes.CODES or p in codes.FAMILIES for p in parts)
 
 
 # The flags `repair` and `check` share: parameter name → the flag's names, and the table

@@ -96,7 +96,7 @@ def _rule_text(rule: rules.RuleRecord) -> str:
     ]
     if rule.note:
         out += ["\n", _paragraph(rule.note[0].upper() + rule.note[1:] + ".")]
-    if rule.kind in ("schema", "tools"):
+    if rule.kind in ("schema", "tools", "degenerate"):
         out += ["\n", _paragraph(f"Turn it off with --disable-rule {rule.id}.")]
     if rule.example is not None:
         out += ["\n", _example(rule.example)]

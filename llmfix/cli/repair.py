@@ -103,6 +103,14 @@ def repair(
         Optional[str],  # noqa: UP045
         typer.Option("--rules", help="Comma-separated schema repair rules to use (default: all)."),
     ] = None,
+    degenerate: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option(
+            "--degenerate",
+            help="A threshold of the degenerate-answer checks, NAME=VALUE (loop-chars=300, "
+            "placeholder=TBA). Repeatable.",
+        ),
+    ] = None,
     no_schema_repair: Annotated[
         bool, shared("no_schema_repair", "Validate only; make no schema repairs.")
     ] = False,
@@ -257,6 +265,7 @@ def repair(
         max_risk=max_risk,
         disable_rule=tuple(disable_rule or ()),
         rules=rules,
+        degenerate=tuple(degenerate or ()),
         no_schema_repair=no_schema_repair,
         partial=partial,
         max_depth=max_depth,

@@ -39,7 +39,7 @@ from llmfix.model import (
 from llmfix.options import RepairOptions
 from llmfix.parse.core import ParseOutcome, Placement, parse_json, relocate
 from llmfix.pipeline.extract import broken_whole, extract_candidates, found_alone
-from llmfix.pipeline.finish import Clock, finish, out_of_time
+from llmfix.pipeline.finish import Clock, finish, out_of_time, worthless
 from llmfix.pipeline.guided_step import collected, guided_on, read_guided
 from llmfix.pipeline.normalize import clean_payload, normalize_document
 from llmfix.pipeline.select import ParsedCandidate, select_candidates
@@ -250,7 +250,7 @@ def strict_document(
             Result,
             status=Status.VALID,
             value=value,
-            diagnostics=(),
+            diagnostics=tuple(worthless(value, text, validator, options, candidate)),
             patch=(),
             timings=build(Timings, stages=stages),
             candidate=candidate,

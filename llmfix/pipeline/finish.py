@@ -27,6 +27,7 @@ from llmfix.model import (
     Status,
 )
 from llmfix.options import RepairOptions
+from llmfix.pipeline.degenerate import degenerate
 from llmfix.pipeline.partial import cut_off, drop_incomplete_tail, mark_missing, was_truncated
 from llmfix.pipeline.select import ParsedCandidate
 
@@ -115,6 +116,22 @@ def place_pointers(
     return out
 
 
+def worthless(
+    value: Any,
+    text: str,
+    validator: SchemaValidator | None,
+    options: RepairOptions,
+    candidate: Candidate | None = None,
+) -> list[Diagnostic]:
+    """The degenerate-answer warnings of a finished ``value`` (:mod:`.degenerate`); placed
+    in ``text`` when ``candidate`` is given (the fast path, which has no other to place)."""
+    schema = validator.schema if validator is not None else None
+    found = degenerate(value, text, schema, options.degenerate, options.disabled_rules)
+    if found and candidate is not None:
+        return place_pointers(found, candidate, LineIndex(text))
+    return found
+
+
 def finish(
     chosen: ParsedCandidate,
     options: RepairOptions,
@@ -168,6 +185,7 @@ def finish(
         errors, missing = mark_missing(errors)
         diagnostics += missing
     diagnostics += errors
+    diagnostics += worthless(value, lines.text, validator, options)  # valid, yet no data?
     diagnostics = place_pointers(diagnostics, chosen.candidate, lines)
 
     cut = was_truncated(chosen.diagnostics)

@@ -28,6 +28,7 @@ from llmfix.model import (
     max_risk,
 )
 from llmfix.options import RepairOptions
+from llmfix.pipeline.degenerate import RULE_IDS as DEGENERATE_RULES
 from llmfix.pipeline.finish import Clock, finish, out_of_time
 from llmfix.pipeline.normalize import normalize_document
 from llmfix.pipeline.partial import cut_off
@@ -371,8 +372,9 @@ def _guided(
             ordinary,
             text_readings=not strict,
             # Re-reading strings inside a JSON value redoes schema repair's coercions;
-            # a user who turned a rule off is not overruled by another path.
-            in_values=not options.disabled_rules,
+            # a user who turned a rule off is not overruled by another path (a check for
+            # degenerate answers is no such rule).
+            in_values=not options.disabled_rules.difference(DEGENERATE_RULES),
             deadline=deadline,
         ),
     )

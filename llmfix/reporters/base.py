@@ -30,6 +30,7 @@ from llmfix.model import Diagnostic, Position, Severity, Status
 
 if TYPE_CHECKING:
     from llmfix.batch.judge import BatchSummary, Checked
+    from llmfix.batch.rates import RunPoint
     from llmfix.inputs import Item
 
 # Every status an item can end with, best to worst: the model's (``Status``), then
@@ -66,6 +67,7 @@ class ReportOptions:
     # BatchSummary.to_dict); `repair --report` gives its own, one answer's result each.
     record: Callable[[Checked, str | None], dict[str, Any]] | None = None
     summary: Callable[[BatchSummary], dict[str, Any]] | None = None
+    history: tuple[RunPoint, ...] = ()  # check --history DIR: earlier runs, oldest first
 
     def item(self, checked: Checked) -> dict[str, Any]:
         """The record of ``checked`` in a JSON or YAML report."""
@@ -132,7 +134,8 @@ def message_with_place(diagnostic: Diagnostic, location: Location) -> str:
 def failing_diagnostics(checked: Checked) -> list[Diagnostic]:
     """The diagnostics that explain why an item fails the gates.
 
-    Its errors when it has any; otherwise the changes that made it fail (under
+    Its errors when it has any; otherwise the diagnostics whose codes ``--fail-on`` names
+    (``degenerate``); otherwise the changes that made it fail (under
     ``--fail-on repaired``/``extracted`` or ``--max-risk``); otherwise one ``check.gate``
     diagnostic carrying the gate's reason.
     """
@@ -142,6 +145,10 @@ def failing_diagnostics(checked: Checked) -> list[Diagnostic]:
     errors = [d for d in found if d.severity is Severity.ERROR]
     if errors:
         return errors
+    named = {failure.partition(" ")[0] for failure in checked.failures}  # --fail-on CODE
+    warnings = [d for d in found if d.code in named]
+    if warnings:
+        return warnings
     changes = [d for d in found if d.risk is not None]
     repairs = [d for d in changes if d.stage != "extract"]  # extraction alone is not a repair
     if repairs or changes:

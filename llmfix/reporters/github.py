@@ -94,6 +94,20 @@ class GithubReporter(Reporter):
             more = counted(self.held_back, "more problem")
             note = f"{more} not annotated (--max-annotations {self.options.max_annotations})"
             self.out.write(workflow_command("warning", note, title=self.options.title) + "\n")
+        rates = summary.rates
+        if rates is not None:  # the run's own: no file, no line
+            for gate in rates.gates:
+                failed = gate.failed(rates.significant_only)
+                line = workflow_command(
+                    "error" if failed else "notice",
+                    gate.describe(),
+                    title=f"llmfix --max-rate {gate.gate.spec}",
+                )
+                self.out.write(line + "\n")
+            for row in rates.regressions:
+                level = "error" if rates.fail_on_regression else "warning"
+                line = workflow_command(level, row.describe(), title="llmfix regression")
+                self.out.write(line + "\n")
         total = summary.total
         parts = [counted(total.items, "item")]
         parts += [f"{n:,} {status_label(s)}" for s, n in sorted(total.status.items())]

@@ -273,7 +273,12 @@ class HtmlReporter(Reporter):
 
     def _overview(self, summary: BatchSummary) -> str:
         total = summary.total
-        parts = ['<section id="overview">', _gate(total, self.options.baseline)]
+        parts = ['<section id="overview">', _gate(total, self.options.baseline, summary)]
+        if summary.rates is not None or self.options.history:
+            # lazy: an HTML report without rates starts without it
+            from llmfix.reporters.rates_html import rates_section
+
+            parts.append(rates_section(summary, self.options.history))
         parts.append(_figures(total))
         parts.append('<div class="charts">')
         parts.append(_chart("Status", "status", _status_rows(total), total.items))
@@ -298,6 +303,21 @@ class HtmlReporter(Reporter):
                 note="array indices folded to *",
             )
         )
+        worthless = [
+            (code, code, n)
+            for code, n in total.codes.most_common()
+            if code.startswith("degenerate.")
+        ]
+        if worthless:
+            parts.append(
+                _chart(
+                    "Degenerate answers",
+                    "degenerate",
+                    worthless,
+                    total.items,
+                    note="valid JSON that holds no data (warnings)",
+                )
+            )
         parts.append("</div>")
         if summary.groups:
             parts.append(_groups(summary.groups, self.options.group_by))
@@ -340,10 +360,11 @@ def _pct(count: int, total: int) -> str:
     return f"{100 * count / total:.1f}%" if total else "0.0%"
 
 
-def _gate(total: Tally, baseline: bool) -> str:
+def _gate(total: Tally, baseline: bool, summary: BatchSummary | None = None) -> str:
     failing = total.failed
-    verdict = "FAILED" if failing else "PASSED"
-    css = "fail" if failing else "pass"
+    failed = summary.failed if summary is not None else bool(failing)
+    verdict = "FAILED" if failed else "PASSED"
+    css = "fail" if failed else "pass"
     text = (
         f"{failing:,} item{' fails' if failing == 1 else 's fail'} the gates"
         if failing
@@ -354,6 +375,12 @@ def _gate(total: Tally, baseline: bool) -> str:
         text += f"{total.baselined:,} known"
     elif total.baselined:
         text += f" · {total.baselined:,} known"
+    rates = summary.rates if summary is not None else None
+    if rates is not None and (rates.gates or rates.fail_on_regression):
+        # lazy: an HTML report without rates starts without it
+        from llmfix.reporters.text import rate_verdict
+
+        text += " · the rates decide: " + rate_verdict(rates)
     return (
         f'<div class="gate {css}" id="gate" data-failed="{failing}" '
         f'data-baselined="{total.baselined}"><strong>{verdict}</strong> {_h(text)}</div>'

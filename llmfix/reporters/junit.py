@@ -89,9 +89,54 @@ class JunitReporter(Reporter):
             f'tests="{summary.total.items}" failures="{self._failures}" '
             f'errors="{self._errors}" skipped="{self._skipped}" time="{summary.seconds:.3f}"'
         )
+        rate_cases, rate_failures = _rate_cases(summary)
+        everything = counts
+        if rate_cases:
+            everything = (
+                f'tests="{summary.total.items + len(rate_cases)}" '
+                f'failures="{self._failures + rate_failures}" errors="{self._errors}" '
+                f'skipped="{self._skipped}" time="{summary.seconds:.3f}"'
+            )
         self.out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
-        self.out.write(f'<testsuites name="llmfix" {counts}>\n')
+        self.out.write(f'<testsuites name="llmfix" {everything}>\n')
         self.out.write(f"  <testsuite name={_attr(self.options.title)} {counts}>\n")
         copy_spool(self._cases, self.out)
         self._cases.close()
-        self.out.write("  </testsuite>\n</testsuites>\n")
+        self.out.write("  </testsuite>\n")
+        if rate_cases:
+            self.out.write(
+                f'  <testsuite name="llmfix rates" tests="{len(rate_cases)}" '
+                f'failures="{rate_failures}" errors="0" skipped="0" time="0">\n'
+            )
+            self.out.write("".join(rate_cases))
+            self.out.write("  </testsuite>\n")
+        self.out.write("</testsuites>\n")
+
+
+def _rate_cases(summary: BatchSummary) -> tuple[list[str], int]:
+    """One test case per rate gate (``--max-rate``) and, with ``--fail-on-regression``, per
+    rate compared: failed when the gate fails, or the rate rose significantly."""
+    rates = summary.rates
+    if rates is None:
+        return [], 0
+    cases: list[tuple[str, str, str | None]] = []
+    for gate in rates.gates:
+        why = gate.describe() if gate.failed(rates.significant_only) else None
+        name = f"{gate.gate.spec} ({gate.where()})"
+        cases.append(("max-rate", name, why))
+    if rates.fail_on_regression:
+        for row in rates.comparison or ():
+            where = "all items" if row.group is None else f"group {row.group}"
+            why = row.describe() if row.regression else None
+            cases.append(("regression", f"{row.key} in {where}", why))
+    out = []
+    for kind, name, why in cases:
+        case = f'    <testcase classname={_attr("llmfix " + kind)} name={_attr(name)} time="0"'
+        if why is None:
+            out.append(case + " />\n")
+        else:
+            out.append(
+                f"{case}>\n      <failure type={_attr(kind)} message={_attr(why)} />\n"
+                "    </testcase>\n"
+            )
+    return out, sum(1 for _, _, why in cases if why is not None)

@@ -26,17 +26,18 @@ if TYPE_CHECKING:
 BASELINE_MAX_BYTES = 2_000_000_000
 
 
-def read_report(path: Path) -> dict[str, Any]:
-    """Read a report written by ``-o``/``--report`` (JSON, or YAML by suffix): for --baseline."""
+def read_report(path: Path, what: str = "baseline") -> dict[str, Any]:
+    """Read a report written by ``-o``/``--report`` (JSON, or YAML by suffix): for --baseline
+    (``what`` names the flag in errors: ``--compare``, ``trend``)."""
 
     try:
         # A regular file only (a FIFO named by a project config would hang the run); a
         # report of a large batch is large, so the bound is only against /dev/zero.
         text = read_regular(str(path), BASELINE_MAX_BYTES).decode("utf-8")
     except ReadRefused as exc:
-        raise ConfigError(f"baseline {path}: cannot read: {exc.problem}") from None
+        raise ConfigError(f"{what} {path}: cannot read: {exc.problem}") from None
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"baseline {path}: not UTF-8 (byte {exc.start})") from None
+        raise ConfigError(f"{what} {path}: not UTF-8 (byte {exc.start})") from None
     try:
         if path.suffix.lower() in (".yaml", ".yml"):
             import yaml
@@ -46,14 +47,51 @@ def read_report(path: Path) -> dict[str, Any]:
             report = json.loads(text)
     except Exception as exc:  # yaml.YAMLError or ValueError; never leak either
         problem = " ".join(str(exc).split())
-        raise ConfigError(f"baseline {path}: not a report: {problem}") from None
+        raise ConfigError(f"{what} {path}: not a report: {problem}") from None
     if not isinstance(report, dict) or not isinstance(report.get("items"), list):
-        raise ConfigError(f"baseline {path}: not an llmfix report (no 'items' list)")
+        raise ConfigError(f"{what} {path}: not an llmfix report (no 'items' list)")
     if str(report.get("version")) != REPORT_VERSION:
         raise ConfigError(
-            f"baseline {path}: report version {report.get('version')!r} is not "
+            f"{what} {path}: report version {report.get('version')!r} is not "
             f"{REPORT_VERSION!r}; write a new baseline with this llmfix"
         )
+    return report
+
+
+# Where a JSON report's items start (JsonReporter writes the summary first, then this).
+_ITEMS_MARK = b',\n  "items": ['
+HEAD_MAX_BYTES = 64_000_000  # a summary, even of many groups and codes, is far smaller
+
+
+def read_report_head(path: Path, what: str) -> dict[str, Any]:
+    """A report's ``version`` and ``summary`` (its ``items`` left unread and empty): for
+    ``--compare`` and trends, which need no item. A ``-f json`` report is read up to where
+    its items start, so a report of a million items costs what its summary does; any
+    other file (YAML, JSON written another way) is read whole by :func:`read_report`."""
+    if path.suffix.lower() in (".yaml", ".yml"):
+        return read_report(path, what)
+    # lazy: only --compare and trends read a report's head
+    from llmfix.files.read import ReadRefused, open_regular
+
+    head = b""
+    try:
+        with open_regular(str(path), buffering=0) as handle:
+            while _ITEMS_MARK not in head and len(head) < HEAD_MAX_BYTES:
+                block = handle.read(1 << 20)
+                if not block:
+                    break
+                head += block
+    except ReadRefused as exc:
+        raise ConfigError(f"{what} {path}: cannot read: {exc.problem}") from None
+    cut = head.find(_ITEMS_MARK)
+    if cut < 0 or not head.startswith(b"{"):
+        return read_report(path, what)
+    try:
+        report = json.loads(head[:cut] + b', "items": []}')
+    except ValueError:
+        return read_report(path, what)  # (its own one-line error)
+    if not isinstance(report, dict) or str(report.get("version")) != REPORT_VERSION:
+        return read_report(path, what)
     return report
 
 

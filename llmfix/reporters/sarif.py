@@ -157,6 +157,7 @@ class SarifReporter(Reporter):
                 {
                     "executionSuccessful": True,
                     "properties": {"summary": summary.to_dict()},
+                    **_rate_notifications(summary),
                 }
             ],
             "results": [],
@@ -169,3 +170,31 @@ class SarifReporter(Reporter):
         self._results.close()
         self.out.write(("\n      ]" if self._count else "]") + text[cut + len('"results": []') :])
         self.out.write("\n")
+
+
+def _rate_notifications(summary: BatchSummary) -> dict[str, Any]:
+    """The rate gates and regressions as the invocation's notifications (they are about
+    the run, not a place in a file): an error for each that fails the run, a note for a
+    gate that passed."""
+    rates = summary.rates
+    if rates is None:
+        return {}
+    notes = []
+    for gate in rates.gates:
+        failed = gate.failed(rates.significant_only)
+        notes.append(
+            {
+                "level": "error" if failed else "note",
+                "message": {"text": f"--max-rate {gate.gate.spec}: {gate.describe()}"},
+                "descriptor": {"id": "max-rate"},
+            }
+        )
+    for row in rates.regressions:
+        notes.append(
+            {
+                "level": "error" if rates.fail_on_regression else "warning",
+                "message": {"text": f"regression: {row.describe()}"},
+                "descriptor": {"id": "regression"},
+            }
+        )
+    return {"toolExecutionNotifications": notes} if notes else {}

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from rich.text import Text
 
     from llmfix.batch.judge import BatchSummary, Checked
+    from llmfix.batch.rates import Compared, RateResults
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 # The --group-by table's column per status (see STATUSES).
@@ -123,6 +124,19 @@ class TextReporter(Reporter):
                 for (code, pointer), n in total.errors.items()
             }
             console.print(_breakdown("Errors by code and JSON Pointer", ("error", "count"), rows))
+        worthless = {c: n for c, n in total.codes.items() if c.startswith("degenerate.")}
+        if worthless:  # warnings, which pass: said here, or no one sees them
+            title = "Degenerate answers (valid but worthless; --fail-on degenerate fails them)"
+            console.print(_breakdown(title, ("warning", "items"), worthless))
+        if self.options.history:
+            from llmfix.reporters.trend import series, trend_table, with_this_run
+
+            runs = with_this_run(self.options.history, summary)
+            console.print(trend_table(runs, series(runs), f"Trend over {len(runs)} runs"))
+        rates = summary.rates
+        if rates is not None:
+            for line, style in rate_lines(rates):
+                self._line(line, style)
         failed = total.failed
         tail = f"{counted(total.items, 'item')} in {summary.seconds:.1f} s: "
         if failed:
@@ -131,7 +145,61 @@ class TextReporter(Reporter):
             tail += "all passed"
         if total.baselined:
             tail += f" ({counted(total.baselined, 'known failure')} in the baseline)"
-        console.print(Text(tail, style="bold red" if failed else "bold green"))
+        decides = rates is not None and (rates.gates or rates.fail_on_regression)
+        if rates is not None and decides:
+            tail += "; " + rate_verdict(rates)
+        console.print(Text(tail, style="bold red" if summary.failed else "bold green"))
+
+
+def rate_verdict(rates: RateResults) -> str:
+    """``rate gates: 1 of 3 failed``, ``no regression``: what decided the exit code."""
+    parts = []
+    if rates.gates:
+        failed = len(rates.failed_gates)
+        parts.append(
+            f"rate gates: {failed} of {len(rates.gates)} failed"
+            if failed
+            else f"rate gates: all {len(rates.gates)} passed"
+        )
+    if rates.fail_on_regression:
+        found = len(rates.regressions)
+        parts.append(counted(found, "regression") if found else "no regression")
+    return ", ".join(parts)
+
+
+def rate_lines(rates: RateResults) -> list[tuple[str, str]]:
+    """The gates and the comparison, one line each, with a style: every gate, then the
+    comparison's significant changes (at most :data:`TOP`), then how many others did not
+    change significantly."""
+    out: list[tuple[str, str]] = []
+    for gate in rates.gates:
+        failed = gate.failed(rates.significant_only)
+        mark = "FAIL" if failed else "pass"
+        out.append((f"{mark} --max-rate {gate.gate.spec}: {gate.describe()}", _RATE[failed]))
+    if rates.comparison is not None:
+        changed = [c for c in rates.comparison if c.significant]
+        quiet = len(rates.comparison) - len(changed)
+        out.append((f"Compared with {rates.compared_with}:", "bold"))
+        for row in sorted(changed, key=lambda c: (not c.regression, -abs(c.change.delta)))[:TOP]:
+            style = _change_style(row)
+            out.append(("  " + row.describe(), style))
+        if len(changed) > TOP:
+            out.append((f"  … {len(changed) - TOP} more significant changes", "dim"))
+        if quiet:
+            out.append((f"  {counted(quiet, 'rate')} did not change significantly", "dim"))
+    return out
+
+
+_RATE = {True: "bold red", False: "green"}
+
+
+def _change_style(row: Compared) -> str:
+    """Red for a regression, green for a problem that fell, yellow for any other change."""
+    from llmfix.batch.rates import bad_key
+
+    if row.regression:
+        return "bold red"
+    return "green" if bad_key(row.key) and row.change.delta < 0 else "yellow"
 
 
 def summary_table(summary: BatchSummary) -> Table:

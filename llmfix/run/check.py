@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
@@ -45,6 +46,7 @@ from llmfix.run.notes import say, stderr_console
 
 if TYPE_CHECKING:
     from llmfix.batch.core import Outcome
+    from llmfix.batch.rates import RateResults, RunPoint
     from llmfix.batch.writers import FixWriter, ResultsWriter
     from llmfix.inputs import Kind as InputKind
     from llmfix.inputs import Messages as InputMessages
@@ -93,6 +95,8 @@ def run_check(
     _refuse_outputs(settings, run.reports, files, links)
     root = key_root(settings.config)
     baseline = _baseline(settings.baseline, root)
+    earlier = _earlier(run.compare)
+    history = _history(run.history)
     limits = BatchLimits(
         jobs=settings.jobs, item_timeout=settings.timeout, max_item_size=settings.max_item_size
     )
@@ -107,6 +111,7 @@ def run_check(
     with contextlib.ExitStack() as files_open:
         out = files_open.enter_context(output_stream(output, stdout))
         options = _report_options(run, out, baseline, output, root)
+        options = replace(options, history=history)
         reporters = _reporters(settings.format, out, options)
         for fmt, path in also:
             extra = files_open.enter_context(output_stream(path, stdout))
@@ -119,7 +124,14 @@ def run_check(
                 if llm is not None:
                     outcome = llm.fix(outcome, profiles, gate.max_risk)
                 partial = profiles[outcome.item.profile].options.partial
-                checked = judge(outcome, gate.fail_on, gate.max_risk, baseline, partial=partial)
+                checked = judge(
+                    outcome,
+                    gate.fail_on,
+                    gate.max_risk,
+                    baseline,
+                    partial=partial,
+                    codes=gate.codes,
+                )
                 summary.add(checked)
                 hints.add(outcome.item)
                 for reporter in reporters:
@@ -138,6 +150,8 @@ def run_check(
         if rows is not None:
             rows.close()
         summary.seconds = time.perf_counter() - start
+        summary.finished = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        summary.rates = _rates(run, summary, earlier)
         for reporter in reporters:
             reporter.finish(summary)
     for hint in hints.hints():
@@ -146,7 +160,53 @@ def run_check(
         raise ConfigError(_nothing_matched(settings, "no items (the files are empty)"))
     if settings.format == "baseline":  # recording the failures is what was asked: done
         return ExitCode.OK
-    return ExitCode.FAILED if summary.total.failed else ExitCode.OK
+    return ExitCode.FAILED if summary.failed else ExitCode.OK
+
+
+def _history(directory: str | None) -> tuple[RunPoint, ...]:
+    """``--history DIR``: the earlier runs' reports, oldest first."""
+    if directory is None:
+        return ()
+    # lazy: check without --history starts without it
+    from llmfix.reporters.trend import read_history
+
+    return read_history(directory)
+
+
+def _earlier(path: str | None) -> tuple[str, dict[str, Any]] | None:
+    """``--compare OLD.json``: its name and summary, read before the run (a file that is no
+    ``-f json`` report of a check run is a usage error, in one line)."""
+    if path is None:
+        return None
+    # lazy: check without --compare starts without it
+    from llmfix.batch.rates import check_summary
+
+    # lazy: check without --compare starts without it
+    from llmfix.reporters.report import read_report_head
+
+    return path, check_summary(read_report_head(Path(path), "--compare"), f"--compare {path}")
+
+
+def _rates(
+    run: CheckRun, summary: BatchSummary, earlier: tuple[str, dict[str, Any]] | None
+) -> RateResults | None:
+    """The rate gates applied to the run's tallies, and the comparison with ``earlier``."""
+    if not run.rate_gates and earlier is None:
+        return None
+    # lazy: check without --max-rate starts without it
+    from llmfix.batch.rates import RateResults, compare, evaluate
+
+    counts = summary.counts()
+    results = RateResults(
+        gates=evaluate(run.rate_gates, counts, run.confidence),
+        significant_only=run.significant_only,
+        fail_on_regression=run.fail_on_regression,
+        confidence=run.confidence,
+    )
+    if earlier is not None:
+        results.compared_with = earlier[0]
+        results.comparison = compare(earlier[1], counts, run.confidence)
+    return results
 
 
 def _nothing_matched(settings: Settings, what: str) -> str:

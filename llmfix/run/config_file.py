@@ -129,6 +129,7 @@ class Settings:
     progress: bool = True
     options: Mapping[str, object] = dataclass_field(default_factory=dict)
     checks: tuple[CheckRule, ...] = ()
+    max_rate: tuple[str, ...] = ()  # --max-rate gates (issue 35)
     llm: Mapping[str, object] = dataclass_field(default_factory=dict)  # trusted llm: settings
     llm_enabled: bool = False  # a trusted llm: section turns LLM repair on
     config: str | None = None  # the file these came from
@@ -214,6 +215,52 @@ def _one_of(*choices: str) -> Callable[[Any], bool]:
     return lambda value: value in choices
 
 
+def _fail_on(value: Any) -> bool:
+    # lazy: config, config -f json start without it
+    from llmfix.batch.gate import parse_fail_on
+
+    if not isinstance(value, str):
+        return False
+    try:
+        parse_fail_on(value)
+    except ConfigError:
+        return False
+    return True
+
+
+def _max_rate(value: Any) -> bool:
+    return isinstance(value, (list, dict)) and bool(rate_specs(value))
+
+
+def rate_specs(value: Any) -> tuple[str, ...]:
+    """A config file's ``max-rate`` as ``--max-rate`` specs: a list of them, or a mapping
+    ``{KEY: PCT}`` whose ``FIELD=GROUP`` keys hold a group's own ``{KEY: PCT}``; ``()``
+    for anything else."""
+    if isinstance(value, list):
+        return (
+            tuple(v for v in value if isinstance(v, str))
+            if all(isinstance(v, str) for v in value)
+            else ()
+        )
+    if not isinstance(value, dict):
+        return ()
+    out: list[str] = []
+    for key, limit in value.items():
+        if isinstance(limit, dict):
+            if not all(isinstance(v, (str, int, float)) for v in limit.values()):
+                return ()
+            out += [f"{key}:{k}={_pct(v)}" for k, v in limit.items()]
+        elif isinstance(limit, (str, int, float)) and not isinstance(limit, bool):
+            out.append(f"{key}={_pct(limit)}")
+        else:
+            return ()
+    return tuple(out)
+
+
+def _pct(value: Any) -> str:
+    return value if isinstance(value, str) else f"{value}%"
+
+
 def _checks(value: Any) -> bool:
     return isinstance(value, list)
 
@@ -239,7 +286,11 @@ def _key_types() -> dict[str, tuple[str, Callable[[Any], bool]]]:
         "exclude": ("a glob or a list of globs", _globs),
         "format": ("one of: " + ", ".join(FORMATS), _one_of(*FORMATS)),
         "output": ("a file path", _str),
-        "fail_on": ("one of: " + ", ".join(FAIL_ON), _one_of(*FAIL_ON)),
+        "fail_on": (
+            "one of: " + ", ".join(FAIL_ON) + " (and codes or families, comma-separated)",
+            _fail_on,
+        ),
+        "max_rate": ("a list of KEY=PCT gates, or a mapping of them", _max_rate),
         "max_risk": (
             "one of: " + ", ".join(r.value for r in Risk),
             _one_of(*(r.value for r in Risk)),
@@ -395,6 +446,8 @@ def _validated(data: Mapping[str, Any], path: Path) -> dict[str, Any]:
         out["options"] = {"allow_remote_refs": allow, **out.get("options", {})}
     if "options" in out:
         out["options"] = _checked_options(out["options"], f"{path}: options")
+    if "max_rate" in out:
+        out["max_rate"] = list(rate_specs(out["max_rate"]))
     if "llm" in out:
         out["llm"] = checked_llm_section(out["llm"], f"{path}: llm")
     if "paths" in out:
@@ -521,7 +574,7 @@ def load_settings(
     from llmfix.run.ceilings import clamped_options, clamped_settings
 
     merged, limited = clamped_settings(merged)
-    for key in ("paths", "include", "exclude", "checks"):
+    for key in ("paths", "include", "exclude", "checks", "max_rate"):
         if key in merged:
             merged[key] = tuple(merged[key])
     settings = Settings(

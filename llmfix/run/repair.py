@@ -82,7 +82,9 @@ def repair_answer(
     else:
         result = _rules(run, text, validator)
         result, record = llm_repair(run, llm, name, text, result, validator)
-    failures = gate_failures(result, run.fail_on, run.max_risk, partial=run.options.partial)
+    failures = gate_failures(
+        result, run.fail_on, run.max_risk, partial=run.options.partial, codes=run.gate.codes
+    )
     return result, failures, record
 
 
@@ -251,7 +253,9 @@ def stream_answer(
     events = parser.feed_deltas(decoder.close()) + parser.flush()
     result = _stopped_as_said(parser.close(), decoder, run.options.partial)
     result, _ = llm_repair(run, llm, name, parser.text, result, validator)
-    failures = gate_failures(result, run.fail_on, run.max_risk, partial=run.options.partial)
+    failures = gate_failures(
+        result, run.fail_on, run.max_risk, partial=run.options.partial, codes=run.gate.codes
+    )
     if final:
         if not failures and (result.value is not None or result.ok):
             out.write(output_text(result, run.indent))

@@ -189,7 +189,9 @@ def _with_reading(run: RepairRun, notes: tuple[Diagnostic, ...], done: Answered)
     if others:
         result = replace(result, diagnostics=others + result.diagnostics)
     if len(others) != len(notes):
-        failures = gate_failures(result, run.fail_on, run.max_risk, partial=run.options.partial)
+        failures = gate_failures(
+            result, run.fail_on, run.max_risk, partial=run.options.partial, codes=run.gate.codes
+        )
     return item, result, failures, record
 
 
@@ -332,6 +334,7 @@ def run_repair_jsonl(run: RepairRun, files: list[str] | None) -> ExitCode:
         field=run.field,
         fail_on=run.fail_on,
         max_risk=run.max_risk,
+        fail_codes=run.gate.codes,
     )
 
 

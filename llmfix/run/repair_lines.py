@@ -40,6 +40,7 @@ def repair_jsonl(
     field: str | None = None,
     fail_on: FailOn = "invalid",
     max_risk: Risk | None = None,
+    fail_codes: frozenset[str] = frozenset(),
     source: str = "<stdin>",
     notes: dict[int, Diagnostic] | None = None,
 ) -> ExitCode:
@@ -64,7 +65,7 @@ def repair_jsonl(
             except LlmfixError as exc:
                 error = codes.BATCH_CRASH.at(str(exc))
                 outcome = Outcome(item, None, error)
-        checked = judge(outcome, fail_on, max_risk, partial=options.partial)
+        checked = judge(outcome, fail_on, max_risk, partial=options.partial, codes=fail_codes)
         failed = failed or checked.failed
         result = outcome.result
         record = {

@@ -30,6 +30,7 @@ from llmfix.options import make_options
 
 if TYPE_CHECKING:
     from llmfix.batch.gate import FailOn, Gate
+    from llmfix.batch.rates import RateGate
     from llmfix.inputs import Kind as InputKind
     from llmfix.inputs import Messages as InputMessages
     from llmfix.inputs import ReadOptions
@@ -210,6 +211,34 @@ class CheckRun(Run):
     max_annotations: int | None = None  # -f github
     reports: tuple[str, ...] = ()  # --report FILE, more reports from the same run
     follow_symlinks: bool = False  # walk through symbolic links (--follow-symlinks)
+    # rates (issue 35): --max-rate gates, --compare OLD.json, --history DIR
+    rate_gates: "tuple[RateGate, ...]" = ()
+    significant_only: bool = False  # a gate fails only when its interval is above it
+    compare: str | None = None
+    fail_on_regression: bool = False
+    confidence: float = 0.95  # of the intervals, and 1 - the tests' level
+    history: str | None = None
+
+
+def degenerate_option(given: tuple[str, ...]) -> dict[str, object]:
+    """``--degenerate NAME=VALUE`` flags as the ``degenerate`` option's mapping
+    (``placeholder=TEXT`` adds one placeholder; repeatable)."""
+    out: dict[str, object] = {}
+    extra: list[str] = []
+    for spec in given:
+        name, equals, value = spec.partition("=")
+        name = name.strip().replace("-", "_")
+        if not equals or not name:
+            raise ConfigError(f"--degenerate {spec}: expected NAME=VALUE (loop-chars=300)")
+        if name in ("placeholder", "extra_placeholders"):
+            extra.append(value)
+        elif name == "placeholders":
+            out["placeholders"] = [v for v in value.split(",") if v.strip()]
+        else:
+            out[name] = value.strip()
+    if extra:
+        out["extra_placeholders"] = extra
+    return out
 
 
 class RepairFlags(NamedTuple):
@@ -244,6 +273,7 @@ class RepairFlags(NamedTuple):
     encoding: str | None = None
     trust_config: bool = False
     llm: LlmFlags = NO_LLM_FLAGS
+    degenerate: tuple[str, ...] = ()  # --degenerate NAME=VALUE
 
 
 def repair_config(flags: RepairFlags) -> "Settings":
@@ -301,6 +331,7 @@ def repair_run(flags: RepairFlags, config: "Settings | None" = None) -> RepairRu
         **limits,
         engine=flags.engine,
         allow_remote_refs=allow_remote,
+        **({"degenerate": degenerate_option(flags.degenerate)} if flags.degenerate else {}),
     )
     run = RepairRun(
         config=config,
@@ -439,6 +470,13 @@ class CheckFlags(NamedTuple):
     max_annotations: int | None = None
     reports: tuple[str, ...] = ()
     follow_symlinks: bool = False  # a project file cannot ask for it
+    max_rate: tuple[str, ...] = ()  # --max-rate (replaces the config's max-rate)
+    significant_only: bool = False
+    compare: str | None = None
+    fail_on_regression: bool = False
+    confidence: float = 0.95
+    history: str | None = None
+    degenerate: tuple[str, ...] = ()  # --degenerate NAME=VALUE, the degenerate option
 
     def given(self) -> dict[str, object]:
         """The flags that override the config files, by their settings' names (``None``:
@@ -452,6 +490,8 @@ class CheckFlags(NamedTuple):
             options["allow_remote_refs"] = True
         if self.partial:
             options["partial"] = True
+        if self.degenerate:
+            options["degenerate"] = degenerate_option(self.degenerate)
         return {
             "paths": list(self.paths), "schema": self.schema, "tools": self.tools,
             "field": self.field, "messages": self.messages, "kind": self.kind,
@@ -462,6 +502,7 @@ class CheckFlags(NamedTuple):
             "jobs": self.jobs, "timeout": self.timeout, "max_item_size": self.max_item_size,
             "group_by": self.group_by, "encoding": self.encoding,
             "progress": None if self.progress else False, "options": options,
+            "max_rate": list(self.max_rate),
         }  # fmt: skip
 
 
@@ -497,6 +538,16 @@ def check_run(flags: CheckFlags, config: "Settings | None" = None) -> CheckRun:
         raise ConfigError(
             f"--results-format must be parquet or jsonl, not {flags.results_format!r}"
         )
+    if not 0.5 <= flags.confidence < 1.0:
+        raise ConfigError(f"--confidence must be from 0.5 to below 1, not {flags.confidence:g}")
+    if flags.fail_on_regression and flags.compare is None:
+        raise ConfigError("--fail-on-regression needs --compare OLD.json")
+    rate_gates: tuple[RateGate, ...] = ()
+    if config.max_rate:
+        # lazy: check without --max-rate starts without it
+        from llmfix.batch.rates import parse_gates
+
+        rate_gates = parse_gates(config.max_rate, config.group_by)
     return CheckRun(
         config=config,
         gate=gate,
@@ -511,6 +562,12 @@ def check_run(flags: CheckFlags, config: "Settings | None" = None) -> CheckRun:
         max_annotations=flags.max_annotations,
         reports=flags.reports,
         follow_symlinks=flags.follow_symlinks,
+        rate_gates=rate_gates,
+        significant_only=flags.significant_only,
+        compare=flags.compare,
+        fail_on_regression=flags.fail_on_regression,
+        confidence=flags.confidence,
+        history=flags.history,
     )
 
 
