@@ -22,6 +22,7 @@ from llmfix.deadline import Deadline, OutOfTime
 from llmfix.model import Diagnostic, PatchOp, Risk
 from llmfix.schema import walk as sw
 from llmfix.schema.budget import TooCostly, bounded_class, no_more, search, steps
+from llmfix.schema.plan import is_type, plan_for
 
 STAGE = "schema_repair"
 
@@ -99,6 +100,27 @@ def detach_ops(ops: tuple[PatchOp, ...]) -> tuple[PatchOp, ...]:
     )
 
 
+# jsonschema's validator classes → the drafts plans know them by.
+_DRAFTS = {
+    "Draft6Validator": "draft-06",
+    "Draft7Validator": "draft-07",
+    "Draft201909Validator": "2019-09",
+    "Draft202012Validator": "2020-12",
+}
+
+
+def _plain_root(schema: dict[str, Any]) -> bool:
+    """Whether making a validator of ``schema`` cannot fail: no identifier to read, and a
+    ``$schema`` that is a string if any."""
+    dialect = schema.get("$schema")
+    return (
+        "$id" not in schema
+        and "id" not in schema
+        and "$anchor" not in schema
+        and (dialect is None or isinstance(dialect, str))
+    )
+
+
 def _validator_class(schema: dict[str, Any]) -> Any:
     from jsonschema import validators
 
@@ -139,20 +161,22 @@ class RepairContext:
         import referencing.jsonschema
         from jsonschema import validators
 
-        cls = bounded_class(_validator_class(schema))
+        raw_class = _validator_class(schema)
+        cls = bounded_class(raw_class)
         self.specification = referencing.jsonschema.specification_with(
             cls.ID_OF(cls.META_SCHEMA) or "urn:unknown-dialect",
             default=referencing.Specification.OPAQUE,
         )
         # Always an explicit registry: jsonschema's default one fetches remote refs over HTTP.
         registry_class: Any = referencing.Registry
-        registry = (
+        self._registry = (
             registry_class(retrieve=_retriever(resolver, self.specification))
             if resolver is not None
             else registry_class()
         )
-        self.validator: Any = cls(schema, registry=registry)
-        self.root_resolver: Any = self.validator._resolver
+        self._class = cls
+        self._schema = schema
+        self._validator: Any = None
         # Drafts 3–7 ignore the siblings of "$ref"; only 2020-12 has "prefixItems".
         self.ref_overrides = cls in (
             validators.Draft3Validator,
@@ -160,6 +184,11 @@ class RepairContext:
             validators.Draft6Validator,
             validators.Draft7Validator,
         )
+        # The schema's plan answers "does this value fit?" for the subschemas it covers,
+        # without a validator object; jsonschema answers the rest.
+        self.plan = plan_for(schema, _DRAFTS.get(raw_class.__name__, ""))
+        if self.plan is None or not _plain_root(schema):
+            _ = self.validator  # made now: a schema it cannot take is found here
         self.prefix_items = "prefixItems" in cls.VALIDATORS
         self.conditionals = "if" in cls.VALIDATORS
         self.risks = risks
@@ -177,14 +206,32 @@ class RepairContext:
         self.step_allowance: Callable[[], int] = no_more
         self.active_refs: set[tuple[int, str]] = set()
         self.notes: dict[str, Diagnostic] = {}
-        self._views: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+        # Views of the schema's objects: kept with the plan, so that the next repair against
+        # the same schema gets the same view objects (which the plan has compiled).
+        self._views: dict[int, tuple[dict[str, Any], dict[str, Any]]] = (
+            self.plan.views if self.plan is not None else {}
+        )
         self._patterns: dict[str, re.Pattern[str] | None] = {}
         self._names: dict[int, tuple[dict[str, Any], frozenset[str]]] = {}
-        self._keyword_views: dict[tuple[int, str], tuple[dict[str, Any], dict[str, Any]]] = {}
+        self._keyword_views: dict[tuple[int, str], tuple[dict[str, Any], dict[str, Any]]] = (
+            self.plan.keyword_views if self.plan is not None else {}
+        )
         # (id(schema), id(value)) → (schema, value, validity). Values are never mutated, and
         # holding both objects keeps their ids from being reused, so a hit is exact. The
         # resolver is left out of the key: a schema object's base URI is fixed by its place.
         self._validity: dict[tuple[int, int], tuple[Any, Any, bool | None]] = {}
+
+    @property
+    def validator(self) -> Any:
+        """The jsonschema validator of the schema, made on first use (a repair the plan
+        answers whole never makes it)."""
+        if self._validator is None:
+            self._validator = self._class(self._schema, registry=self._registry)
+        return self._validator
+
+    @property
+    def root_resolver(self) -> Any:
+        return self.validator._resolver
 
     # --- the rules ------------------------------------------------------------------------
 
@@ -259,6 +306,15 @@ class RepairContext:
     def _check(self, value: Any, schema: dict[str, Any], resolver: Any) -> bool | None:
         if self.too_costly:
             return None
+        if self.plan is not None:
+            check = self.plan.check(schema)
+            if check is not None:
+                try:
+                    return check(value)
+                except RecursionError:
+                    pass  # jsonschema says what a value too deep for the plan is
+        if resolver is None:
+            resolver = self.root_resolver
         try:
             with steps(self.step_allowance, self.deadline):
                 validator = self.validator.evolve(schema=schema, _resolver=resolver)
@@ -283,6 +339,10 @@ class RepairContext:
             self.notes[key] = codes.REPAIR_SCHEMA_UNUSABLE.at(message)
 
     def is_type(self, value: Any, name: str) -> bool:
+        if self.plan is not None:
+            known = is_type(value, name)
+            if known is not None:
+                return known
         try:
             return bool(self.validator.is_type(value, name))
         except Exception:
@@ -292,6 +352,8 @@ class RepairContext:
         """The resolver for ``schema``'s subschemas (an ``$id`` changes the base URI)."""
         if "$id" not in schema and "id" not in schema:
             return resolver
+        if resolver is None:  # the root's (None until a reference or an $id needs it)
+            resolver = self.root_resolver
         try:
             return resolver.in_subresource(self.specification.create_resource(schema))
         except Exception:
@@ -299,6 +361,8 @@ class RepairContext:
 
     def lookup(self, ref: str, resolver: Any) -> tuple[Any, Any] | None:
         try:
+            if resolver is None:
+                resolver = self.root_resolver
             resolved = resolver.lookup(ref)
         except Exception:
             self.schema_note(f"cannot resolve $ref {ref!r}")

@@ -139,7 +139,7 @@ def coerce_to_schema(
     except Exception as exc:  # a schema jsonschema cannot even load: nothing to repair against
         unusable = codes.REPAIR_SCHEMA_UNUSABLE.at(f"the schema could not be loaded ({exc})")
         return SchemaRepairOutcome(sw.copy_json(value), diagnostics=(unusable,))
-    root = ctx.root_resolver
+    root = None  # the root's resolver, made by the context when first needed
     ctx.step_allowance = functools.cache(lambda: allowance(value))
     if ctx.is_valid(value, schema, root) is True:
         return SchemaRepairOutcome(sw.copy_json(value))

@@ -1,0 +1,250 @@
+"""Speed where answers fail (issue 30): every in-process target of the issue, side by side.
+
+Run: ``.venv/bin/python bench/bench_fail.py [--quick]``. Prints a markdown table.
+
+The answers are about 1 KB, for a schema of 5 properties, 4 of them required (``ANSWER_SCHEMA``).
+Each row times ``llmfix.repair(text, schema=S)`` — the schema dict passed on every call, as a
+library caller does — interleaved in one process with a floor:
+
+- ``json.loads`` + jsonschema-rs ``is_valid`` (compiled once): what detecting the problem costs;
+- ``json_repair.loads`` + jsonschema-rs ``is_valid``: what a repair library costs.
+
+The ratio is llmfix's time over the floor's (lower is better) for the ``≤`` targets, and the
+floor's over llmfix's (higher is better) for the ``≥`` targets, as the issue states them. The
+rows without a schema put ``llmfix.repair(text)`` against ``json.loads`` of the JSON alone
+(bare, and in a fence with a line of prose), 1 KB to 1 MB. The stream row feeds a broken
+answer of about 200 KB in 16-byte chunks to ``llmfix.stream()`` and closes it, against one
+``llmfix.repair`` of the whole text.
+
+Not here: the 20,000-answer ``llmfix check -j 2`` run (``bench/bench_scale.py``) and the
+start-up of ``llmfix repair FILE --schema S`` (``bench/bench_startup.py``), which time
+processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import llmfix
+from bench._common import compare, human_size, human_time, markdown_table, verdict
+from bench.bench_stream import CHUNK, make_answer
+from bench.bench_valid import make_document
+
+ANSWER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["name", "score", "tags", "summary"],
+    "properties": {
+        "name": {"type": "string"},
+        "score": {"type": "number"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "summary": {"type": "string"},
+        "reviewer": {"type": ["string", "null"]},
+    },
+}
+
+
+def make_value(seed: int = 7) -> dict[str, Any]:
+    """A value of about 1 KB that fits ``ANSWER_SCHEMA``."""
+    rng = random.Random(seed)
+    words = ["the", "answer", "is", "clear", "and", "the", "model", "wrote", "it", "well"]
+    summary = " ".join(rng.choice(words) for _ in range(130))
+    return {
+        "name": "Ada Lovelace",
+        "score": 3.1,
+        "tags": ["analysis", "engines", "notes", "poetry", "science"],
+        "summary": summary,
+        "reviewer": None,
+    }
+
+
+def answers() -> dict[str, str]:
+    """Answer shape → its text."""
+    value = make_value()
+    valid = json.dumps(value, indent=2)
+    fenced = f"Here is the record:\n```json\n{valid}\n```\n"
+    trailing = valid.replace('"poetry",', '"poetry",').replace("\n}", ",\n}")
+    trailing = trailing.replace('"science"\n  ]', '"science",\n  ]')
+    as_string = valid.replace('"score": 3.1', '"score": "3.1"')
+    mixed = (
+        "Sure! Here it is:\n```json\n"
+        + as_string.replace(": null", ": None").replace("\n}", ",\n}")
+        + "\n```"
+    )
+    missing = json.dumps({k: v for k, v in value.items() if k != "name"}, indent=2)
+    cut = valid[: len(valid) * 9 // 10]
+    return {
+        "valid": valid,
+        "fence only": fenced,
+        "trailing comma": trailing,
+        "fence + Python literals + trailing commas + number as string": mixed,
+        "number as string": as_string,
+        "a required field missing": missing,
+        "cut off": cut,
+    }
+
+
+# Row → (floor, target ratio, higher is better). "detect" is json.loads + jsonschema-rs on the
+# valid text; "json_repair" is json_repair.loads + jsonschema-rs on the same text.
+TARGETS: dict[str, tuple[str, float | None, bool]] = {
+    "valid": ("detect", 2.0, False),
+    "fence only": ("json_repair", None, False),
+    "trailing comma": ("json_repair", None, False),
+    "fence + Python literals + trailing commas + number as string": ("json_repair", 8.0, True),
+    "number as string": ("detect", 15.0, False),
+    "a required field missing": ("detect", 10.0, False),
+    "cut off": ("json_repair", None, False),
+}
+
+
+def schema_rows(quick: bool) -> list[list[str]]:
+    import jsonschema_rs
+    from json_repair import loads as json_repair_loads
+
+    fast = jsonschema_rs.Draft202012Validator(ANSWER_SCHEMA)
+    rows: list[list[str]] = []
+    budget = 0.5 if quick else 2.0
+    for name, text in answers().items():
+        floor, target, higher = TARGETS[name]
+        result = llmfix.repair(text, schema=ANSWER_SCHEMA)
+        contenders: dict[str, Callable[[], object]] = {
+            "llmfix": lambda t=text: llmfix.repair(t, schema=ANSWER_SCHEMA),
+            "detect": lambda t=text: fast.is_valid(json.loads(t)) if _strict(t) else None,
+            "json_repair": lambda t=text: fast.is_valid(json_repair_loads(t)),
+        }
+        if not _strict(text):
+            del contenders["detect"]
+        timings = compare(contenders, budget=budget)
+        mine = timings["llmfix"].best
+        base_name = floor if floor in timings else "json_repair"
+        base = timings[base_name].best
+        ratio = base / mine if higher else mine / base
+        shown = f"{ratio:.1f}×" + (" faster" if higher else "")
+        goal = ""
+        if target is not None:
+            goal = f"{'≥' if higher else '≤'} {target:g}× ({verdict(ratio, target, higher)})"
+        rows.append(
+            [
+                name,
+                result.status.value,
+                human_time(mine),
+                human_time(timings["detect"].best) if "detect" in timings else "",
+                human_time(timings["json_repair"].best),
+                f"{shown} {'json.loads' if base_name == 'detect' else 'json_repair'}",
+                goal,
+            ]
+        )
+    return rows
+
+
+def _strict(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def valid_rows(quick: bool) -> list[list[str]]:
+    rows: list[list[str]] = []
+    sizes = (1_000, 100_000) if quick else (1_000, 10_000, 100_000, 1_000_000)
+    for size in sizes:
+        document = make_document(size)
+        fenced = f"Here is the JSON you asked for:\n```json\n{document}\n```\nAnything else?"
+        for shape, text in (("bare", document), ("fenced", fenced)):
+            timings = compare(
+                {
+                    "llmfix": lambda t=text: llmfix.repair(t),
+                    "json.loads": lambda d=document: json.loads(d),
+                },
+                budget=0.5 if quick else 1.5,
+            )
+            ratio = timings["json.loads"].best / timings["llmfix"].best
+            rows.append(
+                [
+                    f"valid, {shape}",
+                    human_size(len(document)),
+                    human_time(timings["llmfix"].best),
+                    human_time(timings["json.loads"].best),
+                    f"{ratio:.2f}×",
+                    f"≥ 0.9× ({verdict(ratio, 0.9, True)})",
+                ]
+            )
+    return rows
+
+
+def _feed_all(text: str) -> llmfix.Result:
+    parser = llmfix.stream()
+    feed = parser.feed
+    for start in range(0, len(text), CHUNK):
+        feed(text[start : start + CHUNK])
+    return parser.close()
+
+
+def stream_rows(quick: bool) -> list[list[str]]:
+    rows: list[list[str]] = []
+    for seed in (11, 12) if not quick else (11,):
+        text, _ = make_answer(200_000, broken=True, seed=seed)
+        rounds = 2 if quick else 4
+        stream_s = repair_s = float("inf")
+        for _ in range(rounds):  # interleaved: drift hits both alike
+            start = time.perf_counter()
+            _feed_all(text)
+            stream_s = min(stream_s, time.perf_counter() - start)
+            start = time.perf_counter()
+            llmfix.repair(text)
+            repair_s = min(repair_s, time.perf_counter() - start)
+        ratio = stream_s / repair_s
+        rows.append(
+            [
+                f"broken, seed {seed}",
+                human_size(len(text)),
+                human_time(stream_s),
+                human_time(repair_s),
+                f"{ratio:.2f}×",
+                f"≤ 2× ({verdict(ratio, 2.0, False)})",
+            ]
+        )
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="shorter runs, fewer sizes")
+    parser.add_argument("--only", choices=("schema", "valid", "stream"), help="run one table only")
+    args = parser.parse_args(argv)
+    if args.only in (None, "schema"):
+        print("#### 1 KB answers, schema of 5 properties (4 required), dict passed per call\n")
+        header = [
+            "answer",
+            "status",
+            "llmfix",
+            "json.loads + rs",
+            "json_repair + rs",
+            "ratio",
+            "target",
+        ]
+        print(markdown_table(header, schema_rows(args.quick)))
+        print()
+    if args.only in (None, "valid"):
+        print("#### Valid JSON without a schema: `llmfix.repair(text)` vs `json.loads`\n")
+        header = ["answer", "size", "llmfix", "json.loads", "ratio", "target"]
+        print(markdown_table(header, valid_rows(args.quick)))
+        print()
+    if args.only in (None, "stream"):
+        print("#### `llmfix.stream()` in 16-byte chunks, then `close()`, vs one `llmfix.repair`\n")
+        header = ["answer", "size", "stream", "repair", "ratio", "target"]
+        print(markdown_table(header, stream_rows(args.quick)))
+
+
+if __name__ == "__main__":
+    main()
