@@ -22,7 +22,7 @@ from llmfix.deadline import Deadline, OutOfTime
 from llmfix.model import Diagnostic, PatchOp, Risk
 from llmfix.schema import walk as sw
 from llmfix.schema.budget import TooCostly, bounded_class, no_more, search, steps
-from llmfix.schema.plan import is_type, plan_for
+from llmfix.schema.plan import MAX_NODES, is_type, plan_for
 
 STAGE = "schema_repair"
 
@@ -109,6 +109,47 @@ _DRAFTS = {
 }
 
 
+_T = TypeVar("_T", bound=dict[Any, Any])
+
+
+def _bounded(table: _T) -> _T:
+    """``table``, emptied first when full: the tables a plan shares between repairs must
+    not grow without end on schema objects that come and go (an external resolver's)."""
+    if len(table) >= MAX_NODES:
+        table.clear()
+    return table
+
+
+class _Dialect:
+    """What a repair context takes from its schema's validator class, worked out once per
+    class: the bounded class, its referencing specification, an empty registry."""
+
+    def __init__(self, raw_class: Any) -> None:
+        import referencing
+        import referencing.jsonschema
+        from jsonschema import validators
+
+        cls = bounded_class(raw_class)
+        self.bounded = cls
+        self.specification = referencing.jsonschema.specification_with(
+            cls.ID_OF(cls.META_SCHEMA) or "urn:unknown-dialect",
+            default=referencing.Specification.OPAQUE,
+        )
+        self.registry_class: Any = referencing.Registry
+        self.empty_registry = self.registry_class()  # immutable: one serves every context
+        self.ref_overrides = cls in (
+            validators.Draft3Validator,
+            validators.Draft4Validator,
+            validators.Draft6Validator,
+            validators.Draft7Validator,
+        )
+        self.prefix_items = "prefixItems" in cls.VALIDATORS
+        self.conditionals = "if" in cls.VALIDATORS
+
+
+_DIALECTS: dict[Any, _Dialect] = {}
+
+
 def _plain_root(schema: dict[str, Any]) -> bool:
     """Whether making a validator of ``schema`` cannot fail: no identifier to read, and a
     ``$schema`` that is a string if any."""
@@ -157,40 +198,30 @@ class RepairContext:
         max_risk: Risk | None,
         deadline: Deadline,
     ) -> None:
-        import referencing
-        import referencing.jsonschema
-        from jsonschema import validators
-
         raw_class = _validator_class(schema)
-        cls = bounded_class(raw_class)
-        self.specification = referencing.jsonschema.specification_with(
-            cls.ID_OF(cls.META_SCHEMA) or "urn:unknown-dialect",
-            default=referencing.Specification.OPAQUE,
-        )
+        dialect = _DIALECTS.get(raw_class)
+        if dialect is None:
+            dialect = _DIALECTS[raw_class] = _Dialect(raw_class)
+        cls = dialect.bounded
+        self.specification = dialect.specification
         # Always an explicit registry: jsonschema's default one fetches remote refs over HTTP.
-        registry_class: Any = referencing.Registry
         self._registry = (
-            registry_class(retrieve=_retriever(resolver, self.specification))
+            dialect.registry_class(retrieve=_retriever(resolver, self.specification))
             if resolver is not None
-            else registry_class()
+            else dialect.empty_registry
         )
         self._class = cls
         self._schema = schema
         self._validator: Any = None
         # Drafts 3–7 ignore the siblings of "$ref"; only 2020-12 has "prefixItems".
-        self.ref_overrides = cls in (
-            validators.Draft3Validator,
-            validators.Draft4Validator,
-            validators.Draft6Validator,
-            validators.Draft7Validator,
-        )
+        self.ref_overrides = dialect.ref_overrides
         # The schema's plan answers "does this value fit?" for the subschemas it covers,
         # without a validator object; jsonschema answers the rest.
         self.plan = plan_for(schema, _DRAFTS.get(raw_class.__name__, ""))
         if self.plan is None or not _plain_root(schema):
             _ = self.validator  # made now: a schema it cannot take is found here
-        self.prefix_items = "prefixItems" in cls.VALIDATORS
-        self.conditionals = "if" in cls.VALIDATORS
+        self.prefix_items = dialect.prefix_items
+        self.conditionals = dialect.conditionals
         self.risks = risks
         self.enabled = {
             rule
@@ -375,7 +406,7 @@ class RepairContext:
         if hit is not None and hit[0] is schema:
             return hit[1]
         view = {k: v for k, v in schema.items() if k not in sw.COMPOSITE_KEYWORDS}
-        self._views[id(schema)] = (schema, view)
+        _bounded(self._views)[id(schema)] = (schema, view)
         return view
 
     def keyword_view(self, schema: dict[str, Any], keyword: str) -> dict[str, Any]:
@@ -386,7 +417,7 @@ class RepairContext:
         if hit is not None and hit[0] is schema:
             return hit[1]
         view = {keyword: schema[keyword]}
-        self._keyword_views[key] = (schema, view)
+        _bounded(self._keyword_views)[key] = (schema, view)
         return view
 
     def pattern(self, pattern: str) -> re.Pattern[str] | None:
@@ -413,6 +444,12 @@ class RepairContext:
         hit = self._names.get(id(schema))
         if hit is not None and hit[0] is schema:
             return hit[1]
+        shared = self.plan.names if self.plan is not None else None
+        if shared is not None:
+            hit = shared.get(id(schema))
+            if hit is not None and hit[0] is schema:
+                return hit[1]
+        followed = False
         names: set[str] = set()
         seen: set[int] = set()
         stack: list[tuple[Any, Any, int]] = [(schema, resolver, 0)]
@@ -433,11 +470,14 @@ class RepairContext:
                 stack.append((node.get(keyword), res, hops + 1))
             ref = node.get("$ref")
             if isinstance(ref, str):
+                followed = True
                 target = self.lookup(ref, res)
                 if target is not None:
                     stack.append((target[0], target[1], hops + 1))
         found = frozenset(names)
         self._names[id(schema)] = (schema, found)
+        if shared is not None and not followed:  # (a lookup may note a reference it lacks)
+            _bounded(shared)[id(schema)] = (schema, found)
         return found
 
     def default_of(self, schema: Any, resolver: Any, hops: int = 0) -> tuple[bool, Any]:

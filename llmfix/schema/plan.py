@@ -29,7 +29,16 @@ from typing import Any
 
 from llmfix.schema.budget import pattern_is_risky
 
-__all__ = ["MAX_KEYWORDS", "PLAN_DRAFTS", "Plan", "PlanError", "equal", "is_type", "plan_for"]
+__all__ = [
+    "MAX_KEYWORDS",
+    "MAX_NODES",
+    "PLAN_DRAFTS",
+    "Plan",
+    "PlanError",
+    "equal",
+    "is_type",
+    "plan_for",
+]
 
 # Drafts whose keywords a plan reads alike (draft 4 and 3 differ in "integer", the
 # exclusive bounds and "required").
@@ -194,6 +203,9 @@ class Plan:
         # of it), kept here so every repair against the document uses the same objects.
         self.views: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
         self.keyword_views: dict[tuple[int, str], tuple[dict[str, Any], dict[str, Any]]] = {}
+        # The property names schema repair finds declared at each object (when no reference
+        # had to be followed to find them).
+        self.names: dict[int, tuple[dict[str, Any], frozenset[str]]] = {}
 
     def check(self, schema: Any) -> Check | None:
         """A function telling whether a value fits ``schema``, or ``None`` without a plan."""
