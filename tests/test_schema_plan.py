@@ -281,3 +281,56 @@ def test_the_same_schema_spec_gets_its_compiled_validator_back() -> None:
     first = make_validator(spec)
     assert make_validator(spec) is first
     assert make_validator(schema_from_value(spec.schema)) is not first
+
+
+@pytest.mark.parametrize(
+    "dialect",
+    [
+        "https://json-schema.org/draft/2020-12/schema",
+        "https://json-schema.org/draft/2019-09/schema",
+        "http://json-schema.org/draft-07/schema#",
+        "http://json-schema.org/draft-07/schema",
+        "https://json-schema.org/draft-07/schema#",
+        "http://json-schema.org/draft-06/schema#",
+        "http://json-schema.org/draft-04/schema#",
+        "http://json-schema.org/draft-03/schema#",
+        "http://json-schema.org/schema#",
+        "urn:example:unknown",
+        "http://[::1",
+        7,
+        None,
+    ],
+)
+def test_schema_repair_finds_the_draft_jsonschema_picks(dialect: Any) -> None:
+    from jsonschema import validators
+
+    from llmfix.schema.context import _draft_of, _validator_class
+
+    names = {
+        validators.Draft3Validator: "draft-03",
+        validators.Draft4Validator: "draft-04",
+        validators.Draft6Validator: "draft-06",
+        validators.Draft7Validator: "draft-07",
+        validators.Draft201909Validator: "2019-09",
+        validators.Draft202012Validator: "2020-12",
+    }
+    schema = {"$schema": dialect, "type": "string"}
+    assert _draft_of(schema) == names[_validator_class(schema)]
+
+
+def test_a_subschema_that_switches_dialect_has_no_plan() -> None:
+    inner = {"$schema": "http://json-schema.org/draft-04/schema#", "type": "integer"}
+    same = {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "integer"}
+    unknown = {"$schema": "urn:example:unknown", "type": "integer"}
+    schema = {"properties": {"a": inner, "b": same, "c": unknown}}
+    plan = plan_for(schema, "2020-12")
+    assert plan is not None
+    assert plan.check(inner) is None
+    assert plan.check(same) is not None
+    assert plan.check(unknown) is not None
+    validator = SchemaValidator(schema_from_value(schema))
+    tally = Tally()
+    for value in ({"a": 1.0, "b": 1.0, "c": 1.0}, {"b": "x", "c": 2.5}):
+        compare(validator, value, tally, "switching dialects")
+    assert tally.mismatches == []
+    assert tally.checked >= 4

@@ -16,13 +16,14 @@ import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from llmfix import codes
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.model import Diagnostic, PatchOp, Risk
 from llmfix.schema import walk as sw
 from llmfix.schema.budget import TooCostly, bounded_class, no_more, search, steps
-from llmfix.schema.plan import MAX_NODES, is_type, plan_for
+from llmfix.schema.plan import DIALECTS, MAX_NODES, is_type, plan_for
 
 STAGE = "schema_repair"
 
@@ -100,15 +101,6 @@ def detach_ops(ops: tuple[PatchOp, ...]) -> tuple[PatchOp, ...]:
     )
 
 
-# jsonschema's validator classes → the drafts plans know them by.
-_DRAFTS = {
-    "Draft6Validator": "draft-06",
-    "Draft7Validator": "draft-07",
-    "Draft201909Validator": "2019-09",
-    "Draft202012Validator": "2020-12",
-}
-
-
 _T = TypeVar("_T", bound=dict[Any, Any])
 
 
@@ -162,6 +154,22 @@ def _plain_root(schema: dict[str, Any]) -> bool:
     )
 
 
+def _draft_of(schema: dict[str, Any]) -> str:
+    """The draft jsonschema validates ``schema`` as (what :func:`_validator_class` picks,
+    found without importing jsonschema): its ``$schema`` as jsonschema normalises it, and
+    2020-12 for no ``$schema``, an unknown one or one that is no URI string."""
+    dialect = schema.get("$schema")
+    if dialect is None and "$schema" not in schema:
+        return "2020-12"
+    if not isinstance(dialect, str):
+        return "2020-12"
+    try:
+        uri = urlsplit(dialect).geturl()
+    except ValueError:
+        return "2020-12"
+    return DIALECTS.get(uri, "2020-12")
+
+
 def _validator_class(schema: dict[str, Any]) -> Any:
     from jsonschema import validators
 
@@ -198,30 +206,23 @@ class RepairContext:
         max_risk: Risk | None,
         deadline: Deadline,
     ) -> None:
-        raw_class = _validator_class(schema)
-        dialect = _DIALECTS.get(raw_class)
-        if dialect is None:
-            dialect = _DIALECTS[raw_class] = _Dialect(raw_class)
-        cls = dialect.bounded
-        self.specification = dialect.specification
-        # Always an explicit registry: jsonschema's default one fetches remote refs over HTTP.
-        self._registry = (
-            dialect.registry_class(retrieve=_retriever(resolver, self.specification))
-            if resolver is not None
-            else dialect.empty_registry
-        )
-        self._class = cls
-        self._schema = schema
-        self._validator: Any = None
-        # Drafts 3–7 ignore the siblings of "$ref"; only 2020-12 has "prefixItems".
-        self.ref_overrides = dialect.ref_overrides
+        label = _draft_of(schema)
         # The schema's plan answers "does this value fit?" for the subschemas it covers,
         # without a validator object; jsonschema answers the rest.
-        self.plan = plan_for(schema, _DRAFTS.get(raw_class.__name__, ""))
-        if self.plan is None or not _plain_root(schema):
+        self.plan = plan_for(schema, label)
+        self._resolver = resolver
+        self._schema = schema
+        self._dialect: _Dialect | None = None
+        self._validator: Any = None
+        if self.plan is None or not _plain_root(schema) or resolver is not None:
             _ = self.validator  # made now: a schema it cannot take is found here
-        self.prefix_items = dialect.prefix_items
-        self.conditionals = dialect.conditionals
+        if self.plan is not None:  # a draft from 6 on: of these only 2020-12 has
+            # "prefixItems", and drafts from 7 on have "if"
+            self.prefix_items = label == "2020-12"
+            self.conditionals = label != "draft-06"
+        else:
+            self.prefix_items = "prefixItems" in self.dialect.bounded.VALIDATORS
+            self.conditionals = "if" in self.dialect.bounded.VALIDATORS
         self.risks = risks
         self.enabled = {
             rule
@@ -253,11 +254,40 @@ class RepairContext:
         self._validity: dict[tuple[int, int], tuple[Any, Any, bool | None]] = {}
 
     @property
+    def dialect(self) -> _Dialect:
+        """What jsonschema's class for the schema's dialect gives (imports jsonschema)."""
+        if self._dialect is None:
+            raw_class = _validator_class(self._schema)
+            dialect = _DIALECTS.get(raw_class)
+            if dialect is None:
+                dialect = _DIALECTS[raw_class] = _Dialect(raw_class)
+            self._dialect = dialect
+        return self._dialect
+
+    @property
+    def specification(self) -> Any:
+        return self.dialect.specification
+
+    @property
+    def ref_overrides(self) -> bool:
+        """Whether the dialect ignores the siblings of "$ref" (asked only of a schema
+        object with a "$ref", which no plan covers)."""
+        return self.dialect.ref_overrides
+
+    @property
     def validator(self) -> Any:
         """The jsonschema validator of the schema, made on first use (a repair the plan
-        answers whole never makes it)."""
+        answers whole never makes it, nor imports jsonschema)."""
         if self._validator is None:
-            self._validator = self._class(self._schema, registry=self._registry)
+            dialect = self.dialect
+            # Always an explicit registry: jsonschema's default one fetches remote refs
+            # over HTTP.
+            registry = (
+                dialect.registry_class(retrieve=_retriever(self._resolver, dialect.specification))
+                if self._resolver is not None
+                else dialect.empty_registry
+            )
+            self._validator = dialect.bounded(self._schema, registry=registry)
         return self._validator
 
     @property
@@ -324,7 +354,7 @@ class RepairContext:
         """Whether ``schema``'s own ``type`` rules ``value`` out. Asked before jsonschema,
         whose type error writes the value's repr: on a large value that costs its size, at
         every level of a deep one."""
-        if self.ref_overrides and "$ref" in schema:  # drafts 3-7: "type" is not applied
+        if "$ref" in schema and self.ref_overrides:  # drafts 3-7: "type" is not applied
             return False
         raw = schema.get("type")
         names = [raw] if isinstance(raw, str) else raw

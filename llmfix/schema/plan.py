@@ -26,6 +26,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 from llmfix.schema.budget import pattern_is_risky
 
@@ -73,8 +74,28 @@ _ANNOTATIONS = frozenset(
     }
 )
 
-# Keywords that change nothing a planned validation decides, at the root of the document.
-_ROOT_ONLY = frozenset({"$schema", "$id"})
+# jsonschema's meta-schema URIs, as it normalises them, and their drafts.
+DIALECTS = {
+    "http://json-schema.org/draft-03/schema": "draft-03",
+    "http://json-schema.org/draft-04/schema": "draft-04",
+    "http://json-schema.org/draft-06/schema": "draft-06",
+    "http://json-schema.org/draft-07/schema": "draft-07",
+    "https://json-schema.org/draft/2019-09/schema": "2019-09",
+    "https://json-schema.org/draft/2020-12/schema": "2020-12",
+}
+
+
+def _same_dialect(value: Any, draft: str) -> bool:
+    """Whether a subschema's ``$schema`` keeps jsonschema on ``draft`` (it names that draft,
+    or a URI jsonschema does not know, which leaves the class as it is)."""
+    if not isinstance(value, str):
+        return False
+    try:
+        uri = urlsplit(value).geturl()
+    except ValueError:
+        return False
+    return DIALECTS.get(uri, draft) == draft
+
 
 Check = Callable[[Any], bool]
 
@@ -252,9 +273,9 @@ class Plan:
         draft = self.draft
         root = schema is self.root
         for keyword, value in schema.items():
-            if keyword in _ANNOTATIONS or (
-                root and keyword in _ROOT_ONLY and isinstance(value, str)
-            ):
+            if keyword in _ANNOTATIONS or (root and keyword == "$id" and isinstance(value, str)):
+                continue
+            if keyword == "$schema" and (root or _same_dialect(value, draft)):
                 continue
             keywords += 1
             made = _KEYWORDS.get(keyword)

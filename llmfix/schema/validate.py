@@ -194,11 +194,10 @@ class SchemaValidator:
     def _planned(self) -> Plan | None:
         """The schema's plan (:mod:`llmfix.schema.plan`), made when a value first fails.
 
-        jsonschema's validator is compiled first all the same: a schema it refuses is a
-        :class:`~llmfix.errors.SchemaError` at the first failing value, with or without a
-        plan."""
+        A schema whose failing values the plan answers whole never needs jsonschema: when
+        jsonschema-rs served it (self-contained, valid against its meta-schema), the import
+        and compile of jsonschema are skipped for good, as they are for valid values."""
         if self._plan is _UNPLANNED:
-            _ = self._validator
             self._plan = plan_for(self._document, self.draft)
         return self._plan
 
