@@ -9,12 +9,18 @@ library caller does — interleaved in one process with a floor:
 - ``json.loads`` + jsonschema-rs ``is_valid`` (compiled once): what detecting the problem costs;
 - ``json_repair.loads`` + jsonschema-rs ``is_valid``: what a repair library costs.
 
-The ratio is llmfix's time over the floor's (lower is better) for the ``≤`` targets, and the
+Times are CPU seconds of this process (``time.process_time``), the best of interleaved
+samples: the machine these figures come from is shared. The ratio is llmfix's time over the
+floor's (lower is better) for the ``≤`` targets, and the
 floor's over llmfix's (higher is better) for the ``≥`` targets, as the issue states them. The
 rows without a schema put ``llmfix.repair(text)`` against ``json.loads`` of the JSON alone
 (bare, and in a fence with a line of prose), 1 KB to 1 MB. The stream row feeds a broken
 answer of about 200 KB in 16-byte chunks to ``llmfix.stream()`` and closes it, against one
 ``llmfix.repair`` of the whole text.
+
+``--against DIR`` also times another checkout's ``llmfix.repair`` in the same process (DIR's
+``llmfix`` package copied to a temporary directory as ``llmfix_base``, its imports renamed),
+interleaved with this checkout's and the floors: before and after figures side by side.
 
 Not here: the 20,000-answer ``llmfix check -j 2`` run (``bench/bench_scale.py``) and the
 start-up of ``llmfix repair FILE --schema S`` (``bench/bench_startup.py``), which time
@@ -24,12 +30,17 @@ processes.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import random
+import re
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 if __package__ in (None, ""):
@@ -106,7 +117,23 @@ TARGETS: dict[str, tuple[str, float | None, bool]] = {
 }
 
 
-def schema_rows(quick: bool) -> list[list[str]]:
+def import_base(checkout: Path, scratch: Path) -> ModuleType:
+    """Another checkout's llmfix, importable alongside this one as ``llmfix_base``."""
+    package = scratch / "llmfix_base"
+    shutil.copytree(checkout / "llmfix", package)
+    for path in package.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        text = re.sub(r"\bllmfix(?=[. ]|$)", "llmfix_base", text, flags=re.MULTILINE)
+        path.write_text(text, encoding="utf-8")
+    sys.path.insert(0, str(scratch))
+    return importlib.import_module("llmfix_base")
+
+
+def _ratio(mine: float, base: float, higher: bool) -> float:
+    return base / mine if higher else mine / base
+
+
+def schema_rows(quick: bool, before: ModuleType | None = None) -> list[list[str]]:
     import jsonschema_rs
     from json_repair import loads as json_repair_loads
 
@@ -121,28 +148,32 @@ def schema_rows(quick: bool) -> list[list[str]]:
             "detect": lambda t=text: fast.is_valid(json.loads(t)) if _strict(t) else None,
             "json_repair": lambda t=text: fast.is_valid(json_repair_loads(t)),
         }
+        if before is not None:
+            contenders["before"] = lambda t=text: before.repair(t, schema=ANSWER_SCHEMA)
         if not _strict(text):
             del contenders["detect"]
-        timings = compare(contenders, budget=budget)
+        timings = compare(contenders, budget=budget, clock=time.process_time)
         mine = timings["llmfix"].best
         base_name = floor if floor in timings else "json_repair"
         base = timings[base_name].best
-        ratio = base / mine if higher else mine / base
-        shown = f"{ratio:.1f}×" + (" faster" if higher else "")
+        ratio = _ratio(mine, base, higher)
+        shown = f"{ratio:.2f}×" if higher else f"{ratio:.1f}×"
         goal = ""
         if target is not None:
             goal = f"{'≥' if higher else '≤'} {target:g}× ({verdict(ratio, target, higher)})"
-        rows.append(
-            [
-                name,
-                result.status.value,
-                human_time(mine),
-                human_time(timings["detect"].best) if "detect" in timings else "",
-                human_time(timings["json_repair"].best),
-                f"{shown} {'json.loads' if base_name == 'detect' else 'json_repair'}",
-                goal,
-            ]
-        )
+        row = [name, result.status.value]
+        if before is not None:
+            then = timings["before"].best
+            was = _ratio(then, base, higher)
+            row += [human_time(then), f"{was:.2f}×" if higher else f"{was:.1f}×"]
+        row += [
+            human_time(mine),
+            human_time(timings["detect"].best) if "detect" in timings else "",
+            human_time(timings["json_repair"].best),
+            f"{shown} {'json.loads + rs' if base_name == 'detect' else 'json_repair + rs'}",
+            goal,
+        ]
+        rows.append(row)
     return rows
 
 
@@ -154,31 +185,32 @@ def _strict(text: str) -> bool:
     return True
 
 
-def valid_rows(quick: bool) -> list[list[str]]:
+def valid_rows(quick: bool, before: ModuleType | None = None) -> list[list[str]]:
     rows: list[list[str]] = []
     sizes = (1_000, 100_000) if quick else (1_000, 10_000, 100_000, 1_000_000)
     for size in sizes:
         document = make_document(size)
         fenced = f"Here is the JSON you asked for:\n```json\n{document}\n```\nAnything else?"
         for shape, text in (("bare", document), ("fenced", fenced)):
-            timings = compare(
-                {
-                    "llmfix": lambda t=text: llmfix.repair(t),
-                    "json.loads": lambda d=document: json.loads(d),
-                },
-                budget=0.5 if quick else 1.5,
-            )
+            contenders: dict[str, Callable[[], object]] = {
+                "llmfix": lambda t=text: llmfix.repair(t),
+                "json.loads": lambda d=document: json.loads(d),
+            }
+            if before is not None:
+                contenders["before"] = lambda t=text: before.repair(t)
+            timings = compare(contenders, budget=0.5 if quick else 1.5, clock=time.process_time)
             ratio = timings["json.loads"].best / timings["llmfix"].best
-            rows.append(
-                [
-                    f"valid, {shape}",
-                    human_size(len(document)),
-                    human_time(timings["llmfix"].best),
-                    human_time(timings["json.loads"].best),
-                    f"{ratio:.2f}×",
-                    f"≥ 0.9× ({verdict(ratio, 0.9, True)})",
-                ]
-            )
+            row = [f"valid, {shape}", human_size(len(document))]
+            if before is not None:
+                was = timings["json.loads"].best / timings["before"].best
+                row += [human_time(timings["before"].best), f"{was:.2f}×"]
+            row += [
+                human_time(timings["llmfix"].best),
+                human_time(timings["json.loads"].best),
+                f"{ratio:.2f}×",
+                f"≥ 0.9× ({verdict(ratio, 0.9, True)})",
+            ]
+            rows.append(row)
     return rows
 
 
@@ -196,13 +228,14 @@ def stream_rows(quick: bool) -> list[list[str]]:
         text, _ = make_answer(200_000, broken=True, seed=seed)
         rounds = 2 if quick else 4
         stream_s = repair_s = float("inf")
+        clock = time.process_time
         for _ in range(rounds):  # interleaved: drift hits both alike
-            start = time.perf_counter()
+            start = clock()
             _feed_all(text)
-            stream_s = min(stream_s, time.perf_counter() - start)
-            start = time.perf_counter()
+            stream_s = min(stream_s, clock() - start)
+            start = clock()
             llmfix.repair(text)
-            repair_s = min(repair_s, time.perf_counter() - start)
+            repair_s = min(repair_s, clock() - start)
         ratio = stream_s / repair_s
         rows.append(
             [
@@ -220,26 +253,23 @@ def stream_rows(quick: bool) -> list[list[str]]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="shorter runs, fewer sizes")
-    parser.add_argument("--only", choices=("schema", "valid", "stream"), help="run one table only")
+    parser.add_argument("--only", choices=("schema", "valid", "stream"), help="one table only")
+    parser.add_argument("--against", type=Path, help="another checkout to time beside this one")
     args = parser.parse_args(argv)
-    if args.only in (None, "schema"):
-        print("#### 1 KB answers, schema of 5 properties (4 required), dict passed per call\n")
-        header = [
-            "answer",
-            "status",
-            "llmfix",
-            "json.loads + rs",
-            "json_repair + rs",
-            "ratio",
-            "target",
-        ]
-        print(markdown_table(header, schema_rows(args.quick)))
-        print()
-    if args.only in (None, "valid"):
-        print("#### Valid JSON without a schema: `llmfix.repair(text)` vs `json.loads`\n")
-        header = ["answer", "size", "llmfix", "json.loads", "ratio", "target"]
-        print(markdown_table(header, valid_rows(args.quick)))
-        print()
+    with tempfile.TemporaryDirectory() as scratch:
+        before = import_base(args.against, Path(scratch)) if args.against else None
+        then = ["before", "before ratio"] if before is not None else []
+        if args.only in (None, "schema"):
+            print("#### 1 KB answers, schema of 5 properties (4 required), dict passed per call\n")
+            header = ["answer", "status", *then, "llmfix", "json.loads + rs", "json_repair + rs"]
+            header += ["ratio", "target"]
+            print(markdown_table(header, schema_rows(args.quick, before)))
+            print()
+        if args.only in (None, "valid"):
+            print("#### Valid JSON without a schema: `llmfix.repair(text)` vs `json.loads`\n")
+            header = ["answer", "size", *then, "llmfix", "json.loads", "ratio", "target"]
+            print(markdown_table(header, valid_rows(args.quick, before)))
+            print()
     if args.only in (None, "stream"):
         print("#### `llmfix.stream()` in 16-byte chunks, then `close()`, vs one `llmfix.repair`\n")
         header = ["answer", "size", "stream", "repair", "ratio", "target"]
