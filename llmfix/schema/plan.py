@@ -106,6 +106,28 @@ def is_type(value: Any, name: str) -> bool | None:
     return _is_type(value, name) if name in _TYPES else None
 
 
+def _number_check(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _integer_check(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+
+
+# One test per JSON type, as jsonschema's type checker for drafts 6 and later has it.
+_TYPE_CHECKS: dict[str, Check] = {
+    "string": lambda value: isinstance(value, str),
+    "object": lambda value: isinstance(value, dict),
+    "array": lambda value: isinstance(value, list),
+    "null": lambda value: value is None,
+    "boolean": lambda value: isinstance(value, bool),
+    "number": _number_check,
+    "integer": _integer_check,
+}
+
+
 def _is_type(value: Any, name: str) -> bool:
     """jsonschema's type test for drafts 6 and later."""
     if name == "string":
@@ -297,8 +319,8 @@ def _all(checks: list[Check]) -> Check:
     if len(checks) == 2:
         first, second = checks
         return lambda value: first(value) and second(value)
-    frozen = tuple(checks)
-    return lambda value: all(check(value) for check in frozen)
+    first, rest = checks[0], _all(checks[1:])
+    return lambda value: first(value) and rest(value)
 
 
 def _chain(schema: Any, listers: list[Lister | None]) -> Lister | None:
@@ -336,10 +358,16 @@ def _type(plan: Plan, value: Any, schema: Any, draft: str) -> Made:
     if not all(isinstance(n, str) for n in names):
         raise _Unsupported
     if len(names) == 1:
-        name = names[0]
-        return _one("type", value, schema, lambda v: _is_type(v, name))
-    frozen = tuple(names)
-    return _one("type", value, schema, lambda v: any(_is_type(v, n) for n in frozen))
+        return _one("type", value, schema, _TYPE_CHECKS[names[0]])
+    tests = tuple(_TYPE_CHECKS[n] for n in names)
+
+    def any_type(v: Any) -> bool:
+        for test in tests:  # noqa: SIM110 (a loop: no generator per value)
+            if test(v):
+                return True
+        return False
+
+    return _one("type", value, schema, any_type)
 
 
 def _enum(plan: Plan, value: Any, schema: Any, draft: str) -> Made:
@@ -398,7 +426,12 @@ def _properties(plan: Plan, value: Any, schema: Any, draft: str) -> Made:
         lister = listed
 
     def check(v: Any) -> bool:
-        return not isinstance(v, dict) or all(name not in v or sub(v[name]) for name, sub in pairs)
+        if not isinstance(v, dict):
+            return True
+        for name, sub in pairs:  # noqa: SIM110 (a loop: no generator per value)
+            if name in v and not sub(v[name]):
+                return False
+        return True
 
     return check, lister, inner
 
@@ -456,7 +489,12 @@ def _items(plan: Plan, value: Any, schema: Any, draft: str) -> Made:
     sub = node.check
 
     def check(v: Any) -> bool:
-        return not isinstance(v, list) or all(sub(item) for item in v)
+        if not isinstance(v, list):
+            return True
+        for item in v:  # noqa: SIM110 (a loop: no generator per value)
+            if not sub(item):
+                return False
+        return True
 
     if node.lister is None or value is False:
         return check, None, node.keywords
