@@ -354,6 +354,9 @@ class RepairContext:
         """Whether ``schema``'s own ``type`` rules ``value`` out. Asked before jsonschema,
         whose type error writes the value's repr: on a large value that costs its size, at
         every level of a deep one."""
+        if self.plan is not None and "$ref" not in schema:
+            test = self.plan.type_test(schema)
+            return test is not None and not test(value)
         if "$ref" in schema and self.ref_overrides:  # drafts 3-7: "type" is not applied
             return False
         raw = schema.get("type")

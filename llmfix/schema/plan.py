@@ -242,6 +242,7 @@ class Plan:
         # id(subschema) → (subschema, its node or None); the entry keeps the subschema alive.
         self._nodes: dict[int, tuple[Any, _Node | None]] = {}
         self._lock = threading.Lock()
+        self._types: dict[int, tuple[Any, Check | None]] = {}
         # Views schema repair makes of the document's objects (its local part, one keyword
         # of it), kept here so every repair against the document uses the same objects.
         self.views: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
@@ -254,6 +255,24 @@ class Plan:
         """A function telling whether a value fits ``schema``, or ``None`` without a plan."""
         node = self._node(schema)
         return None if node is None else node.check
+
+    def type_test(self, schema: dict[str, Any]) -> Check | None:
+        """The test of ``schema``'s own ``type`` keyword; ``None`` when it has none, or
+        one that is not a JSON type name or a list of them."""
+        hit = self._types.get(id(schema))
+        if hit is not None and hit[0] is schema:
+            return hit[1]
+        raw = schema.get("type")
+        names = [raw] if isinstance(raw, str) else raw
+        test: Check | None = None
+        if isinstance(names, list) and all(isinstance(n, str) and n in _TYPES for n in names):
+            tests = tuple(_TYPE_CHECKS[n] for n in names)
+            test = tests[0] if len(tests) == 1 else _any_of_types(tests)
+        with self._lock:
+            if len(self._types) >= MAX_NODES:
+                self._types.clear()
+            self._types[id(schema)] = (schema, test)
+        return test
 
     def lister(self, schema: Any) -> Lister | None:
         """A function listing a value's failures of ``schema``, or ``None`` without one."""
@@ -308,7 +327,8 @@ class Plan:
             if check is not None:
                 checks.append(check)
                 listers.append(lister)
-        return _Node(_all(checks), _chain(schema, listers), keywords)
+        check = _all(checks)
+        return _Node(check, _chain(check, listers), keywords)
 
 
 def _all(checks: list[Check]) -> Check:
@@ -323,12 +343,16 @@ def _all(checks: list[Check]) -> Check:
     return lambda value: first(value) and rest(value)
 
 
-def _chain(schema: Any, listers: list[Lister | None]) -> Lister | None:
+def _chain(check: Check, listers: list[Lister | None]) -> Lister | None:
+    """A subschema's lister: its keywords' listers in order, none of them asked about a
+    value the subschema's check passes (a value jsonschema finds valid has no errors)."""
     if any(lister is None for lister in listers):
         return None
     frozen = tuple(lister for lister in listers if lister is not None)
 
     def listed(value: Any, path: tuple[str | int, ...], where: tuple[str | int, ...]) -> Any:
+        if check(value):
+            return
         for lister in frozen:
             yield from lister(value, path, where)
 
@@ -359,15 +383,17 @@ def _type(plan: Plan, value: Any, schema: Any, draft: str) -> Made:
         raise _Unsupported
     if len(names) == 1:
         return _one("type", value, schema, _TYPE_CHECKS[names[0]])
-    tests = tuple(_TYPE_CHECKS[n] for n in names)
+    return _one("type", value, schema, _any_of_types(tuple(_TYPE_CHECKS[n] for n in names)))
 
+
+def _any_of_types(tests: tuple[Check, ...]) -> Check:
     def any_type(v: Any) -> bool:
         for test in tests:  # noqa: SIM110 (a loop: no generator per value)
             if test(v):
                 return True
         return False
 
-    return _one("type", value, schema, any_type)
+    return any_type
 
 
 def _enum(plan: Plan, value: Any, schema: Any, draft: str) -> Made:
