@@ -314,7 +314,7 @@ def batch_rows(against: Path | None) -> list[list[str]]:
         schema.write_text(json.dumps(SCHEMA), encoding="utf-8")
         wall, cpu = min(batch_floor(data, SCHEMA) for _ in range(3))
         floor_row = ["floor: read, decode, validate, 1 core", f"{wall:.2f}", f"{cpu:.2f}"]
-        rows.append([*floor_row, "", "", ""])
+        rows.append([*floor_row, "", "", "", ""])
         runs = [("llmfix check -j 2, this checkout", here)]
         if against is not None:
             runs.insert(0, ("llmfix check -j 2, before", against))
@@ -327,6 +327,7 @@ def batch_rows(against: Path | None) -> list[list[str]]:
                     f"{used:.2f}",
                     f"{BATCH_ROWS / took:,.0f}",
                     f"{took / wall:.1f}×",
+                    f"{used / cpu:.1f}×",
                     str(code),
                 ]
             )
@@ -357,7 +358,8 @@ def main(argv: list[str] | None = None) -> None:
             print()
     if args.only in (None, "batch"):
         print("#### `llmfix check mix.jsonl --field text --schema S -q -j 2`, 20,000 answers\n")
-        header = ["run", "wall s", "CPU s (tree)", "answers/s", "wall vs floor", "exit"]
+        header = ["run", "wall s", "CPU s (tree)", "answers/s", "wall vs floor", "CPU vs floor"]
+        header.append("exit")
         print(markdown_table(header, batch_rows(args.against)))
         print()
     if args.only in (None, "stream"):
