@@ -6,6 +6,12 @@ which rules are switched on and how risky each is, how far the walk may still go
 deadline it must keep. :class:`Fix` is a value after some repairs, with the RFC 6902
 operations that produced it and the notes made on the way.
 
+Whether a value fits is answered by the schema's plan (:mod:`llmfix.schema.plan`) for the
+subschemas it covers, and by jsonschema, under its step budget, for the rest; the context
+makes jsonschema's validator only when a subschema needs it, so a repair the plan answers
+whole does not import jsonschema. What depends on the schema alone (its views, the names
+each object declares) is kept with the plan, for the next repair against the same schema.
+
 :func:`fixes` marks the function that carries out a rule; ``RULES`` in
 :mod:`llmfix.schema.repair` points each rule at it, and a test checks the two agree.
 """

@@ -43,6 +43,8 @@ What it decides, and why:
 Layout: this module compiles a schema, retrieves what its references name and runs the
 validation; :mod:`llmfix.schema.check` checks the schema first (draft, meta-schema,
 references, patterns, cycles); :mod:`llmfix.schema.fast` is the jsonschema-rs path;
+:mod:`llmfix.schema.plan` lists the failures of a value for the schemas it covers (the same
+records jsonschema gives, without its validator objects; jsonschema lists the rest);
 :mod:`llmfix.schema.explain` writes the messages, one small function per keyword.
 """
 
