@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import threading
 import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
@@ -100,14 +101,17 @@ def _unchanged(schema: Any, snapshot: Any) -> bool:
 
 def _remember(key: tuple[int, bool], schema: Any, content: Any, validator: Any) -> None:
     # The entry holds the schema object itself, so its id is not reused while it is kept.
-    if len(_BY_IDENTITY) >= _VALIDATOR_CACHE_SIZE:
-        _BY_IDENTITY.pop(next(iter(_BY_IDENTITY)))
-    _BY_IDENTITY[key] = (schema, copy.deepcopy(content), validator)
+    snapshot = copy.deepcopy(content)
+    with _REMEMBERING:
+        if len(_BY_IDENTITY) >= _VALIDATOR_CACHE_SIZE:
+            _BY_IDENTITY.pop(next(iter(_BY_IDENTITY)))
+        _BY_IDENTITY[key] = (schema, snapshot, validator)
 
 
 _VALIDATOR_CACHE_SIZE = 32
 _VALIDATORS: dict[str, SchemaValidator] = {}
 _BY_IDENTITY: dict[tuple[int, bool], tuple[Any, Any, SchemaValidator]] = {}
+_REMEMBERING = threading.Lock()
 
 
 # Whether a text that begins like JSON and is not is parsed before extraction runs (see
