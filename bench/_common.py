@@ -19,11 +19,13 @@ class Timing:
     loops: int
 
 
-def _sample(fn: Callable[[], object], loops: int) -> float:
-    start = time.perf_counter()
+def _sample(
+    fn: Callable[[], object], loops: int, clock: Callable[[], float] = time.perf_counter
+) -> float:
+    start = clock()
     for _ in range(loops):
         fn()
-    return (time.perf_counter() - start) / loops
+    return (clock() - start) / loops
 
 
 def compare(
@@ -33,13 +35,15 @@ def compare(
     min_sample: float = 0.05,
     min_rounds: int = 3,
     max_rounds: int = 50,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> dict[str, Timing]:
     """Time every contender, interleaved, keeping each one's best seconds per call.
 
     The loop count is calibrated so one sample lasts at least ``min_sample`` seconds for the
     slowest contender; rounds alternate between contenders (so drift from other processes on
     the machine hits them alike) until ``budget`` seconds are spent or ``max_rounds`` is reached.
-    The garbage collector is paused during samples, as ``timeit`` does.
+    The garbage collector is paused during samples, as ``timeit`` does. ``clock`` may be
+    ``time.process_time`` (CPU time), which other processes on a shared machine disturb less.
     """
     for fn in contenders.values():  # warm caches, lazy imports, compiled patterns
         fn()
@@ -55,7 +59,7 @@ def compare(
                 gc.collect()
                 gc.disable()
                 try:
-                    best[name] = min(best[name], _sample(fn, loops))
+                    best[name] = min(best[name], _sample(fn, loops, clock))
                 finally:
                     if gc_was_enabled:
                         gc.enable()

@@ -664,12 +664,20 @@ def test_invalid_value_is_explained_by_jsonschema_with_the_fast_path_on() -> Non
 
 def test_self_contained_schema_compiles_jsonschema_only_when_a_value_fails() -> None:
     pytest.importorskip("jsonschema_rs")
-    validator = compile_({"type": "object", "properties": {"id": {"type": "integer"}}})
-    assert validator.is_valid({"id": 1})
-    assert validator.errors({"id": 1}) == []
+    validator = compile_({"type": "object", "properties": {"id": {"multipleOf": 2}}})
+    assert validator.is_valid({"id": 2})
+    assert validator.errors({"id": 2}) == []
     assert validator._compiled is None
-    assert [d.code for d in validator.errors({"id": "x"})] == ["schema.type"]
+    assert [d.code for d in validator.errors({"id": 3})] == ["schema.multiple_of"]
     assert validator._compiled is not None
+
+
+def test_a_schema_its_plan_answers_never_compiles_jsonschema() -> None:
+    pytest.importorskip("jsonschema_rs")
+    validator = compile_({"type": "object", "properties": {"id": {"type": "integer"}}})
+    assert [d.code for d in validator.errors({"id": "x"})] == ["schema.type"]
+    assert not validator.is_valid({"id": "x"})
+    assert validator._compiled is None
 
 
 @pytest.mark.parametrize(

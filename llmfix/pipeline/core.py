@@ -14,8 +14,10 @@ that ends, its :class:`~llmfix.deadline.OutOfTime` is raised to the caller.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
+import threading
 import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
@@ -50,9 +52,20 @@ if TYPE_CHECKING:
 
 
 def make_validator(schema: Any, *, allow_remote: bool = False) -> SchemaValidator | None:
-    """A validator for a ``SchemaSpec``, a schema value, or ``None``."""
+    """A validator for a ``SchemaSpec``, a schema value, or ``None``.
+
+    Checking a schema costs far more than validating a value with it, so compiled validators
+    are kept: a caller passing the same schema dict (or the same ``SchemaSpec``) on every
+    call gets its validator back by identity, after a comparison with a copy taken when it
+    was compiled (a dict changed in place since is compiled again); an equal dict that is
+    another object finds it by content.
+    """
     if schema is None:
         return None
+    key = (id(schema), allow_remote)
+    hit = _BY_IDENTITY.get(key)
+    if hit is not None and hit[0] is schema and _unchanged(schema, hit[1]):
+        return hit[2]
     if isinstance(schema, (str, os.PathLike)):
         raise SchemaError(
             str(schema),
@@ -64,21 +77,41 @@ def make_validator(schema: Any, *, allow_remote: bool = False) -> SchemaValidato
     from llmfix.schema.validate import SchemaValidator
 
     if isinstance(schema, SchemaSpec):
-        return SchemaValidator(schema, allow_remote=allow_remote)
-    # Checking a schema costs far more than validating a value with it: library callers
-    # passing the same schema dict on every call get the compiled validator back.
-    key = json.dumps([allow_remote, schema], sort_keys=True, default=repr)
-    validator = _VALIDATORS.get(key)
-    if validator is None:
-        validator = SchemaValidator(schema_from_value(schema), allow_remote=allow_remote)
+        made = SchemaValidator(schema, allow_remote=allow_remote)
+        _remember(key, schema, schema.schema, made)
+        return made
+    # An equal schema that is another object: found by its content.
+    content = json.dumps([allow_remote, schema], sort_keys=True, default=repr)
+    found = _VALIDATORS.get(content)
+    if found is None:
+        found = SchemaValidator(schema_from_value(schema), allow_remote=allow_remote)
         if len(_VALIDATORS) >= _VALIDATOR_CACHE_SIZE:
             _VALIDATORS.pop(next(iter(_VALIDATORS)))
-        _VALIDATORS[key] = validator
-    return validator
+        _VALIDATORS[content] = found
+    _remember(key, schema, schema, found)
+    return found
+
+
+def _unchanged(schema: Any, snapshot: Any) -> bool:
+    """Whether ``schema`` (a dict or a ``SchemaSpec``) still equals the copy of its schema
+    taken when it was compiled."""
+    current = schema if isinstance(schema, (dict, bool)) else schema.schema
+    return bool(current == snapshot)
+
+
+def _remember(key: tuple[int, bool], schema: Any, content: Any, validator: Any) -> None:
+    # The entry holds the schema object itself, so its id is not reused while it is kept.
+    snapshot = copy.deepcopy(content)
+    with _REMEMBERING:
+        if len(_BY_IDENTITY) >= _VALIDATOR_CACHE_SIZE:
+            _BY_IDENTITY.pop(next(iter(_BY_IDENTITY)))
+        _BY_IDENTITY[key] = (schema, snapshot, validator)
 
 
 _VALIDATOR_CACHE_SIZE = 32
 _VALIDATORS: dict[str, SchemaValidator] = {}
+_BY_IDENTITY: dict[tuple[int, bool], tuple[Any, Any, SchemaValidator]] = {}
+_REMEMBERING = threading.Lock()
 
 
 # Whether a text that begins like JSON and is not is parsed before extraction runs (see

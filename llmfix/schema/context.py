@@ -6,6 +6,12 @@ which rules are switched on and how risky each is, how far the walk may still go
 deadline it must keep. :class:`Fix` is a value after some repairs, with the RFC 6902
 operations that produced it and the notes made on the way.
 
+Whether a value fits is answered by the schema's plan (:mod:`llmfix.schema.plan`) for the
+subschemas it covers, and by jsonschema, under its step budget, for the rest; the context
+makes jsonschema's validator only when a subschema needs it, so a repair the plan answers
+whole does not import jsonschema. What depends on the schema alone (its views, the names
+each object declares) is kept with the plan, for the next repair against the same schema.
+
 :func:`fixes` marks the function that carries out a rule; ``RULES`` in
 :mod:`llmfix.schema.repair` points each rule at it, and a test checks the two agree.
 """
@@ -16,12 +22,14 @@ import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from llmfix import codes
 from llmfix.deadline import Deadline, OutOfTime
 from llmfix.model import Diagnostic, PatchOp, Risk
 from llmfix.schema import walk as sw
 from llmfix.schema.budget import TooCostly, bounded_class, no_more, search, steps
+from llmfix.schema.plan import DIALECTS, MAX_NODES, is_type, plan_for
 
 STAGE = "schema_repair"
 
@@ -99,6 +107,75 @@ def detach_ops(ops: tuple[PatchOp, ...]) -> tuple[PatchOp, ...]:
     )
 
 
+_T = TypeVar("_T", bound=dict[Any, Any])
+
+
+def _bounded(table: _T) -> _T:
+    """``table``, emptied first when full: the tables a plan shares between repairs must
+    not grow without end on schema objects that come and go (an external resolver's)."""
+    if len(table) >= MAX_NODES:
+        table.clear()
+    return table
+
+
+class _Dialect:
+    """What a repair context takes from its schema's validator class, worked out once per
+    class: the bounded class, its referencing specification, an empty registry."""
+
+    def __init__(self, raw_class: Any) -> None:
+        import referencing
+        import referencing.jsonschema
+        from jsonschema import validators
+
+        cls = bounded_class(raw_class)
+        self.bounded = cls
+        self.specification = referencing.jsonschema.specification_with(
+            cls.ID_OF(cls.META_SCHEMA) or "urn:unknown-dialect",
+            default=referencing.Specification.OPAQUE,
+        )
+        self.registry_class: Any = referencing.Registry
+        self.empty_registry = self.registry_class()  # immutable: one serves every context
+        self.ref_overrides = cls in (
+            validators.Draft3Validator,
+            validators.Draft4Validator,
+            validators.Draft6Validator,
+            validators.Draft7Validator,
+        )
+        self.prefix_items = "prefixItems" in cls.VALIDATORS
+        self.conditionals = "if" in cls.VALIDATORS
+
+
+_DIALECTS: dict[Any, _Dialect] = {}
+
+
+def _plain_root(schema: dict[str, Any]) -> bool:
+    """Whether making a validator of ``schema`` cannot fail: no identifier to read, and a
+    ``$schema`` that is a string if any."""
+    dialect = schema.get("$schema")
+    return (
+        "$id" not in schema
+        and "id" not in schema
+        and "$anchor" not in schema
+        and (dialect is None or isinstance(dialect, str))
+    )
+
+
+def _draft_of(schema: dict[str, Any]) -> str:
+    """The draft jsonschema validates ``schema`` as (what :func:`_validator_class` picks,
+    found without importing jsonschema): its ``$schema`` as jsonschema normalises it, and
+    2020-12 for no ``$schema``, an unknown one or one that is no URI string."""
+    dialect = schema.get("$schema")
+    if dialect is None and "$schema" not in schema:
+        return "2020-12"
+    if not isinstance(dialect, str):
+        return "2020-12"
+    try:
+        uri = urlsplit(dialect).geturl()
+    except ValueError:
+        return "2020-12"
+    return DIALECTS.get(uri, "2020-12")
+
+
 def _validator_class(schema: dict[str, Any]) -> Any:
     from jsonschema import validators
 
@@ -135,33 +212,23 @@ class RepairContext:
         max_risk: Risk | None,
         deadline: Deadline,
     ) -> None:
-        import referencing
-        import referencing.jsonschema
-        from jsonschema import validators
-
-        cls = bounded_class(_validator_class(schema))
-        self.specification = referencing.jsonschema.specification_with(
-            cls.ID_OF(cls.META_SCHEMA) or "urn:unknown-dialect",
-            default=referencing.Specification.OPAQUE,
-        )
-        # Always an explicit registry: jsonschema's default one fetches remote refs over HTTP.
-        registry_class: Any = referencing.Registry
-        registry = (
-            registry_class(retrieve=_retriever(resolver, self.specification))
-            if resolver is not None
-            else registry_class()
-        )
-        self.validator: Any = cls(schema, registry=registry)
-        self.root_resolver: Any = self.validator._resolver
-        # Drafts 3–7 ignore the siblings of "$ref"; only 2020-12 has "prefixItems".
-        self.ref_overrides = cls in (
-            validators.Draft3Validator,
-            validators.Draft4Validator,
-            validators.Draft6Validator,
-            validators.Draft7Validator,
-        )
-        self.prefix_items = "prefixItems" in cls.VALIDATORS
-        self.conditionals = "if" in cls.VALIDATORS
+        label = _draft_of(schema)
+        # The schema's plan answers "does this value fit?" for the subschemas it covers,
+        # without a validator object; jsonschema answers the rest.
+        self.plan = plan_for(schema, label)
+        self._resolver = resolver
+        self._schema = schema
+        self._dialect: _Dialect | None = None
+        self._validator: Any = None
+        if self.plan is None or not _plain_root(schema) or resolver is not None:
+            _ = self.validator  # made now: a schema it cannot take is found here
+        if self.plan is not None:  # a draft from 6 on: of these only 2020-12 has
+            # "prefixItems", and drafts from 7 on have "if"
+            self.prefix_items = label == "2020-12"
+            self.conditionals = label != "draft-06"
+        else:
+            self.prefix_items = "prefixItems" in self.dialect.bounded.VALIDATORS
+            self.conditionals = "if" in self.dialect.bounded.VALIDATORS
         self.risks = risks
         self.enabled = {
             rule
@@ -177,14 +244,61 @@ class RepairContext:
         self.step_allowance: Callable[[], int] = no_more
         self.active_refs: set[tuple[int, str]] = set()
         self.notes: dict[str, Diagnostic] = {}
-        self._views: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+        # Views of the schema's objects: kept with the plan, so that the next repair against
+        # the same schema gets the same view objects (which the plan has compiled).
+        self._views: dict[int, tuple[dict[str, Any], dict[str, Any]]] = (
+            self.plan.views if self.plan is not None else {}
+        )
         self._patterns: dict[str, re.Pattern[str] | None] = {}
         self._names: dict[int, tuple[dict[str, Any], frozenset[str]]] = {}
-        self._keyword_views: dict[tuple[int, str], tuple[dict[str, Any], dict[str, Any]]] = {}
+        self._keyword_views: dict[tuple[int, str], tuple[dict[str, Any], dict[str, Any]]] = (
+            self.plan.keyword_views if self.plan is not None else {}
+        )
         # (id(schema), id(value)) → (schema, value, validity). Values are never mutated, and
         # holding both objects keeps their ids from being reused, so a hit is exact. The
         # resolver is left out of the key: a schema object's base URI is fixed by its place.
         self._validity: dict[tuple[int, int], tuple[Any, Any, bool | None]] = {}
+
+    @property
+    def dialect(self) -> _Dialect:
+        """What jsonschema's class for the schema's dialect gives (imports jsonschema)."""
+        if self._dialect is None:
+            raw_class = _validator_class(self._schema)
+            dialect = _DIALECTS.get(raw_class)
+            if dialect is None:
+                dialect = _DIALECTS[raw_class] = _Dialect(raw_class)
+            self._dialect = dialect
+        return self._dialect
+
+    @property
+    def specification(self) -> Any:
+        return self.dialect.specification
+
+    @property
+    def ref_overrides(self) -> bool:
+        """Whether the dialect ignores the siblings of "$ref" (asked only of a schema
+        object with a "$ref", which no plan covers)."""
+        return self.dialect.ref_overrides
+
+    @property
+    def validator(self) -> Any:
+        """The jsonschema validator of the schema, made on first use (a repair the plan
+        answers whole never makes it, nor imports jsonschema)."""
+        if self._validator is None:
+            dialect = self.dialect
+            # Always an explicit registry: jsonschema's default one fetches remote refs
+            # over HTTP.
+            registry = (
+                dialect.registry_class(retrieve=_retriever(self._resolver, dialect.specification))
+                if self._resolver is not None
+                else dialect.empty_registry
+            )
+            self._validator = dialect.bounded(self._schema, registry=registry)
+        return self._validator
+
+    @property
+    def root_resolver(self) -> Any:
+        return self.validator._resolver
 
     # --- the rules ------------------------------------------------------------------------
 
@@ -246,7 +360,10 @@ class RepairContext:
         """Whether ``schema``'s own ``type`` rules ``value`` out. Asked before jsonschema,
         whose type error writes the value's repr: on a large value that costs its size, at
         every level of a deep one."""
-        if self.ref_overrides and "$ref" in schema:  # drafts 3-7: "type" is not applied
+        if self.plan is not None and "$ref" not in schema:
+            test = self.plan.type_test(schema)
+            return test is not None and not test(value)
+        if "$ref" in schema and self.ref_overrides:  # drafts 3-7: "type" is not applied
             return False
         raw = schema.get("type")
         names = [raw] if isinstance(raw, str) else raw
@@ -259,6 +376,15 @@ class RepairContext:
     def _check(self, value: Any, schema: dict[str, Any], resolver: Any) -> bool | None:
         if self.too_costly:
             return None
+        if self.plan is not None:
+            check = self.plan.check(schema)
+            if check is not None:
+                try:
+                    return check(value)
+                except RecursionError:
+                    pass  # jsonschema says what a value too deep for the plan is
+        if resolver is None:
+            resolver = self.root_resolver
         try:
             with steps(self.step_allowance, self.deadline):
                 validator = self.validator.evolve(schema=schema, _resolver=resolver)
@@ -283,6 +409,10 @@ class RepairContext:
             self.notes[key] = codes.REPAIR_SCHEMA_UNUSABLE.at(message)
 
     def is_type(self, value: Any, name: str) -> bool:
+        if self.plan is not None:
+            known = is_type(value, name)
+            if known is not None:
+                return known
         try:
             return bool(self.validator.is_type(value, name))
         except Exception:
@@ -292,6 +422,8 @@ class RepairContext:
         """The resolver for ``schema``'s subschemas (an ``$id`` changes the base URI)."""
         if "$id" not in schema and "id" not in schema:
             return resolver
+        if resolver is None:  # the root's (None until a reference or an $id needs it)
+            resolver = self.root_resolver
         try:
             return resolver.in_subresource(self.specification.create_resource(schema))
         except Exception:
@@ -299,6 +431,8 @@ class RepairContext:
 
     def lookup(self, ref: str, resolver: Any) -> tuple[Any, Any] | None:
         try:
+            if resolver is None:
+                resolver = self.root_resolver
             resolved = resolver.lookup(ref)
         except Exception:
             self.schema_note(f"cannot resolve $ref {ref!r}")
@@ -311,7 +445,7 @@ class RepairContext:
         if hit is not None and hit[0] is schema:
             return hit[1]
         view = {k: v for k, v in schema.items() if k not in sw.COMPOSITE_KEYWORDS}
-        self._views[id(schema)] = (schema, view)
+        _bounded(self._views)[id(schema)] = (schema, view)
         return view
 
     def keyword_view(self, schema: dict[str, Any], keyword: str) -> dict[str, Any]:
@@ -322,7 +456,7 @@ class RepairContext:
         if hit is not None and hit[0] is schema:
             return hit[1]
         view = {keyword: schema[keyword]}
-        self._keyword_views[key] = (schema, view)
+        _bounded(self._keyword_views)[key] = (schema, view)
         return view
 
     def pattern(self, pattern: str) -> re.Pattern[str] | None:
@@ -349,6 +483,12 @@ class RepairContext:
         hit = self._names.get(id(schema))
         if hit is not None and hit[0] is schema:
             return hit[1]
+        shared = self.plan.names if self.plan is not None else None
+        if shared is not None:
+            hit = shared.get(id(schema))
+            if hit is not None and hit[0] is schema:
+                return hit[1]
+        followed = False
         names: set[str] = set()
         seen: set[int] = set()
         stack: list[tuple[Any, Any, int]] = [(schema, resolver, 0)]
@@ -369,11 +509,14 @@ class RepairContext:
                 stack.append((node.get(keyword), res, hops + 1))
             ref = node.get("$ref")
             if isinstance(ref, str):
+                followed = True
                 target = self.lookup(ref, res)
                 if target is not None:
                     stack.append((target[0], target[1], hops + 1))
         found = frozenset(names)
         self._names[id(schema)] = (schema, found)
+        if shared is not None and not followed:  # (a lookup may note a reference it lacks)
+            _bounded(shared)[id(schema)] = (schema, found)
         return found
 
     def default_of(self, schema: Any, resolver: Any, hops: int = 0) -> tuple[bool, Any]:

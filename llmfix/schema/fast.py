@@ -1,7 +1,8 @@
 """The compiled fast path: jsonschema-rs answers "is this value valid?" and nothing more.
 
-A "yes" ends validation; a "no" (or anything jsonschema-rs cannot do) goes to jsonschema,
-which writes every diagnostic (:mod:`llmfix.schema.explain`), so codes, messages and
+A "yes" ends validation; a "no" (or anything jsonschema-rs cannot do) goes to the schema's
+plan (:mod:`llmfix.schema.plan`) or to jsonschema, which list the failures as the same
+records, and :mod:`llmfix.schema.explain` writes every diagnostic, so codes, messages and
 pointers come from one place. ``scripts/validator_crosscheck.py`` shows on 2,000 real
 schemas that jsonschema-rs never says "valid" where jsonschema says "invalid".
 """

@@ -37,7 +37,6 @@ renamed paths), then ``add`` of defaults.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -139,8 +138,8 @@ def coerce_to_schema(
     except Exception as exc:  # a schema jsonschema cannot even load: nothing to repair against
         unusable = codes.REPAIR_SCHEMA_UNUSABLE.at(f"the schema could not be loaded ({exc})")
         return SchemaRepairOutcome(sw.copy_json(value), diagnostics=(unusable,))
-    root = ctx.root_resolver
-    ctx.step_allowance = functools.cache(lambda: allowance(value))
+    root = None  # the root's resolver, made by the context when first needed
+    ctx.step_allowance = _once(lambda: allowance(value))
     if ctx.is_valid(value, schema, root) is True:
         return SchemaRepairOutcome(sw.copy_json(value))
     fix = repair(ctx, value, schema, root, "", 0)
@@ -149,6 +148,18 @@ def coerce_to_schema(
     diagnostics += fix.notes
     diagnostics += ctx.notes.values()
     return SchemaRepairOutcome(sw.copy_json(fix.value), ops, tuple(diagnostics))
+
+
+def _once(compute: Callable[[], int]) -> Callable[[], int]:
+    """``compute``, called at most once (most repairs never need the value counted)."""
+    kept: list[int] = []
+
+    def once() -> int:
+        if not kept:
+            kept.append(compute())
+        return kept[0]
+
+    return once
 
 
 # --- the walk ----------------------------------------------------------------------------------

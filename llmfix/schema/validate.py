@@ -43,6 +43,8 @@ What it decides, and why:
 Layout: this module compiles a schema, retrieves what its references name and runs the
 validation; :mod:`llmfix.schema.check` checks the schema first (draft, meta-schema,
 references, patterns, cycles); :mod:`llmfix.schema.fast` is the jsonschema-rs path;
+:mod:`llmfix.schema.plan` lists the failures of a value for the schemas it covers (the same
+records jsonschema gives, without its validator objects; jsonschema lists the rest);
 :mod:`llmfix.schema.explain` writes the messages, one small function per keyword.
 """
 
@@ -83,6 +85,7 @@ from llmfix.schema.explain import (
 )
 from llmfix.schema.fast import fast_is_valid, fast_validator, meta_valid_fast, self_contained
 from llmfix.schema.load import SchemaSpec, parse_schema_document, read_schema_document
+from llmfix.schema.plan import Plan, plan_for
 
 __all__ = [
     "DEFAULT_DRAFT",
@@ -127,6 +130,7 @@ class SchemaValidator:
         self._retrieved: dict[str, Any] = {}
         self._document = without_false_subschemas(spec.schema, self.draft)
         self._compiled: Any = None
+        self._plan: Plan | None = _UNPLANNED
         # Set by the compile: the schema's references apply so many subschemas to one value
         # that jsonschema-rs (which cannot be stopped) is not used; jsonschema, under a step
         # budget, is.
@@ -189,10 +193,27 @@ class SchemaValidator:
         """The JSON Schema being enforced (unwrapped from any tool definition)."""
         return self.spec.schema
 
+    def _planned(self) -> Plan | None:
+        """The schema's plan (:mod:`llmfix.schema.plan`), made when a value first fails.
+
+        A schema whose failing values the plan answers whole never needs jsonschema: when
+        jsonschema-rs served it (self-contained, valid against its meta-schema), the import
+        and compile of jsonschema are skipped for good, as they are for valid values."""
+        if self._plan is _UNPLANNED:
+            self._plan = plan_for(self._document, self.draft)
+        return self._plan
+
     def is_valid(self, value: Any) -> bool:
         """Whether ``value`` satisfies the schema (stops at the first problem)."""
         if self._fast is not None and fast_is_valid(self._fast, value):
             return True
+        plan = self._planned()
+        check = plan.check(self._document) if plan is not None else None
+        if check is not None:
+            try:
+                return check(value)
+            except RecursionError:
+                pass  # jsonschema says what a value too deep for the plan is
         from referencing.exceptions import Unresolvable
 
         try:
@@ -207,6 +228,9 @@ class SchemaValidator:
         """Every violation, sorted by JSON Pointer; ``[]`` when ``value`` is valid."""
         if self._fast is not None and fast_is_valid(self._fast, value):
             return []
+        listed = self._planned_errors(value)
+        if listed is not None:
+            return _described(listed)
         from referencing.exceptions import Unresolvable
 
         try:
@@ -222,14 +246,24 @@ class SchemaValidator:
             return [unresolvable_diagnostic(unresolvable)]
         except Exception as failure:  # a schema quirk jsonschema chokes on; never leak it
             raise self._failure(failure) from None
-        found: list[tuple[list[tuple[int, Any]], Diagnostic]] = []
-        for error in raw[:MAX_ERRORS]:
-            found.extend(diagnose(error))
-        found.sort(key=lambda pair: pair[0])
-        listed = [diagnostic for _, diagnostic in found]
-        if len(raw) > MAX_ERRORS:
-            listed.append(too_many_errors_diagnostic(MAX_ERRORS))
-        return listed
+        return _described(raw)
+
+    def _planned_errors(self, value: Any) -> list[Any] | None:
+        """The failures of ``value`` as the plan lists them (up to one past
+        :data:`MAX_ERRORS`), or ``None`` where the plan leaves them to jsonschema."""
+        plan = self._planned()
+        if plan is None:
+            return None
+        check = plan.check(self._document)
+        lister = plan.lister(self._document)
+        if check is None or lister is None:
+            return None
+        try:
+            if check(value):
+                return []
+            return list(itertools.islice(lister(value, (), ()), MAX_ERRORS + 1))
+        except RecursionError:
+            return None  # jsonschema says what a value too deep for the plan is
 
     def _failure(self, error: Exception) -> SchemaError:
         problem = one_line(f"{type(error).__name__}: {error}")
@@ -305,6 +339,21 @@ class SchemaValidator:
         if target != root and root not in target.parents:
             raise RefRefused(f"{uri} is outside the schema's directory {root}")
         return read_schema_document(target)
+
+
+def _described(raw: list[Any]) -> list[Diagnostic]:
+    """The diagnostics of the failures jsonschema (or a plan) listed, sorted by pointer."""
+    found: list[tuple[list[tuple[int, Any]], Diagnostic]] = []
+    for error in raw[:MAX_ERRORS]:
+        found.extend(diagnose(error))
+    found.sort(key=lambda pair: pair[0])
+    listed = [diagnostic for _, diagnostic in found]
+    if len(raw) > MAX_ERRORS:
+        listed.append(too_many_errors_diagnostic(MAX_ERRORS))
+    return listed
+
+
+_UNPLANNED: Any = object()
 
 
 def validate_value(value: Any, spec: SchemaSpec) -> list[Diagnostic]:
