@@ -234,7 +234,7 @@ def load_model_ref(ref: str) -> Any:
         raise SchemaError(ref, "expected module:Name or path/to/file.py:Name")
     target, attr = match.group("target"), match.group("attr")
     try:
-        module = _load_file(ref, target) if target.endswith(".py") else _load_module(target)
+        module = _load_file(ref, target) if target.endswith(".py") else _load_module(ref, target)
         found: Any = module
         for part in attr.split("."):
             found = getattr(found, part)
@@ -252,7 +252,7 @@ def load_model_ref(ref: str) -> Any:
     return found
 
 
-def _load_module(name: str) -> Any:
+def _load_module(ref: str, name: str) -> Any:
     here = os.getcwd()
     if here not in sys.path:
         sys.path.insert(0, here)
@@ -260,7 +260,7 @@ def _load_module(name: str) -> Any:
         return importlib.import_module(name)
     except ModuleNotFoundError as error:
         if error.name is not None and name.startswith(error.name):
-            raise SchemaError(name, f"no module named {error.name}") from None
+            raise SchemaError(ref, f"no module named {error.name}") from None
         raise
 
 
