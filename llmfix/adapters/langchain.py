@@ -19,6 +19,7 @@ from langchain_core.exceptions import OutputParserException
 from langchain_core.messages import BaseMessage
 from langchain_core.output_parsers import BaseOutputParser
 from langchain_core.outputs import ChatGeneration, Generation
+from pydantic import Field
 
 from llmfix.adapters.answers import describe_problems
 from llmfix.batch.responses import repair_response
@@ -42,7 +43,7 @@ class LlmfixResultParser(BaseOutputParser[Result]):
     ``options`` are those of :func:`llmfix.repair`."""
 
     answer_schema: Any = None
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = Field(default_factory=dict)
 
     def __init__(self, schema: Any = None, **options: Any) -> None:
         fields: dict[str, Any] = {"answer_schema": schema, "options": options}
@@ -97,7 +98,7 @@ class LlmfixOutputParser(BaseOutputParser[Any]):
     else the JSON value. Raises :class:`LlmfixParseError` when the answer is not usable."""
 
     answer_schema: Any = None
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = Field(default_factory=dict)
 
     def __init__(self, schema: Any = None, **options: Any) -> None:
         fields: dict[str, Any] = {"answer_schema": schema, "options": options}
