@@ -15,12 +15,12 @@ from tests.llm_server import LlmServer, Reply, openai_reply
 pytest.importorskip("pydantic_ai")
 pytest.importorskip("openai")
 
-from pydantic import BaseModel, field_validator  # noqa: E402
-from pydantic_ai import Agent, PromptedOutput  # noqa: E402
-from pydantic_ai.models.openai import OpenAIChatModel  # noqa: E402
-from pydantic_ai.providers.openai import OpenAIProvider  # noqa: E402
+from pydantic import BaseModel, field_validator
+from pydantic_ai import Agent, PromptedOutput
+from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.providers.openai import OpenAIProvider
 
-from llmfix.adapters.pydantic_ai import LlmfixHealing  # noqa: E402
+from llmfix.adapters.pydantic_ai import LlmfixHealing
 
 
 class Person(BaseModel):
