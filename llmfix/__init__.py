@@ -51,6 +51,11 @@ PUBLIC_MODULES: tuple[str, ...] = (
     "llmfix.engines.ray",  # Ray Data datasets
     "llmfix.engines.spark",  # Spark DataFrames
     "llmfix.run",  # a command's run, built as the command line builds it
+    # the adapters, one per framework (each an extra: llmfix[langchain], ...)
+    "llmfix.adapters.langchain",
+    "llmfix.adapters.litellm",
+    "llmfix.adapters.pydantic_ai",
+    "llmfix.adapters.instructor",
 )
 
 __all__ = [

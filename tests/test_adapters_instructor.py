@@ -8,17 +8,14 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import instructor
+import openai
 import pytest
+from pydantic import BaseModel, field_validator
 
+from llmfix.adapters.instructor import repairing
 from llmfix.model import Result, Status
 from tests.llm_server import LlmServer, Reply, openai_reply
-
-instructor = pytest.importorskip("instructor")
-openai = pytest.importorskip("openai")
-
-from pydantic import BaseModel, field_validator  # noqa: E402
-
-from llmfix.adapters.instructor import repairing  # noqa: E402
 
 
 class Person(BaseModel):

@@ -7,23 +7,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import langchain_openai
 import pytest
+from langchain_core.exceptions import OutputParserException
+from langchain_core.prompts import ChatPromptTemplate
+from pydantic import BaseModel, field_validator
 
-from llmfix.model import Status
-from tests.llm_server import LlmServer, Reply, openai_reply
-
-pytest.importorskip("langchain_core")
-langchain_openai = pytest.importorskip("langchain_openai")
-
-from langchain_core.exceptions import OutputParserException  # noqa: E402
-from langchain_core.prompts import ChatPromptTemplate  # noqa: E402
-from pydantic import BaseModel, field_validator  # noqa: E402
-
-from llmfix.adapters.langchain import (  # noqa: E402
+from llmfix.adapters.langchain import (
     LlmfixOutputParser,
     LlmfixParseError,
     LlmfixResultParser,
 )
+from llmfix.model import Status
+from tests.llm_server import LlmServer, Reply, openai_reply
 
 
 class Person(BaseModel):

@@ -7,20 +7,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
-
-from llmfix.model import Result, Status
-from tests.llm_server import LlmServer, Reply, openai_reply
-
-pytest.importorskip("pydantic_ai")
-pytest.importorskip("openai")
-
 from pydantic import BaseModel, field_validator
 from pydantic_ai import Agent, PromptedOutput
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
 from llmfix.adapters.pydantic_ai import LlmfixHealing
+from llmfix.model import Result, Status
+from tests.llm_server import LlmServer, Reply, openai_reply
 
 
 class Person(BaseModel):

@@ -13,13 +13,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+from typing_extensions import TypedDict
 
 import llmfix
 from llmfix.model import Status
-
-pydantic = pytest.importorskip("pydantic")
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator  # noqa: E402
-from typing_extensions import TypedDict  # noqa: E402
 
 
 class Person(BaseModel):

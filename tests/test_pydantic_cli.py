@@ -13,8 +13,6 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("pydantic")
-
 ROOT = Path(__file__).resolve().parent.parent
 
 MODELS = """

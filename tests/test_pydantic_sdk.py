@@ -13,15 +13,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anthropic
+import openai
 import pytest
 
 import llmfix
 from llmfix.batch.responses import read_response, repair_response
 from llmfix.model import Status
 from tests.llm_server import LlmServer, Reply, openai_reply
-
-anthropic = pytest.importorskip("anthropic")
-openai = pytest.importorskip("openai")
 
 DATA = Path(__file__).resolve().parent / "data" / "responses"
 SENTIMENT = json.loads((DATA / "sentiment.schema.json").read_text())
@@ -95,7 +94,7 @@ def test_the_stop_reasons_of_sdk_objects(server: LlmServer) -> None:
 
 
 def test_repair_takes_a_completion_and_a_model(server: LlmServer) -> None:
-    pydantic = pytest.importorskip("pydantic")
+    import pydantic
 
     class Sentiment(pydantic.BaseModel):
         sentiment: str
