@@ -136,3 +136,24 @@ def test_a_file_whose_name_has_a_colon_is_still_a_file(project: Path) -> None:
     (project / "odd:name.json").write_text('{"type": "object", "required": ["id"]}')
     done = llmfix(project, "check", "-q", "-f", "json", "--schema", "odd:name.json", "bad.txt")
     assert json.loads(done.stdout)["items"][0]["status"] == "invalid"
+
+
+def test_a_worker_process_loads_the_model_again(project: Path) -> None:
+    # a file's module exists only in the process that loaded it: a validator pickled for a
+    # process pool's worker (under spawn, say) is rebuilt there from its reference
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    made = (
+        "import pickle, sys\n"
+        "from llmfix.schema.pydantic_models import validator_for_ref\n"
+        "sys.stdout.buffer.write(pickle.dumps(validator_for_ref('app/models.py:Person')))\n"
+    )
+    used = (
+        "import pickle, sys\n"
+        "validator = pickle.loads(sys.stdin.buffer.read())\n"
+        "print(validator.is_valid({'name': 'Ada', 'age': 1}))\n"
+        "print(validator.is_valid({'name': 'ada', 'age': 1}))\n"
+    )
+    run = {"cwd": project, "env": env, "capture_output": True, "check": True, "timeout": 120}
+    pickled = subprocess.run([sys.executable, "-c", made], **run).stdout  # type: ignore[call-overload]
+    out = subprocess.run([sys.executable, "-c", used], input=pickled, **run).stdout  # type: ignore[call-overload]
+    assert out.split() == [b"True", b"False"]

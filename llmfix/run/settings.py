@@ -130,10 +130,10 @@ class Validators:
         key = (ref, allow_remote)
         if key not in self._found and ":" in ref and not ref.startswith("builtin:"):
             # lazy: only a reference that may name a Python type loads the Pydantic bridge
-            from llmfix.schema.pydantic_models import is_model_ref, load_model_ref, model_validator
+            from llmfix.schema.pydantic_models import is_model_ref, validator_for_ref
 
             if is_model_ref(ref):
-                self._found[key] = model_validator(load_model_ref(ref), allow_remote)
+                self._found[key] = validator_for_ref(ref, allow_remote)
         if key not in self._found:
             # lazy: repair --help, check --help start without it
             from llmfix.schema.load import load_schema

@@ -42,6 +42,7 @@ __all__ = [
     "is_model_ref",
     "load_model_ref",
     "model_validator",
+    "validator_for_ref",
     "with_instance",
 ]
 
@@ -91,10 +92,19 @@ class ModelValidator(SchemaValidator):
     accepts is validated by Pydantic (its errors would mostly repeat the schema's).
     """
 
-    def __init__(self, model: Any, adapter: Any, spec: SchemaSpec, *, allow_remote: bool) -> None:
+    def __init__(
+        self,
+        model: Any,
+        adapter: Any,
+        spec: SchemaSpec,
+        *,
+        allow_remote: bool,
+        ref: str | None = None,
+    ) -> None:
         super().__init__(spec, allow_remote=allow_remote)
         self.model = model
         self.adapter = adapter
+        self.ref = ref  # ``module:Name`` or ``file.py:Name`` when loaded from one
         self._last: tuple[str, Any, list[Diagnostic]] | None = None  # JSON text, outcome
 
     def is_valid(self, value: Any) -> bool:
@@ -132,7 +142,11 @@ class ModelValidator(SchemaValidator):
         return found, problems
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # A process pool's worker builds it again from the model (pickled by reference).
+        # A process pool's worker builds it again: from the reference it was loaded from
+        # (a file's module exists only in the process that loaded it), else from the model
+        # (pickled by reference).
+        if self.ref is not None:
+            return (validator_for_ref, (self.ref, self.allow_remote))
         return (model_validator, (self.model, self.allow_remote))
 
     def __repr__(self) -> str:
@@ -143,6 +157,20 @@ class ModelValidator(SchemaValidator):
 def model_validator(model: Any, allow_remote: bool = False) -> ModelValidator:
     """The validator of a Pydantic model, dataclass, ``TypedDict`` or ``TypeAdapter``
     (the last few kept: making one costs far more than validating with it)."""
+    adapter, spec = _adapter_and_spec(model)
+    return ModelValidator(model, adapter, spec, allow_remote=allow_remote)
+
+
+def validator_for_ref(ref: str, allow_remote: bool = False) -> ModelValidator:
+    """The validator of the type a ``module:Name`` or ``file.py:Name`` reference names
+    (:func:`load_model_ref`: runs the module's code)."""
+    model = load_model_ref(ref)
+    adapter, spec = _adapter_and_spec(model)
+    return ModelValidator(model, adapter, spec, allow_remote=allow_remote, ref=ref)
+
+
+def _adapter_and_spec(model: Any) -> tuple[Any, SchemaSpec]:
+    """Pydantic's ``TypeAdapter`` of ``model`` and its JSON Schema as a spec."""
     name = model_name(model)
     try:
         import pydantic
@@ -159,7 +187,7 @@ def model_validator(model: Any, allow_remote: bool = False) -> ModelValidator:
         problem = _one_line(f"{type(error).__name__}: {error}")
         raise SchemaError(name, f"cannot make a JSON Schema of this type: {problem}") from None
     spec = SchemaSpec(schema=schema, source=name, shape="json-schema", name=None, base_uri=None)
-    return ModelValidator(model, adapter, spec, allow_remote=allow_remote)
+    return adapter, spec
 
 
 def with_instance(result: Result, validator: Any) -> Result:
