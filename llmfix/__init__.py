@@ -51,6 +51,11 @@ PUBLIC_MODULES: tuple[str, ...] = (
     "llmfix.engines.ray",  # Ray Data datasets
     "llmfix.engines.spark",  # Spark DataFrames
     "llmfix.run",  # a command's run, built as the command line builds it
+    # the adapters, one per framework (each an extra: llmfix[langchain], ...)
+    "llmfix.adapters.langchain",
+    "llmfix.adapters.litellm",
+    "llmfix.adapters.pydantic_ai",
+    "llmfix.adapters.instructor",
 )
 
 __all__ = [
@@ -85,21 +90,38 @@ __all__ = [
 ]
 
 
-def repair(text: str, schema: Any = None, **options: Any) -> Result:
+def repair(text: Any, schema: Any = None, **options: Any) -> Result:
     """Repair one raw model response.
 
+    ``text`` is the answer's text, or the whole API response it came in: an ``openai`` or
+    ``anthropic`` SDK object (a chat completion, a Responses API response, a message, a list
+    of their stream events) or the response's JSON. Then its first answer is repaired, with
+    the response's stop reason applied (:func:`repair_response` repairs every answer).
+
     ``schema`` is a JSON Schema (a dict or bool), a ``SchemaSpec`` from
-    :func:`load_schema`, or ``None``. ``options`` are the fields of
+    :func:`load_schema`, a Pydantic model, dataclass, ``TypedDict`` or ``TypeAdapter``
+    (its JSON Schema, then Pydantic's own validation; a usable result's ``parsed`` is the
+    validated instance), or ``None``. ``options`` are the fields of
     :class:`RepairOptions` (``pick``, ``schema_repair``, ``disabled_rules``, ``partial``,
     ``max_risk``, ``guided``) and of :class:`Limits` (``max_size``, ``max_depth``,
     ``time_budget``).
     Never prints, never exits; raises :class:`SchemaError` for a bad schema and
     :class:`ConfigError` for a bad option.
     """
+    if not isinstance(text, str):
+        return repair_response(text, schema, **options)[0][1]
     # (start-up: loaded on the first call, not by `import llmfix` or `llmfix --help`)
-    from llmfix.pipeline.core import repair_text
+    from llmfix.pipeline.core import make_validator, repair_text
 
-    return repair_text(text, schema, make_options(**options))
+    made = make_options(**options)
+    validator = make_validator(schema, allow_remote=made.allow_remote_refs)
+    result = repair_text(text, schema, made, validator=validator)
+    if validator is None:
+        return result
+    # (start-up: loaded with the schema modules, which a schema needs anyway)
+    from llmfix.schema.pydantic_models import with_instance
+
+    return with_instance(result, validator)
 
 
 def check_tool_calls(text: str, tools: Any = None, **options: Any) -> Result:

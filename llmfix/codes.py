@@ -1091,6 +1091,20 @@ SCHEMA_UNKNOWN_DIALECT = _code(
     None,
 )
 
+# --- Pydantic models as schemas (llmfix/schema/pydantic_models.py) ------------------------
+
+SCHEMA_PYDANTIC = _code(
+    "schema.pydantic",
+    "validate",
+    ERROR,
+    None,
+    "the value fits the model's JSON Schema but not the model (Pydantic's own validation)",
+    """With a Pydantic model, dataclass or `TypedDict` as the schema, Pydantic validates the
+    value once its JSON Schema is satisfied: a `field_validator`, a `model_validator` or a
+    strict model can still reject it. The message is Pydantic's, the pointer the part of
+    the value it is about (a missing field's: the object that lacks it).""",
+)
+
 # --- schema repair -----------------------------------------------------------------------
 
 

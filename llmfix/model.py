@@ -322,6 +322,9 @@ class Result:
     timings: Timings = field(default_factory=Timings)
     candidate: Candidate | None = None
     values: tuple[Any, ...] | None = None  # every selected value when pick == "all"
+    # With a Pydantic model as the schema: the validated instance of ``value`` when the
+    # result is usable (``None`` otherwise). Not in :meth:`to_dict`: it is not JSON.
+    parsed: Any = None
 
     @property
     def ok(self) -> bool:

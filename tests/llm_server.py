@@ -47,6 +47,7 @@ from typing import Any
 
 OPENAI_PATH = "/v1/chat/completions"
 ANTHROPIC_PATH = "/v1/messages"
+RESPONSES_PATH = "/v1/responses"  # the OpenAI Responses API (answered like the other two)
 FAULTS = ("truncate", "reset", "trickle")
 
 
@@ -405,7 +406,7 @@ class LlmServer:
     def _next(self, request: Recorded) -> Reply:
         with self._lock:
             self.requests.append(request)
-            if request.path not in (OPENAI_PATH, ANTHROPIC_PATH):
+            if request.path not in (OPENAI_PATH, ANTHROPIC_PATH, RESPONSES_PATH):
                 return error_reply(404, f"no route {request.path}")
             if not self._replies:
                 return error_reply(500, "the test scripted no more replies")

@@ -33,7 +33,11 @@ def check(
     ] = None,
     schema: Annotated[
         Optional[str],  # noqa: UP045
-        shared("schema", "JSON Schema the answers must satisfy."),
+        shared(
+            "schema",
+            "JSON Schema the answers must satisfy, or a Pydantic model (module:Model, "
+            "file.py:Model).",
+        ),
     ] = None,
     allow_remote_refs: Annotated[
         bool,

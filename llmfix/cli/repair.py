@@ -39,7 +39,8 @@ def repair(
         shared(
             "schema",
             "JSON Schema (JSON/YAML file, an OpenAI/Anthropic tool or response_format "
-            "definition, or builtin:NAME — see `llmfix schemas`).",
+            "definition, or builtin:NAME — see `llmfix schemas`), or a Pydantic model as "
+            "module:Model or path/to/file.py:Model (imports it: runs its code).",
         ),
     ] = None,
     allow_remote_refs: Annotated[

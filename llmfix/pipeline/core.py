@@ -74,8 +74,11 @@ def make_validator(schema: Any, *, allow_remote: bool = False) -> SchemaValidato
         )
     # (start-up: the schema modules load only for a run with a schema)
     from llmfix.schema.load import SchemaSpec, schema_from_value
+    from llmfix.schema.pydantic_models import is_model, model_validator
     from llmfix.schema.validate import SchemaValidator
 
+    if is_model(schema):  # a Pydantic model, dataclass, TypedDict or TypeAdapter
+        return model_validator(schema, allow_remote)
     if isinstance(schema, SchemaSpec):
         made = SchemaValidator(schema, allow_remote=allow_remote)
         _remember(key, schema, schema.schema, made)

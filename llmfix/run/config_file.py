@@ -277,7 +277,7 @@ def _key_types() -> dict[str, tuple[str, Callable[[Any], bool]]]:
 
     return {
         "paths": ("a glob or a list of paths", _globs),
-        "schema": ("a schema path or builtin:NAME", _str),
+        "schema": ("a schema path, builtin:NAME or module:Model", _str),
         "tools": ("a path to a tool registry", _str),
         "field": ("a JSON Pointer or dotted path", _str),
         "messages": ("one of: " + ", ".join(MESSAGES), _one_of(*MESSAGES)),

@@ -125,8 +125,16 @@ class Validators:
         self._found: dict[tuple[str, bool], SchemaValidator] = {}
 
     def get(self, ref: str, allow_remote: bool) -> "SchemaValidator":
-        """The validator of ``ref`` (a path, or ``builtin:NAME``); errors name the schema."""
+        """The validator of ``ref`` (a path, ``builtin:NAME``, or a Python type as
+        ``module:Name`` or ``file.py:Name``, which runs that code: an untrusted project
+        file cannot name one); errors name the schema."""
         key = (ref, allow_remote)
+        if key not in self._found and ":" in ref and not ref.startswith("builtin:"):
+            # lazy: only a reference that may name a Python type loads the Pydantic bridge
+            from llmfix.schema.pydantic_models import is_model_ref, validator_for_ref
+
+            if is_model_ref(ref):
+                self._found[key] = validator_for_ref(ref, allow_remote)
         if key not in self._found:
             # lazy: repair --help, check --help start without it
             from llmfix.schema.load import load_schema

@@ -258,13 +258,18 @@ def untrusted_view(values: Mapping[str, Any], base: Path) -> tuple[dict[str, Any
     ``schema``, ``tools``, ``baseline`` and ``paths`` entries, a rule's ``schema`` and
     ``tools``, and ``checks`` globs, that lead out of it (``..``, absolute paths, symbolic
     links) or into ``.git``, ``.hg``, ``.svn`` (see :mod:`llmfix.files.containment`; links met
-    while walking are the walk's to refuse). The model name, attempts, timeouts and every
-    other schema and check setting are kept (:func:`llmfix.run.ceilings.untrusted_limits` then
-    leaves out the limits it would loosen).
+    while walking are the walk's to refuse); and a ``schema`` that names a Python type
+    (``module:Name``, ``file.py:Name``), since loading it runs the repository's code. The
+    model name, attempts, timeouts and every other schema and check setting are kept
+    (:func:`llmfix.run.ceilings.untrusted_limits` then leaves out the limits it would
+    loosen).
     """
     out = dict(values)
     ignored: list[str] = []
     root = os.path.realpath(base)
+    if _python_type(out.get("schema")):
+        ignored.append("schema (a Python type: loading it runs code)")
+        del out["schema"]
     for key in ("output", "write_fixed", "schema", "tools", "baseline"):
         if key in out and not _inside(root, out[key]):
             ignored.append(f"{key.replace('_', '-')} (outside {base})")
@@ -285,6 +290,9 @@ def untrusted_view(values: Mapping[str, Any], base: Path) -> tuple[dict[str, Any
         if len(files) < len(rule.files):
             ignored.append(f"checks[{index}].files outside {base}")
             rule = replace(rule, files=files)
+        if _python_type(rule.schema):
+            ignored.append(f"checks[{index}].schema (a Python type: loading it runs code)")
+            rule = replace(rule, schema=None)
         for key in ("schema", "tools"):
             if getattr(rule, key) is not None and not _inside(root, getattr(rule, key)):
                 ignored.append(f"checks[{index}].{key} (outside {base})")
@@ -307,6 +315,17 @@ def untrusted_view(values: Mapping[str, Any], base: Path) -> tuple[dict[str, Any
         kept_llm = {k: v for k, v in llm.items() if k not in LLM_NETWORK_KEYS}
         out["llm"] = {k: v for k, v in kept_llm.items() if k != "enabled"}
     return out, ignored
+
+
+def _python_type(ref: Any) -> bool:
+    """Whether a schema reference names a Python type (``module:Name``, ``file.py:Name``):
+    loading one imports a module, which runs its code."""
+    if not isinstance(ref, str) or ":" not in ref or ref.startswith("builtin:"):
+        return False
+    # (start-up: loaded only for a schema reference with a colon)
+    from llmfix.schema.pydantic_models import is_model_ref
+
+    return is_model_ref(ref)
 
 
 def _inside(root: str, path: str) -> bool:
