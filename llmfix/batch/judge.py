@@ -260,6 +260,7 @@ class BatchSummary:
     total: Tally = field(default_factory=Tally)
     groups: dict[str, Tally] | None = None
     seconds: float = 0.0  # wall-clock time of the run
+    llm: dict[str, Any] | None = None  # the model's usage, when LLM repair ran (issue 36)
 
     def add(self, checked: Checked) -> None:
         self.total.add(checked)
@@ -274,4 +275,6 @@ class BatchSummary:
         out["seconds"] = round(self.seconds, 3)
         if self.groups is not None:
             out["groups"] = {k: v.to_dict() for k, v in sorted(self.groups.items())}
+        if self.llm is not None:
+            out["llm"] = self.llm
         return out

@@ -138,6 +138,8 @@ def run_check(
         if rows is not None:
             rows.close()
         summary.seconds = time.perf_counter() - start
+        if llm is not None:
+            summary.llm = llm.usage()
         for reporter in reporters:
             reporter.finish(summary)
     for hint in hints.hints():
