@@ -357,6 +357,14 @@ def _rank(result: Result) -> tuple[int, int]:
 
 _JOIN_ORDER = {Status.INVALID: 1, Status.TRUNCATED: 2}
 
+# Stop reasons that say an answer hit the token limit (OpenAI-compatible, Anthropic).
+_LIMIT_REASONS = frozenset({"length", "max_tokens", "model_context_window_exceeded"})
+
+
+def _hit_limit(completion: Completion) -> bool:
+    """Whether the answer stopped at the token limit (so there is more to continue)."""
+    return (completion.finish_reason or "").lower() in _LIMIT_REASONS
+
 
 def _join_rank(result: Result) -> tuple[int, int]:
     """How good a joined answer is: ok, then whole but invalid, then still cut off."""
@@ -462,6 +470,8 @@ class _Loop:
                 self._record_failure(number, "continuation", prompt, stopped, clock)
                 return number, self.first, self.text, stopped, None
             joined, joined_text = self._join(prefix, completion.text)
+            if joined is not None and is_cut_off(joined) and not _hit_limit(completion):
+                joined = joined_text = None  # it stopped by itself and left it unfinished
             status = joined.status.value if joined is not None else "unjoined"
             errors = error_lines(joined.errors) if joined is not None else []
             self._record_answer(number, "continuation", prompt, completion, status, errors, clock)
