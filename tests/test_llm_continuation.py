@@ -294,3 +294,22 @@ def test_anthropic_continuation_that_does_not_join_keeps_the_rules_result(
         Status.TRUNCATED,
         [("continuation", "prefill", "unjoined")],
     )
+
+
+def test_a_server_that_ignored_the_prefill_gets_the_prompt_next(
+    server: LlmServer, validator: SchemaValidator, tmp_path: Any
+) -> None:
+    """llama-cpp-python's server drops continue_final_message and answers anew: a fresh
+    answer that does not keep the prefix is not taken, and the next attempt (and the
+    next run) asks with the prompt."""
+    other = WHOLE.replace("Ada Lovelace", "Ada King")
+    server.enqueue(continuing(other, prefill="ignore"), continuing(WHOLE, prefill="ignore"))
+    outcome = run(server, validator, cache_dir=str(tmp_path))
+    assert [("continue_final_message" in r.body) for r in server.requests] == [True, False]
+    assert (outcome.result.status, kinds(outcome)) == (
+        Status.LLM_REPAIRED,
+        [("continuation", "prefill", "unjoined"), ("continuation", "prompt", "valid")],
+    )
+    server.enqueue(continuing(WHOLE, prefill="ignore"))
+    run(server, validator, cache_dir=str(tmp_path))
+    assert "continue_final_message" not in server.requests[2].body

@@ -159,6 +159,15 @@ def _overlaps(prefix: str, continuation: str) -> list[int]:
     return [n for n in range(longest, MIN_OVERLAP - 1, -1) if prefix.endswith(head[:n])]
 
 
+def started_over(prefix: str, continuation: str) -> bool:
+    """Whether ``continuation`` begins the way the prefix does (its first characters, up
+    to the first key or item): the model wrote a fresh answer instead of continuing, as a
+    server that ignores an assistant prefill makes it do."""
+    head = _strip_fence(continuation).lstrip()
+    opening = prefix[: max(2, min(len(prefix), 12))]
+    return len(prefix) > 2 and head.startswith(opening)
+
+
 def joins(prefix: str, continuation: str) -> list[str]:
     """The texts the prefix and the continuation can make, the likeliest first, each
     starting with the whole prefix: the continuation repeated the prefix (it started over:

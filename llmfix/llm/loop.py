@@ -57,6 +57,7 @@ from llmfix.llm.continuation import (
     is_cut_off,
     joins,
     prefix_of,
+    started_over,
     strict_json,
 )
 from llmfix.llm.prompt import (
@@ -476,6 +477,9 @@ class _Loop:
             errors = error_lines(joined.errors) if joined is not None else []
             self._record_answer(number, "continuation", prompt, completion, status, errors, clock)
             if joined is None or joined_text is None:
+                if completion.mode == "prefill" and started_over(prefix, completion.text):
+                    self.provider.prefill_ignored()  # the next attempt shows it in a prompt
+                    continue
                 break
             if joined.ok:
                 return number, joined, joined_text, None, joined

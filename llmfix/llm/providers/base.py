@@ -140,6 +140,10 @@ class Provider(Protocol):
         meter: Meter | None = None,
     ) -> Completion: ...
 
+    def prefill_ignored(self) -> None:
+        """Told by the caller that the server answered a prefill with a fresh message (it
+        took the prefix as a finished turn): later continuations use the prompt."""
+
     def close(self) -> None: ...
 
 

@@ -419,6 +419,14 @@ class HttpProvider:
         # what this provider learnt from a refusal (not what it recalled): kept across runs
         self.learnt = False
 
+    def prefill_ignored(self) -> None:
+        """The server took an assistant prefill as a finished message and answered anew
+        (llama-cpp-python's server does: it drops ``continue_final_message``): ask for
+        continuations with the prompt from now on, in this run and later ones."""
+        if not self.adjust.no_prefill:
+            self.adjust.no_prefill = True
+            self.learn()
+
     def learn(self) -> None:
         """Keep :attr:`adjust` for later runs: called after a refusal taught it something."""
         self.learnt = True
