@@ -313,3 +313,58 @@ def test_a_server_that_ignored_the_prefill_gets_the_prompt_next(
     server.enqueue(continuing(WHOLE, prefill="ignore"))
     run(server, validator, cache_dir=str(tmp_path))
     assert "continue_final_message" not in server.requests[2].body
+
+
+def test_repair_cli_continues_and_reports_the_usage(
+    server: LlmServer, tmp_path: Any, validator: SchemaValidator
+) -> None:
+    """`llmfix repair --llm --provider anthropic` on a saved Anthropic response that hit
+    max_tokens: the value continued, the report's summary gives the usage per status."""
+    import os
+    import subprocess
+    import sys
+
+    response = {
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-test",
+        "content": [{"type": "text", "text": CUT}],
+        "stop_reason": "max_tokens",
+        "usage": {"input_tokens": 40, "output_tokens": 20},
+    }
+    answer = tmp_path / "answer.json"
+    answer.write_text(json.dumps(response), encoding="utf-8")
+    schema = tmp_path / "person.json"
+    schema.write_text(json.dumps(PERSON), encoding="utf-8")
+    report = tmp_path / "report.json"
+    server.enqueue(continuing(WHOLE, style="anthropic"))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "llmfix",
+            "repair",
+            str(answer),
+            "-s",
+            str(schema),
+            "--llm",
+            "--provider",
+            "anthropic",
+            "--model",
+            "test-model",
+            "--base-url",
+            server.anthropic_base,
+            "--report",
+            str(report),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "ANTHROPIC_API_KEY": FAKE_KEY},
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, json.loads(done.stdout)) == (0, json.loads(WHOLE))
+    data = json.loads(report.read_text(encoding="utf-8"))
+    usage = data["summary"]["llm"]
+    assert (usage["calls"], usage["by_status"]["llm_repaired"]["responses"]) == (1, 1)
+    assert data["items"][0]["llm"]["attempts"][0]["kind"] == "continuation"
