@@ -25,7 +25,7 @@ the library, by
 - ``llmfix``: :func:`llmfix.llm.llm_repair` as `repair --llm` runs it (for a cut-off answer:
   a continuation from its valid beginning first);
 - ``full re-ask`` (cut-off only): the same loop asked for the whole answer again (the
-  cut-off answer shown as invalid, continuation off);
+  cut-off answer shown as invalid; continuation and partial requests off);
 - ``plain re-ask``: what most frameworks do: "here is your invalid JSON, fix it" with the
   schema, the same structured output, the answer read by the same pipeline, up to the same
   number of attempts.
@@ -275,7 +275,7 @@ def llmfix_way(case: EvalCase, config: Any, provider: Any, full: bool) -> Run:
     validator, first = first_result(case)
     if full:
         first = as_invalid(first)
-        config = config.with_overrides(continuation=False)
+        config = config.with_overrides(continuation=False, partial=False)
     start = time.perf_counter()
     outcome = llm_repair(
         case.text, first, validator=validator, config=config, provider=provider, name=case.name
@@ -379,8 +379,8 @@ def evaluate(
     return runs
 
 
-def per_fix(total: float, fixed: int) -> str:
-    return f"{total / fixed:.0f}" if fixed else "–"
+def per_fix(total: float, fixed: int, digits: int = 0) -> str:
+    return f"{total / fixed:.{digits}f}" if fixed else "–"
 
 
 def print_table(title: str, runs: list[Run]) -> None:
@@ -405,7 +405,7 @@ def print_table(title: str, runs: list[Run]) -> None:
             print(
                 f"| {kind} | {label} | {fixed}/{len(rows)} | {calls} | {tin} | {tout} | "
                 f"{secs:.1f} | {per_fix(calls, fixed)} | {per_fix(tin + tout, fixed)} | "
-                f"{per_fix(secs, fixed) if fixed else '–'} |"
+                f"{per_fix(secs, fixed, 1)} |"
             )
     cont = [r for r in runs if r.case.kind == "cut_off" and r.way == "llmfix"]
     full = [r for r in runs if r.case.kind == "cut_off" and r.way == "full re-ask"]
