@@ -282,6 +282,8 @@ def llmfix_way(case: EvalCase, config: Any, provider: Any, full: bool) -> Run:
     )
     seconds = time.perf_counter() - start
     modes = " ".join(f"{a.kind}/{a.mode or '-'}" for a in outcome.attempts)
+    for attempt in outcome.attempts:  # what the model said, for the log
+        sys.stderr.write(f"    {attempt.kind}: {(attempt.answer or '')[:100]!a}\n")
     return Run(
         case,
         "full re-ask" if full else "llmfix",

@@ -368,3 +368,19 @@ def test_repair_cli_continues_and_reports_the_usage(
     usage = data["summary"]["llm"]
     assert (usage["calls"], usage["by_status"]["llm_repaired"]["responses"]) == (1, 1)
     assert data["items"][0]["llm"]["attempts"][0]["kind"] == "continuation"
+
+
+def test_a_prefill_that_does_not_join_is_tried_as_a_prompt_but_not_given_up(
+    server: LlmServer, validator: SchemaValidator, tmp_path: Any
+) -> None:
+    """The model answered the prefill with prose: the next attempt shows the prefix in a
+    prompt; the server is not marked as ignoring prefills (it did not start over)."""
+    server.enqueue(openai_reply("Sure, here is the rest."), continuing(WHOLE))
+    outcome = run(server, validator, cache_dir=str(tmp_path))
+    assert kinds(outcome) == [
+        ("continuation", "prefill", "unjoined"),
+        ("continuation", "prompt", "valid"),
+    ]
+    server.enqueue(continuing(WHOLE))
+    run(server, validator, cache_dir=str(tmp_path))
+    assert [("continue_final_message" in r.body) for r in server.requests] == [True, False, True]

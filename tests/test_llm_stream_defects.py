@@ -125,8 +125,11 @@ def no_continuation(env: dict[str, str]) -> dict[str, str]:
 
 
 def asked_to_continue(server: LlmServer) -> bool:
-    """Whether the one request the server got asked to continue the cut-off prefix."""
-    [request] = server.requests
+    """Whether the server was asked to continue the cut-off prefix: first with a prefill,
+    then (that one not joining) with the prefix shown in a prompt, never anything else."""
+    request, *then = server.requests
+    if len(then) > 1 or any(CUT_TEXT not in r.user_prompt() for r in then):
+        return False
     body = request.body
     last = body["messages"][-1]
     return (
@@ -149,7 +152,7 @@ def test_check_llm_does_not_take_a_fresh_answer_for_one_the_api_says_was_cut_off
 ) -> None:
     """Asked to continue, the model wrote a whole new answer (priority changed): it does
     not join the prefix, so the rules' result stands."""
-    server.enqueue(openai_reply(INVENTED))
+    server.enqueue(openai_reply(INVENTED), openai_reply(INVENTED))
     data = cut_off_dir(tmp_path)
     done = check_llm(data, schema, env, server.openai_base, "--no-cache", "-f", "json")
     [item] = items(done)
@@ -187,7 +190,7 @@ def test_check_llm_continues_a_cut_off_answer(
 def test_check_llm_write_fixed_writes_nothing_for_a_cut_off_answer(
     server: LlmServer, tmp_path: Path, schema: Path, env: dict[str, str]
 ) -> None:
-    server.enqueue(openai_reply(INVENTED))
+    server.enqueue(openai_reply(INVENTED), openai_reply(INVENTED))
     data = cut_off_dir(tmp_path)
     fixed = tmp_path / "fixed"
     done = check_llm(
@@ -205,7 +208,7 @@ def test_check_llm_write_fixed_writes_nothing_for_a_cut_off_answer(
 def test_check_llm_does_not_send_a_text_that_ends_inside_a_value(
     server: LlmServer, tmp_path: Path, schema: Path, env: dict[str, str]
 ) -> None:
-    server.enqueue(openai_reply(INVENTED))
+    server.enqueue(openai_reply(INVENTED), openai_reply(INVENTED))
     data = tmp_path / "data"
     data.mkdir()
     (data / "a.txt").write_text(CUT_TEXT, encoding="utf-8")

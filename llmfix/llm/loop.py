@@ -461,12 +461,13 @@ class _Loop:
         prefix = prefix_of(self.text, self.first)
         schema_text = json.dumps(self.schema, ensure_ascii=False) if self.schema else None
         number = 0
+        prefill = True
         while prefix is not None and number < self.config.max_attempts:
             number += 1
             request = continuation_request(prefix, schema_text)
-            prompt = self._record(render(request.prefill))
+            prompt = self._record(render(request.prefill if prefill else request.prompt))
             clock = time.perf_counter()
-            completion, stopped = self._ask_continuation(request)
+            completion, stopped = self._ask_continuation(request, prefill)
             if completion is None:
                 self._record_failure(number, "continuation", prompt, stopped, clock)
                 return number, self.first, self.text, stopped, None
@@ -477,10 +478,16 @@ class _Loop:
             errors = error_lines(joined.errors) if joined is not None else []
             self._record_answer(number, "continuation", prompt, completion, status, errors, clock)
             if joined is None or joined_text is None:
-                if completion.mode == "prefill" and started_over(prefix, completion.text):
-                    self.provider.prefill_ignored()  # the next attempt shows it in a prompt
-                    continue
-                break
+                if completion.mode != "prefill":
+                    break
+                # A prefill that did not join: the server may have taken the prefix as a
+                # finished message (llama-cpp-python's does) and the model answered anew.
+                # The next attempt shows the prefix in a prompt; when the answer started
+                # over, the server is known to ignore prefills, in later runs too.
+                if started_over(prefix, completion.text):
+                    self.provider.prefill_ignored()
+                prefill = False
+                continue
             if joined.ok:
                 return number, joined, joined_text, None, joined
             if not is_cut_off(joined):  # whole, but invalid: the repair loop goes on with it
@@ -600,11 +607,11 @@ class _Loop:
         self._save(attempt)
 
     def _ask_continuation(
-        self, request: ContinuationRequest
+        self, request: ContinuationRequest, prefill: bool
     ) -> tuple[Completion | None, Diagnostic | None]:
         """The continuation (cached or requested), or the reason there is none."""
         return self._request(
-            {"continuation": True, "messages": list(request.prefill)},
+            {"continuation": True, "prefill": prefill, "messages": list(request.prefill)},
             None,
             lambda meter: self.provider.complete_continuation(
                 request,
@@ -612,6 +619,7 @@ class _Loop:
                 max_tokens=self.budget.output_room(self.config.max_tokens),
                 timeout=self.config.timeout,
                 meter=meter,
+                prefill=prefill,
             ),
         )
 

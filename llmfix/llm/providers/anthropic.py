@@ -104,17 +104,20 @@ class AnthropicProvider(HttpProvider):
         max_tokens: int,
         timeout: float,
         meter: Meter | None = None,
+        prefill: bool = True,
     ) -> Completion:
         """The rest of ``request.prefix`` as plain text: the prefix is the last, assistant
         message (Anthropic continues it; the answer holds only what follows). A model that
         refuses a prefill (HTTP 400 about it) is asked with the prompt instead, and
-        remembered. Completion.mode says which: ``prefill`` or ``prompt``."""
+        remembered. Completion.mode says which: ``prefill`` or ``prompt``; ``prefill=False``
+        asks with the prompt this once."""
         url = f"{self.base_url}/v1/messages"
         headers = {"content-type": "application/json", "anthropic-version": ANTHROPIC_VERSION}
         if self._key:
             headers["x-api-key"] = self._key
+        wanted = prefill
         for _ in range(3):
-            prefill = not self.adjust.no_prefill
+            prefill = wanted and not self.adjust.no_prefill
             messages = request.prefill if prefill else request.prompt
             system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
             body: dict[str, Any] = {

@@ -138,6 +138,7 @@ class Provider(Protocol):
         max_tokens: int,
         timeout: float,
         meter: Meter | None = None,
+        prefill: bool = True,
     ) -> Completion: ...
 
     def prefill_ignored(self) -> None:

@@ -114,6 +114,7 @@ class OpenAIProvider(HttpProvider):
         max_tokens: int,
         timeout: float,
         meter: Meter | None = None,
+        prefill: bool = True,
     ) -> Completion:
         """The rest of ``request.prefix``, as plain text (no ``response_format``: what
         follows a prefix is not a JSON value of its own).
@@ -123,13 +124,15 @@ class OpenAIProvider(HttpProvider):
         llama.cpp's ``llama-server``, SGLang, TGI). A server that refuses that (HTTP
         400/422, or an error about those fields) is asked with the prompt instead, and
         remembered; OpenAI's own API takes no prefill and gets the prompt at once.
-        Completion.mode says which: ``prefill`` or ``prompt``."""
+        Completion.mode says which: ``prefill`` or ``prompt``; ``prefill=False`` asks with
+        the prompt this once."""
         url = f"{self.base_url}/chat/completions"
         headers = {"content-type": "application/json"}
         if self._key:
             headers["authorization"] = f"Bearer {self._key}"
+        wanted = prefill
         for _ in range(4):
-            prefill = not self.adjust.no_prefill and not self.config.is_default_endpoint
+            prefill = wanted and not self.adjust.no_prefill and not self.config.is_default_endpoint
             messages = request.prefill if prefill else request.prompt
             body: dict[str, Any] = {"model": self.model, "messages": [dict(m) for m in messages]}
             if prefill:
