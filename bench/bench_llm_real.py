@@ -232,6 +232,33 @@ class Run:
     output_tokens: int
     seconds: float
     modes: str = ""  # how the model was asked, attempt by attempt
+    kept: bool = True  # a cut-off case: the fixed value keeps every value that was complete
+
+
+def complete_part(case: EvalCase) -> Any:
+    """What the cut-off answer holds that is complete (``--partial`` reading)."""
+    from llmfix.options import RepairOptions
+    from llmfix.pipeline.core import repair_text
+
+    return repair_text(case.text, options=RepairOptions(partial=True)).value
+
+
+def keeps(part: Any, value: Any) -> bool:
+    """Whether ``value`` holds ``part`` unchanged: its keys with the same values (their
+    own complete parts), its items first, in order."""
+    if isinstance(part, dict):
+        return isinstance(value, dict) and all(
+            k in value and keeps(v, value[k]) for k, v in part.items()
+        )
+    if isinstance(part, list):
+        if not isinstance(value, list) or len(value) < len(part):
+            return False
+        last = len(part) - 1  # the last item may itself be the one cut short
+        return all(
+            keeps(p, v) if i == last else p == v
+            for i, (p, v) in enumerate(zip(part, value, strict=False))
+        )
+    return bool(part == value)
 
 
 def load_corpus(kinds: tuple[str, ...]) -> list[EvalCase]:
@@ -284,6 +311,7 @@ def llmfix_way(case: EvalCase, config: Any, provider: Any, full: bool) -> Run:
     modes = " ".join(f"{a.kind}/{a.mode or '-'}" for a in outcome.attempts)
     for attempt in outcome.attempts:  # what the model said, for the log
         sys.stderr.write(f"    {attempt.kind}: {(attempt.answer or '')[:100]!a}\n")
+    kept = case.kind != "cut_off" or keeps(complete_part(case), outcome.result.value)
     return Run(
         case,
         "full re-ask" if full else "llmfix",
@@ -293,6 +321,7 @@ def llmfix_way(case: EvalCase, config: Any, provider: Any, full: bool) -> Run:
         outcome.output_tokens,
         seconds,
         modes,
+        kept,
     )
 
 
@@ -308,7 +337,7 @@ def plain_way(case: EvalCase, config: Any, provider: Any) -> Run:
     from llmfix.pipeline.core import repair_text
 
     validator, _ = first_result(case)
-    text, calls, tokens_in, tokens_out, fixed = case.text, 0, 0, 0, False
+    text, calls, tokens_in, tokens_out, fixed, value = case.text, 0, 0, 0, False, None
     start = time.perf_counter()
     for _ in range(config.max_attempts):
         sent = [0]
@@ -336,12 +365,12 @@ def plain_way(case: EvalCase, config: Any, provider: Any) -> Run:
         tokens_out += completion.output_tokens
         result = repair_text(completion.text, validator=validator)
         if result.ok:
-            fixed = True
+            fixed, value = True, result.value
             break
         text = completion.text
-    return Run(
-        case, "plain re-ask", fixed, calls, tokens_in, tokens_out, time.perf_counter() - start
-    )
+    kept = case.kind != "cut_off" or keeps(complete_part(case), value)
+    seconds = time.perf_counter() - start
+    return Run(case, "plain re-ask", fixed, calls, tokens_in, tokens_out, seconds, "", kept)
 
 
 def evaluate(
@@ -375,7 +404,7 @@ def evaluate(
             sys.stderr.write(
                 f"  {case.kind}/{case.name} {way}: {'fixed' if run.fixed else 'not fixed'}, "
                 f"{run.calls} calls, {run.input_tokens}+{run.output_tokens} tokens, "
-                f"{run.seconds:.1f} s {run.modes}\n"
+                f"{run.seconds:.1f} s {run.modes}{'' if run.kept else ' (changed the prefix)'}\n"
             )
             runs.append(run)
     return runs
@@ -388,10 +417,10 @@ def per_fix(total: float, fixed: int, digits: int = 0) -> str:
 def print_table(title: str, runs: list[Run]) -> None:
     print(f"#### {title}\n")
     print(
-        "| kind | way | fixed | calls | input tokens | output tokens | seconds "
-        "| calls / fix | tokens / fix | seconds / fix |"
+        "| kind | way | fixed | of which kept what was written | calls | input tokens "
+        "| output tokens | seconds | calls / fix | tokens / fix | seconds / fix |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     order = ("llmfix", "full re-ask", "plain re-ask")
     for kind in KINDS:
         for way in order:
@@ -399,13 +428,14 @@ def print_table(title: str, runs: list[Run]) -> None:
             if not rows:
                 continue
             fixed = sum(r.fixed for r in rows)
+            kept = sum(r.fixed and r.kept for r in rows) if kind == "cut_off" else "–"
             calls = sum(r.calls for r in rows)
             tin = sum(r.input_tokens for r in rows)
             tout = sum(r.output_tokens for r in rows)
             secs = sum(r.seconds for r in rows)
             label = "continuation" if kind == "cut_off" and way == "llmfix" else way
             print(
-                f"| {kind} | {label} | {fixed}/{len(rows)} | {calls} | {tin} | {tout} | "
+                f"| {kind} | {label} | {fixed}/{len(rows)} | {kept} | {calls} | {tin} | {tout} | "
                 f"{secs:.1f} | {per_fix(calls, fixed)} | {per_fix(tin + tout, fixed)} | "
                 f"{per_fix(secs, fixed, 1)} |"
             )
