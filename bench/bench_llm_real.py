@@ -469,6 +469,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-attempts", type=int, default=2)
     parser.add_argument("--max-tokens", type=int, default=256, help="output tokens per call")
     parser.add_argument("--kinds", default=",".join(KINDS))
+    parser.add_argument(
+        "--servers",
+        default="llama-server,llama-cpp-python",
+        help="which servers to evaluate, of those found",
+    )
     args = parser.parse_args(argv)
 
     model = find_model(args.server_python)
@@ -476,14 +481,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     cases = load_corpus(tuple(k for k in args.kinds.split(",") if k))
     servers: list[tuple[str, Any]] = []
-    if args.llama_server and Path(args.llama_server).exists():
+    wanted = set(args.servers.split(","))
+    if "llama-server" in wanted and args.llama_server and Path(args.llama_server).exists():
         servers.append(
             ("llama.cpp llama-server", lambda: llama_cpp_server(args.llama_server, model))
         )
     python_ok = subprocess.run(
         [args.server_python, "-c", "import llama_cpp.server"], capture_output=True, check=False
     )
-    if python_ok.returncode == 0:
+    if "llama-cpp-python" in wanted and python_ok.returncode == 0:
         servers.append(("llama-cpp-python server", lambda: llama_server(args.server_python, model)))
     if not servers:
         sys.stderr.write("skipped: no llama.cpp server to run\n")
