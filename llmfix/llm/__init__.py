@@ -20,12 +20,12 @@ on the first request. The pieces:
 
 from __future__ import annotations
 
+from llmfix.llm.budget import CallBudget
 from llmfix.llm.cache import AnswerCache, default_cache_dir
 from llmfix.llm.config import PROVIDERS, STRUCTURED_MODES, LlmConfig
 from llmfix.llm.loop import (
     OUTPUT_VALIDATION_FAILED,
     Attempt,
-    CallBudget,
     LlmRepairOutcome,
     llm_repair,
     needs_llm,

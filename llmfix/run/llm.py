@@ -14,8 +14,9 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from llmfix.errors import ConfigError
+from llmfix.llm.budget import CallBudget
 from llmfix.llm.config import LlmConfig
-from llmfix.llm.loop import CallBudget, llm_repair, wants_llm
+from llmfix.llm.loop import llm_repair, wants_llm
 from llmfix.llm.providers import make_provider
 from llmfix.model import Risk
 from llmfix.run.ceilings import llm_ceiling_problems
