@@ -384,3 +384,18 @@ def test_a_prefill_that_does_not_join_is_tried_as_a_prompt_but_not_given_up(
     server.enqueue(continuing(WHOLE))
     run(server, validator, cache_dir=str(tmp_path))
     assert [("continue_final_message" in r.body) for r in server.requests] == [True, False, True]
+
+
+def test_a_prefill_sent_back_with_a_continuation_that_does_not_join_is_not_a_start_over(
+    server: LlmServer, validator: SchemaValidator, tmp_path: Any
+) -> None:
+    """llama-server answers a prefill with the prefix and the rest: when that rest does not
+    join, the server is not marked as ignoring prefills."""
+    server.enqueue(openai_reply(CUT + " oops"), continuing(WHOLE), continuing(WHOLE))
+    outcome = run(server, validator, cache_dir=str(tmp_path))
+    assert kinds(outcome) == [
+        ("continuation", "prefill", "unjoined"),
+        ("continuation", "prompt", "valid"),
+    ]
+    run(server, validator, cache_dir=str(tmp_path))
+    assert "continue_final_message" in server.requests[2].body

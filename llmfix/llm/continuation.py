@@ -15,7 +15,9 @@ was written, byte for byte.
   it exactly (any other server); the provider picks the one it can send;
 - :func:`joins` lists the texts the prefix and the model's continuation can make: the two
   side by side, the same with what the model repeated of the prefix's end taken off at the
-  seam, or the continuation alone when the model started over and wrote the prefix again.
+  seam, or the continuation alone when it holds the whole prefix (llama.cpp's
+  ``llama-server`` sends the prefill back with the rest; a model may start over and write
+  the prefix again).
   The caller validates each; only a join that keeps the whole prefix, and whose value is
   strict JSON with no key twice (:func:`strict_json`), is ever accepted: a model that
   ignored the prefill and wrote a fresh answer after it must not get its values in through
@@ -161,11 +163,13 @@ def _overlaps(prefix: str, continuation: str) -> list[int]:
 
 def started_over(prefix: str, continuation: str) -> bool:
     """Whether ``continuation`` begins the way the prefix does (its first characters, up
-    to the first key or item): the model wrote a fresh answer instead of continuing, as a
-    server that ignores an assistant prefill makes it do."""
+    to the first key or item) but not with the whole prefix: the model wrote a fresh answer
+    instead of continuing, as a server that ignores an assistant prefill makes it do. (A
+    server that takes the prefill may send it back with the continuation, as llama.cpp's
+    ``llama-server`` does: the whole prefix, then the rest.)"""
     head = _strip_fence(continuation).lstrip()
     opening = prefix[: max(2, min(len(prefix), 12))]
-    return len(prefix) > 2 and head.startswith(opening)
+    return len(prefix) > 2 and head.startswith(opening) and not head.startswith(prefix)
 
 
 def joins(prefix: str, continuation: str) -> list[str]:
