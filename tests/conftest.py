@@ -37,6 +37,8 @@ def _own_user_config(
     """Each test's user config (llm settings, trusted files) is its own empty directory,
     never the real ``~/.config/llmfix``; subprocesses inherit it through the environment."""
     monkeypatch.setenv("LLMFIX_CONFIG_DIR", str(tmp_path_factory.mktemp("user-config")))
+    # the answer cache and what servers refused (issue 36), never the real ~/.cache/llmfix
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
     for name in _SETTINGS_FROM_THE_ENVIRONMENT:
         monkeypatch.delenv(name, raising=False)
 

@@ -21,6 +21,14 @@ A reply can also be a fault, played on the real socket (see :data:`FAULTS`):
 A garbage body, an HTML page and a JSON body labelled ``text/html`` need no fault: see
 :func:`garbage_reply` and :func:`html_reply`, or give a :class:`Reply` a ``content_type``.
 
+A reply can also be made from the request (``Reply.respond``): :func:`continuing` plays a
+model that would write a given answer and is asked to continue it — the rest after an
+assistant prefill (Anthropic messages; OpenAI-compatible with ``continue_final_message: true``
+and ``add_generation_prompt: false``, as vLLM and llama.cpp's ``llama-server`` take it), or
+after the prefix shown in a prompt; a server that does not take the prefill either refuses
+it (HTTP 400, as OpenAI's own API does) or ignores it and starts the answer over
+(llama-cpp-python's server).
+
     def test_x(server: LlmServer) -> None:
         server.enqueue(openai_reply('{"name": "Ada"}'))
         ... LlmConfig(base_url=server.openai_base, ...) ...
@@ -40,7 +48,7 @@ import struct
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -61,6 +69,7 @@ class Reply:
     fault: str | None = None  # one of FAULTS
     interval: float = 0.2  # seconds between the bytes of a trickle
     trickle_for: float = 30.0  # then the trickle stops and the connection closes
+    respond: Callable[[Recorded], Reply] | None = None  # the reply made from the request
 
     def __post_init__(self) -> None:
         if self.fault is not None and self.fault not in FAULTS:
@@ -180,6 +189,70 @@ def error_reply(
     else:
         body = {"error": {"message": message, "type": "invalid_request_error", "code": None}}
     return Reply(status=status, body=body, headers=dict(headers or {}), delay=delay)
+
+
+def tokens_of(text: str) -> int:
+    """About how many tokens ``text`` is (4 characters a token, as a rule of thumb)."""
+    return max(1, (len(text) + 3) // 4)
+
+
+PROMPT_OPEN, PROMPT_CLOSE = "<<<\n", "\n>>>"
+
+
+def continuing(
+    whole: str,
+    *,
+    style: str = "openai",
+    prefill: str = "honour",
+    prompt: bool = True,
+    model: str = "test-model",
+) -> Reply:
+    """A model that would write ``whole``, asked to continue a cut-off answer.
+
+    ``prefill``: ``honour`` (the last, assistant message is continued: the reply is the rest
+    of ``whole`` after it), ``refuse`` (HTTP 400 naming ``continue_final_message``, as an
+    API that takes no such field answers), or ``ignore`` (the prefill is taken as a
+    finished message and the answer starts over: all of ``whole``). Asked with a prompt
+    (no prefill), the reply is the rest after the prefix the prompt shows when ``prompt``,
+    else all of ``whole``. Token counts are about 4 characters a token.
+    """
+
+    def respond(request: Recorded) -> Reply:
+        body = request.body if isinstance(request.body, dict) else {}
+        messages = body.get("messages") or []
+        last = messages[-1] if messages else {}
+        prefilled = last.get("role") == "assistant"
+        if style == "openai" and prefilled:
+            prefilled = (
+                body.get("continue_final_message") is True
+                and body.get("add_generation_prompt") is False
+            )
+        if prefilled and prefill == "refuse":
+            return error_reply(
+                400, "Unrecognized request argument supplied: continue_final_message", style=style
+            )
+        text = whole
+        if prefilled and prefill == "honour":
+            prefix = str(last.get("content", ""))
+            text = whole[len(prefix) :] if whole.startswith(prefix) else whole
+        elif not prefilled and prompt:
+            shown = request.user_prompt()
+            start = shown.find(PROMPT_OPEN)
+            end = shown.find(PROMPT_CLOSE, start + len(PROMPT_OPEN))
+            prefix = shown[start + len(PROMPT_OPEN) : end] if 0 <= start < end else ""
+            if prefix and whole.startswith(prefix):
+                text = whole[len(prefix) :]
+        size = sum(tokens_of(str(m.get("content", ""))) for m in messages)
+        if style == "anthropic":
+            reply = anthropic_text_reply(text)
+            reply.body["usage"] = {"input_tokens": size, "output_tokens": tokens_of(text)}
+            reply.body["stop_reason"] = "end_turn"
+            return reply
+        return openai_reply(
+            text, prompt_tokens=size, completion_tokens=tokens_of(text), model=model
+        )
+
+    return Reply(respond=respond)
 
 
 def _payload(reply: Reply) -> bytes:
@@ -410,7 +483,8 @@ class LlmServer:
                 return error_reply(404, f"no route {request.path}")
             if not self._replies:
                 return error_reply(500, "the test scripted no more replies")
-            return self._replies.popleft()
+            reply = self._replies.popleft()
+        return reply.respond(request) if reply.respond is not None else reply
 
     def bodies(self) -> Iterator[Any]:
         return (r.body for r in self.requests)

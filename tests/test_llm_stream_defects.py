@@ -1,4 +1,6 @@
-"""Issue 28, items 1, 6, 8, 13 and 14: cut-off and refused answers never go to the model,
+"""Issue 28, items 1, 6, 8, 13 and 14: cut-off answers are never rewritten by the model
+(since issue 36 it is asked to continue them: a fresh answer in reply is not taken; with
+``continuation: false`` they are not sent at all), refused answers never go to the model,
 a stream's stop reason counts as a saved stream's does, a dead or rate-limiting provider is
 never silent, snapshots come early from the Python API, and the wire decoder takes bytes."""
 
@@ -111,7 +113,31 @@ def codes(item: dict[str, Any]) -> list[str]:
     return [d["code"] for d in item["diagnostics"]]
 
 
-# ------------------------------------------------ item 1: cut off or refused: not sent
+# ------------------------------------ item 1: cut off: never rewritten; refused: not sent
+
+
+def no_continuation(env: dict[str, str]) -> dict[str, str]:
+    """``env`` with ``continuation: false`` in its user config."""
+    config = Path(env["LLMFIX_CONFIG_DIR"]) / "config.yaml"
+    text = config.read_text(encoding="utf-8") + "  continuation: false\n"
+    config.write_text(text, encoding="utf-8")
+    return env
+
+
+def asked_to_continue(server: LlmServer) -> bool:
+    """Whether the server was asked to continue the cut-off prefix: first with a prefill,
+    then (that one not joining) with the prefix shown in a prompt, never anything else."""
+    request, *then = server.requests
+    if len(then) > 1 or any(CUT_TEXT not in r.user_prompt() for r in then):
+        return False
+    body = request.body
+    last = body["messages"][-1]
+    return (
+        body.get("continue_final_message") is True
+        and body.get("add_generation_prompt") is False
+        and last == {"role": "assistant", "content": CUT_TEXT}
+        and "response_format" not in body
+    )
 
 
 def cut_off_dir(tmp_path: Path) -> Path:
@@ -121,23 +147,50 @@ def cut_off_dir(tmp_path: Path) -> Path:
     return data
 
 
-def test_check_llm_does_not_send_an_answer_the_api_says_was_cut_off(
+def test_check_llm_does_not_take_a_fresh_answer_for_one_the_api_says_was_cut_off(
     server: LlmServer, tmp_path: Path, schema: Path, env: dict[str, str]
 ) -> None:
-    server.enqueue(openai_reply(INVENTED))
+    """Asked to continue, the model wrote a whole new answer (priority changed): it does
+    not join the prefix, so the rules' result stands."""
+    server.enqueue(openai_reply(INVENTED), openai_reply(INVENTED))
     data = cut_off_dir(tmp_path)
     done = check_llm(data, schema, env, server.openai_base, "--no-cache", "-f", "json")
     [item] = items(done)
-    assert (done.returncode, len(server.requests)) == (1, 0)
+    assert (done.returncode, asked_to_continue(server)) == (1, True)
     assert item["status"] in {"invalid", "truncated"}  # (truncation may outrank the schema)
     assert "response.cut_off" in codes(item)
     assert item["value"]["priority"] == "low"
 
 
-def test_check_llm_write_fixed_writes_nothing_for_a_cut_off_answer(
+def test_check_llm_without_continuation_does_not_send_a_cut_off_answer(
     server: LlmServer, tmp_path: Path, schema: Path, env: dict[str, str]
 ) -> None:
     server.enqueue(openai_reply(INVENTED))
+    data = cut_off_dir(tmp_path)
+    done = check_llm(
+        data, schema, no_continuation(env), server.openai_base, "--no-cache", "-f", "json"
+    )
+    [item] = items(done)
+    assert (done.returncode, len(server.requests), item["value"]["priority"]) == (1, 0, "low")
+
+
+def test_check_llm_continues_a_cut_off_answer(
+    server: LlmServer, tmp_path: Path, schema: Path, env: dict[str, str]
+) -> None:
+    rest = 'ling", "summary": "Charged twice", "team": "payments"}'
+    server.enqueue(openai_reply(rest, completion_tokens=12))
+    data = cut_off_dir(tmp_path)
+    done = check_llm(data, schema, env, server.openai_base, "--no-cache", "-f", "json")
+    [item] = items(done)
+    assert (done.returncode, asked_to_continue(server), item["status"]) == (0, True, "llm_repaired")
+    assert item["value"] == {**INVENTED, "priority": "low"}
+    assert "response.cut_off" not in codes(item)
+
+
+def test_check_llm_write_fixed_writes_nothing_for_a_cut_off_answer(
+    server: LlmServer, tmp_path: Path, schema: Path, env: dict[str, str]
+) -> None:
+    server.enqueue(openai_reply(INVENTED), openai_reply(INVENTED))
     data = cut_off_dir(tmp_path)
     fixed = tmp_path / "fixed"
     done = check_llm(
@@ -148,20 +201,20 @@ def test_check_llm_write_fixed_writes_nothing_for_a_cut_off_answer(
         json.loads(p.read_text(encoding="utf-8"))["choices"][0]["message"]["content"]
         for p in written
     ]
-    assert (done.returncode, len(server.requests)) == (1, 0)
+    assert (done.returncode, asked_to_continue(server)) == (1, True)
     assert all(answer == CUT_TEXT for answer in answers)  # the answer as it was, if at all
 
 
 def test_check_llm_does_not_send_a_text_that_ends_inside_a_value(
     server: LlmServer, tmp_path: Path, schema: Path, env: dict[str, str]
 ) -> None:
-    server.enqueue(openai_reply(INVENTED))
+    server.enqueue(openai_reply(INVENTED), openai_reply(INVENTED))
     data = tmp_path / "data"
     data.mkdir()
     (data / "a.txt").write_text(CUT_TEXT, encoding="utf-8")
     done = check_llm(data, schema, env, server.openai_base, "--no-cache", "-f", "json")
     [item] = items(done)
-    assert (done.returncode, len(server.requests)) == (1, 0)
+    assert (done.returncode, asked_to_continue(server)) == (1, True)
     assert (item["status"] != "llm_repaired", "parse.truncated" in codes(item)) == (True, True)
 
 

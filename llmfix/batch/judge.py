@@ -288,6 +288,7 @@ class BatchSummary:
         if self.rates is not None and (self.rates.gates or self.rates.fail_on_regression):
             return self.rates.failed
         return bool(self.total.failed)
+    llm: dict[str, Any] | None = None  # the model's usage, when LLM repair ran (issue 36)
 
     def add(self, checked: Checked) -> None:
         self.total.add(checked)
@@ -306,6 +307,8 @@ class BatchSummary:
             out["groups"] = {k: v.to_dict() for k, v in sorted(self.groups.items())}
         if self.rates is not None:
             out["rates"] = self.rates.to_dict()
+        if self.llm is not None:
+            out["llm"] = self.llm
         return out
 
     def counts(self) -> dict[str, Any]:

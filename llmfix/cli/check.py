@@ -12,6 +12,8 @@ import typer
 from llmfix.cli.common import (
     BaseUrlOption,
     MaxLlmCallsOption,
+    MaxLlmCostOption,
+    MaxLlmTokensOption,
     ModelOption,
     NoCacheOption,
     ProviderOption,
@@ -252,6 +254,8 @@ def check(
         shared("max_attempts", "Model repair attempts per item (default 2)."),
     ] = None,
     max_llm_calls: MaxLlmCallsOption = None,
+    max_llm_tokens: MaxLlmTokensOption = None,
+    max_llm_cost: MaxLlmCostOption = None,
     no_cache: NoCacheOption = False,
 ) -> None:
     """Check many model outputs: files, directories, JSONL logs, API responses, transcripts.
@@ -299,7 +303,17 @@ def check(
         trust_config=trust_config,
         tool_calls=tool_calls,
         verbosity=-1 if quiet else int(verbose),
-        llm=llm_flags(llm, model, provider, base_url, max_attempts, max_llm_calls, no_cache),
+        llm=llm_flags(
+            llm,
+            model,
+            provider,
+            base_url,
+            max_attempts,
+            max_llm_calls,
+            no_cache,
+            max_llm_tokens=max_llm_tokens,
+            max_llm_cost=max_llm_cost,
+        ),
         engine=engine,
         results=results,
         results_format=results_format,

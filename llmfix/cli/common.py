@@ -119,6 +119,21 @@ MaxLlmCallsOption = Annotated[
     Optional[int],  # noqa: UP045
     typer.Option("--max-llm-calls", help="Model requests for the whole run, at most."),
 ]
+MaxLlmTokensOption = Annotated[
+    Optional[int],  # noqa: UP045
+    typer.Option(
+        "--max-llm-tokens",
+        help="Model tokens (input + output) for the whole run, at most; then no more requests.",
+    ),
+]
+MaxLlmCostOption = Annotated[
+    Optional[float],  # noqa: UP045
+    typer.Option(
+        "--max-llm-cost",
+        help="US dollars of model use for the whole run, at most (needs the model's price "
+        "in the config: llm: prices:).",
+    ),
+]
 NoCacheOption = Annotated[
     bool, typer.Option("--no-cache", help="Neither read nor write the model answer cache.")
 ]
@@ -252,6 +267,8 @@ def llm_flags(
     no_cache: bool,
     no_redact: bool = False,
     save_prompts: Path | None = None,
+    max_llm_tokens: int | None = None,
+    max_llm_cost: float | None = None,
 ) -> LlmFlags:
     """The ``--llm`` flags of `repair` and `check` as the run builder takes them: a flag
     not given is ``None``, so the config's value stands (``check`` has no ``--no-redact``
@@ -269,6 +286,8 @@ def llm_flags(
         cache=False if no_cache else None,
         redact=False if no_redact else None,
         save_prompts=str(save_prompts) if save_prompts is not None else None,
+        max_run_tokens=max_llm_tokens,
+        max_cost=max_llm_cost,
     )
 
 
@@ -280,6 +299,9 @@ def print_llm_totals(run: LlmRun, verbosity: int) -> None:
         say(f"warning: {line}")
     if verbosity >= 0:
         say(run.summary())
+    if verbosity > 0:
+        for line in run.usage_lines():
+            say(line)
 
 
 def execute(

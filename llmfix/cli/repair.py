@@ -15,6 +15,8 @@ import typer
 from llmfix.cli.common import (
     BaseUrlOption,
     MaxLlmCallsOption,
+    MaxLlmCostOption,
+    MaxLlmTokensOption,
     ModelOption,
     NoCacheOption,
     ProviderOption,
@@ -238,6 +240,8 @@ def repair(
         typer.Option("--save-prompts", help="Write each model attempt to a JSON file in DIR."),
     ] = None,
     max_llm_calls: MaxLlmCallsOption = None,
+    max_llm_tokens: MaxLlmTokensOption = None,
+    max_llm_cost: MaxLlmCostOption = None,
     trust_config: TrustConfigOption = False,
 ) -> None:
     """Repair raw model responses: JSON on stdout, diagnostics on stderr.
@@ -298,6 +302,8 @@ def repair(
             no_cache,
             no_redact,
             save_prompts,
+            max_llm_tokens,
+            max_llm_cost,
         ),
     )
     spec = None if report is None else str(report)  # a file name, or FORMAT:FILE

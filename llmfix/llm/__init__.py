@@ -9,6 +9,9 @@ on the first request. The pieces:
 - :func:`llm_repair` (:mod:`llmfix.llm.loop`) — the repair loop, returning an
   :class:`LlmRepairOutcome` with the final :class:`~llmfix.model.Result` and every
   :class:`Attempt`;
+- :mod:`llmfix.llm.continuation` — continuing an answer the token limit cut off from its
+  valid beginning (an assistant prefill where the provider takes one), instead of asking
+  for all of it again;
 - :class:`AnswerCache` (:mod:`llmfix.llm.cache`) and :func:`redact`
   (:mod:`llmfix.llm.redact`);
 - :mod:`llmfix.run.llm` — LLM repair for a whole `repair` or `check` run: whether it is on
@@ -17,15 +20,16 @@ on the first request. The pieces:
 
 from __future__ import annotations
 
+from llmfix.llm.budget import CallBudget
 from llmfix.llm.cache import AnswerCache, default_cache_dir
 from llmfix.llm.config import PROVIDERS, STRUCTURED_MODES, LlmConfig
 from llmfix.llm.loop import (
     OUTPUT_VALIDATION_FAILED,
     Attempt,
-    CallBudget,
     LlmRepairOutcome,
     llm_repair,
     needs_llm,
+    wants_llm,
 )
 from llmfix.llm.providers import (
     AnthropicProvider,
@@ -60,4 +64,5 @@ __all__ = [
     "make_provider",
     "needs_llm",
     "redact",
+    "wants_llm",
 ]

@@ -18,14 +18,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from llmfix.llm.config import default_cache_dir
 from llmfix.llm.providers import Completion
 
+__all__ = ["CACHE_VERSION", "AnswerCache", "cache_key", "default_cache_dir"]
+
 CACHE_VERSION = 1
-
-
-def default_cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME")
-    return (Path(base) if base else Path.home() / ".cache") / "llmfix"
 
 
 def cache_key(

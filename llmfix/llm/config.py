@@ -14,9 +14,11 @@ a trusted source.
 from __future__ import annotations
 
 import difflib
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
 from typing import Any
 
 from llmfix.errors import ConfigError
@@ -71,6 +73,14 @@ class LlmConfig:
     redact: bool = True  # redact PII and keys in recorded prompts and answers
     save_prompts: str | None = None  # directory: one JSON file per attempt
     max_calls: int | None = None  # model requests per run, all responses together
+    # issue 36: continue a cut-off answer from its valid beginning (see llmfix.llm.continuation)
+    continuation: bool = True
+    max_run_tokens: int | None = None  # input + output tokens per run (--max-llm-tokens)
+    max_cost: float | None = None  # US dollars per run (--max-llm-cost); needs a price
+    # model → {"input": USD per million input tokens, "output": USD per million output}
+    prices: Mapping[str, Mapping[str, float]] | None = field(default=None, compare=False)
+    # keep what a server refused (a structured mode, a prefill) across runs, beside the cache
+    remember_servers: bool = True
     # False when base_url came from a source the user did not vouch for (an untrusted
     # mapping): then no request goes there (see resolve_api_key)
     base_url_trusted: bool = field(default=True, compare=False)
@@ -188,11 +198,44 @@ class LlmConfig:
     def to_dict(self) -> dict[str, Any]:
         """The settings, for a report (never the key)."""
         hidden = ("api_key", "base_url_trusted")
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in hidden}
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in hidden}
+        if self.prices is not None:
+            out["prices"] = {k: dict(v) for k, v in self.prices.items()}
+        return out
+
+    @property
+    def cache_path(self) -> Path:
+        """The directory of the answer cache and of what servers refused."""
+        return Path(self.cache_dir).expanduser() if self.cache_dir else default_cache_dir()
+
+    def price(self, model: str | None = None) -> tuple[float, float] | None:
+        """US dollars per million input and output tokens of ``model`` (default: the
+        configured one) from :attr:`prices`, or ``None`` when not given."""
+        found = (self.prices or {}).get(model or self.model or "")
+        if found is None:
+            return None
+        return float(found["input"]), float(found["output"])
+
+    def require_price(self) -> None:
+        """Raise :class:`ConfigError` when a cost budget is set and the model has no price:
+        a budget that cannot be counted is refused at the start, not found out later."""
+        if self.max_cost is not None and self.price() is None:
+            raise ConfigError(
+                f"llm: --max-llm-cost needs the price of model {self.model!r}: add it to the "
+                f"config, llm: {{prices: {{{self.model}: {{input: USD, output: USD}}}}}} "
+                "(US dollars per million tokens)"
+            )
+
+
+def default_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/llmfix``, else ``~/.cache/llmfix``."""
+    base = os.environ.get("XDG_CACHE_HOME")
+    return (Path(base) if base else Path.home() / ".cache") / "llmfix"
 
 
 # Keys an untrusted mapping may not set (see LlmConfig.from_mapping).
-_CHOOSES_SECRETS = frozenset({"api_key_env", "cache_dir", "save_prompts", "redact"})
+# prices: a table that says a model costs nothing would defeat the user's cost budget.
+_CHOOSES_SECRETS = frozenset({"api_key_env", "cache_dir", "save_prompts", "redact", "prices"})
 
 
 def _is_int(value: Any) -> bool:
@@ -227,7 +270,32 @@ _KEY_TYPES: dict[str, tuple[str, Any]] = {
     "redact": ("true or false", lambda v: isinstance(v, bool)),
     "save_prompts": ("a directory path", _opt(lambda v: isinstance(v, str))),
     "max_calls": ("a whole number ≥ 0", _opt(_is_int)),
+    "continuation": ("true or false", lambda v: isinstance(v, bool)),
+    "max_run_tokens": ("a whole number ≥ 0", _opt(_is_int)),
+    "max_cost": ("a number of US dollars", _opt(_is_number)),
+    "prices": (
+        "a mapping of model name to {input: USD, output: USD} per million tokens",
+        _opt(lambda v: _is_price_table(v)),
+    ),
+    "remember_servers": ("true or false", lambda v: isinstance(v, bool)),
 }
+
+
+def _is_price(value: Any) -> bool:
+    return _is_number(value) and math.isfinite(value) and value >= 0
+
+
+def _is_price_table(table: Any) -> bool:
+    """``{model: {input: n, output: n}}`` with finite prices ≥ 0 and nothing else."""
+    if not isinstance(table, Mapping):
+        return False
+    return all(
+        isinstance(model, str)
+        and isinstance(entry, Mapping)
+        and set(entry) == {"input", "output"}
+        and all(_is_price(entry[k]) for k in ("input", "output"))
+        for model, entry in table.items()
+    )
 
 
 def _problems(config: LlmConfig) -> list[str]:
@@ -260,6 +328,14 @@ def _problems(config: LlmConfig) -> list[str]:
         out.append("max_output_chars must be at least 1")
     if config.max_calls is not None and config.max_calls < 0:
         out.append("max_calls must not be negative")
+    if config.max_run_tokens is not None and config.max_run_tokens < 0:
+        out.append("max_run_tokens must not be negative")
+    if config.max_cost is not None and not (
+        math.isfinite(config.max_cost) and config.max_cost >= 0
+    ):
+        out.append("max_cost must be a number of US dollars, 0 or more")
+    if config.prices is not None and not _is_price_table(config.prices):
+        out.append("prices must map each model to {input: USD, output: USD} per million tokens")
     if config.temperature is not None and not 0 <= config.temperature <= 2:
         out.append("temperature must be between 0 and 2")
     return out

@@ -1,11 +1,17 @@
 """The LLM repair loop: ask, verify, keep the best, stop — bounded and recorded.
 
-Over 600 lines on purpose: one bounded loop whose steps (ask, verify, keep the best, stop,
-record) share its state; the prompt, the partial merge, retries and the cache are modules
-of their own.
+Over 800 lines on purpose: one bounded loop whose steps (ask, verify, keep the best, stop,
+record) share its state; the prompt, the partial merge, the continuation's prefix and seam,
+retries, the run's budgets (:mod:`llmfix.llm.budget`) and the cache are modules of their
+own.
 
 :func:`llm_repair` takes a response the pipeline could not make valid and asks the
-configured model to fix it, at most ``config.max_attempts`` times:
+configured model to fix it, at most ``config.max_attempts`` times. An answer cut off by the
+token limit is first *continued* (:mod:`llmfix.llm.continuation`; attempt kind
+``continuation``): the model is asked for what follows its valid beginning, and the two
+are joined and verified. A join that is whole but invalid goes on through the steps below;
+one that does not join leaves the rules' result as it was (the model is never asked to
+rewrite a cut-off answer). Otherwise:
 
 1. The prompt (:mod:`llmfix.llm.prompt`) shows the validation errors of the best value so
    far, hints for the mistakes seen, the original output (cut) and the schema; from the
@@ -38,8 +44,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,8 +53,19 @@ from typing import TYPE_CHECKING, Any
 from llmfix import codes
 from llmfix.errors import ConfigError, InputError
 from llmfix.files.atomic import write_atomic
+from llmfix.llm.budget import CallBudget
 from llmfix.llm.cache import AnswerCache, cache_key
 from llmfix.llm.config import LlmConfig
+from llmfix.llm.continuation import (
+    CUT_OFF_CODES,
+    ContinuationRequest,
+    continuation_request,
+    is_cut_off,
+    joins,
+    prefix_of,
+    started_over,
+    strict_json,
+)
 from llmfix.llm.prompt import (
     PartialRequest,
     PreviousAttempt,
@@ -60,6 +77,7 @@ from llmfix.llm.prompt import (
 from llmfix.llm.providers import (
     BudgetSpent,
     Completion,
+    Meter,
     Provider,
     ProviderBadResponse,
     ProviderRefused,
@@ -89,7 +107,7 @@ class Attempt:
     """One question to the model and what came of it."""
 
     number: int  # 1-based
-    kind: str  # "whole" or "partial"
+    kind: str  # "whole", "partial" or "continuation" (of a cut-off answer)
     prompt: str  # the messages, rendered ([system] / [user]); redacted unless told not to
     answer: str | None  # the raw answer text; None when the provider failed
     status: str  # the Status of the answer through the pipeline, or "error"
@@ -170,53 +188,6 @@ class LlmRepairOutcome:
         }
 
 
-class CallBudget:
-    """A cap on model requests shared by every response of a run (``--max-llm-calls``).
-
-    It is also the run's circuit breaker: after :data:`DOWN_AFTER` requests in a row
-    that found the provider unavailable or answering with something that is not an API
-    response (each already retried inside the provider), the rest of the run is not
-    sent, so a dead or trickling server costs a batch a few timeouts, not a few per item.
-    """
-
-    DOWN_AFTER = 3
-
-    def __init__(self, limit: int | None) -> None:
-        self.limit = limit
-        self.used = 0
-        self.unavailable_in_a_row = 0
-        self.rate_limited = 0  # requests the provider answered HTTP 429
-        self._lock = threading.Lock()
-
-    @property
-    def provider_down(self) -> bool:
-        return self.unavailable_in_a_row >= self.DOWN_AFTER
-
-    def record(self, *, available: bool | None, rate_limited: int = 0) -> None:
-        """Count a request that reached the provider, or one that found it unavailable
-        (``None``: it was cut short by the limit, neither), and the tries of it that were
-        answered HTTP 429."""
-        with self._lock:
-            if available is not None:
-                self.unavailable_in_a_row = 0 if available else self.unavailable_in_a_row + 1
-            self.rate_limited += rate_limited
-
-    def take(self) -> bool:
-        """Count one HTTP request; ``False`` (and nothing counted) when the budget is spent.
-
-        The providers ask before every request they send, retries and structured-mode
-        fallbacks included, so the limit bounds what reaches the server."""
-        with self._lock:
-            if self.limit is not None and self.used >= self.limit:
-                return False
-            self.used += 1
-            return True
-
-    @property
-    def remaining(self) -> int | None:
-        return None if self.limit is None else max(0, self.limit - self.used)
-
-
 # What says an answer is not all there, or not an answer: the API's stop reason (a cut-off
 # or refused response, a saved stream that hit the token limit) or the text itself ending
 # inside a value. A model asked to "repair" such an answer invents the missing part (and
@@ -224,6 +195,12 @@ class CallBudget:
 CUT_OFF_OR_REFUSED = frozenset(
     {"response.cut_off", "response.refused", "stream.cut_off", "parse.cut_off", "parse.truncated"}
 )
+
+
+def wants_llm(result: Result, config: LlmConfig) -> bool:
+    """Whether LLM repair has something to do for ``result`` with ``config``: it
+    :func:`needs_llm`, or it was cut off and ``config.continuation`` is on."""
+    return needs_llm(result) or (config.continuation and is_cut_off(result))
 
 
 def needs_llm(result: Result) -> bool:
@@ -253,7 +230,7 @@ def llm_repair(
     response in ``save_prompts`` files. Raises :class:`~llmfix.errors.ConfigError` when no
     model is configured and :class:`~llmfix.errors.ProviderError` for HTTP 401/403/404.
     """
-    if not needs_llm(first):
+    if not wants_llm(first, config):
         return LlmRepairOutcome(first)
     config.require_model()
     own_provider = provider is None
@@ -269,6 +246,24 @@ def _rank(result: Result) -> tuple[int, int]:
     if result.ok:
         return (0, 0)
     return (1 if result.status is Status.INVALID else 2, len(result.errors))
+
+
+_JOIN_ORDER = {Status.INVALID: 1, Status.TRUNCATED: 2}
+
+# Stop reasons that say an answer hit the token limit (OpenAI-compatible, Anthropic).
+_LIMIT_REASONS = frozenset({"length", "max_tokens", "model_context_window_exceeded"})
+
+
+def _hit_limit(completion: Completion) -> bool:
+    """Whether the answer stopped at the token limit (so there is more to continue)."""
+    return (completion.finish_reason or "").lower() in _LIMIT_REASONS
+
+
+def _join_rank(result: Result) -> tuple[int, int]:
+    """How good a joined answer is: ok, then whole but invalid, then still cut off."""
+    if result.ok:
+        return (0, 0)
+    return (_JOIN_ORDER.get(result.status, 3), len(result.errors))
 
 
 class _Loop:
@@ -290,7 +285,7 @@ class _Loop:
         self.config = config
         self.provider = provider
         self.options = replace(options or RepairOptions(), pick="best", partial=False)
-        self.budget = budget if budget is not None else CallBudget(config.max_calls)
+        self.budget = budget if budget is not None else CallBudget.for_config(config)
         self.cache = (
             cache
             if cache is not None
@@ -323,18 +318,107 @@ class _Loop:
 
     def run(self) -> LlmRepairOutcome:
         started = time.perf_counter()
+        best, text, stopped, success = self.first, self.text, None, None
+        number = 0
+        if self.config.continuation and is_cut_off(self.first):
+            number, best, text, stopped, success = self._continue()
+            if success is None and (stopped is not None or best is self.first):
+                return self._outcome(self._failed(best, stopped, time.perf_counter() - started))
+        if success is None:
+            success, best, stopped = self._repair(number, best, text)
+        elapsed = time.perf_counter() - started
+        if success is not None:
+            return self._outcome(self._succeeded(success, elapsed))
+        return self._outcome(self._failed(best, stopped, elapsed))
+
+    def _outcome(self, result: Result) -> LlmRepairOutcome:
+        return LlmRepairOutcome(
+            result=result,
+            attempts=tuple(self.attempts),
+            provider=self.provider.name,
+            model=self.provider.model,
+        )
+
+    def _continue(self) -> tuple[int, Result, str, Diagnostic | None, Result | None]:
+        """Ask the model to continue the cut-off answer (:mod:`llmfix.llm.continuation`)
+        while what it joins to is still cut off and attempts are left.
+
+        Gives the attempts used, the best result and its text, why the model stopped being
+        asked, and the joined result when it is ok. When a continuation joined into a whole
+        answer that is still invalid, that answer (not the cut-off one) is what the repair
+        loop goes on with; when none joined, the rules' result stands (a model asked to
+        repair a cut-off answer would invent its end and may rewrite its beginning)."""
+        prefix = prefix_of(self.text, self.first)
+        schema_text = json.dumps(self.schema, ensure_ascii=False) if self.schema else None
+        number = 0
+        prefill = True
+        while prefix is not None and number < self.config.max_attempts:
+            number += 1
+            request = continuation_request(prefix, schema_text)
+            prompt = self._record(render(request.prefill if prefill else request.prompt))
+            clock = time.perf_counter()
+            completion, stopped = self._ask_continuation(request, prefill)
+            if completion is None:
+                self._record_failure(number, "continuation", prompt, stopped, clock)
+                return number, self.first, self.text, stopped, None
+            joined, joined_text = self._join(prefix, completion.text)
+            if joined is not None and is_cut_off(joined) and not _hit_limit(completion):
+                joined = joined_text = None  # it stopped by itself and left it unfinished
+            status = joined.status.value if joined is not None else "unjoined"
+            errors = error_lines(joined.errors) if joined is not None else []
+            self._record_answer(number, "continuation", prompt, completion, status, errors, clock)
+            if joined is None or joined_text is None:
+                if completion.mode != "prefill":
+                    break
+                # A prefill that did not join: the server may have taken the prefix as a
+                # finished message (llama-cpp-python's does) and the model answered anew.
+                # The next attempt shows the prefix in a prompt; when the answer started
+                # over, the server is known to ignore prefills, in later runs too.
+                if started_over(prefix, completion.text):
+                    self.provider.prefill_ignored()
+                prefill = False
+                continue
+            if joined.ok:
+                return number, joined, joined_text, None, joined
+            if not is_cut_off(joined):  # whole, but invalid: the repair loop goes on with it
+                return number, joined, joined_text, None, None
+            prefix = prefix_of(joined_text, joined)  # cut off again: continue the longer one
+        return number, self.first, self.text, None, None
+
+    def _join(self, prefix: str, continuation: str) -> tuple[Result | None, str | None]:
+        """The best result of the texts the prefix and the continuation make (see
+        :func:`~llmfix.llm.continuation.joins`), among those whose value starts where the
+        prefix does and is strict JSON (or is still cut off: then it is only the longer
+        prefix of the next continuation): an ok one at once, else the least broken."""
+        found: tuple[Result, str] | None = None
+        for text in joins(prefix, continuation):
+            result = repair_text(text, options=self.options, validator=self.validator)
+            candidate = result.candidate
+            if candidate is None or candidate.synthetic or candidate.span.start != 0:
+                continue  # a value written after the prefix, not a continuation of it
+            if not is_cut_off(result) and not strict_json(candidate.text):
+                continue  # joined only by the lenient reader's guesses: not cleanly
+            if result.ok:
+                return result, text
+            if found is None or _join_rank(result) < _join_rank(found[0]):
+                found = (result, text)
+        return found if found is not None else (None, None)
+
+    def _repair(
+        self, done: int, best: Result, text: str
+    ) -> tuple[Result | None, Result, Diagnostic | None]:
+        """The repair loop, from attempt ``done + 1``: the successful result (or
+        ``None``), the best one so far, and why the model stopped being asked."""
         first = self.first
         hints = hints_for(first.diagnostics, first.candidate.origin if first.candidate else None)
-        best = first
         previous: PreviousAttempt | None = None
         stopped: Diagnostic | None = None
-        success: Result | None = None
-        for number in range(1, self.config.max_attempts + 1):
+        for number in range(done + 1, self.config.max_attempts + 1):
             partial = None
             if self.config.partial and best.value is not None:
                 partial = plan_partial(best.value, best.errors, self.schema)
             messages = build_messages(
-                original=self.text,
+                original=text,
                 errors=error_lines(best.errors),
                 schema=self.schema,
                 hints=hints,
@@ -348,63 +432,110 @@ class _Loop:
             clock = time.perf_counter()
             completion, stopped = self._ask(messages, request_schema)
             if completion is None:
-                if stopped is not None and (stopped.code != "llm.budget_exhausted" or self.sent):
-                    self.attempts.append(
-                        Attempt(
-                            number=number,
-                            kind=kind,
-                            prompt=prompt,
-                            answer=None,
-                            status=ATTEMPT_ERROR,
-                            errors=(),
-                            duration=time.perf_counter() - clock,
-                            error=stopped.message,
-                            requests=self.reached,
-                        )
-                    )
-                    self._save(self.attempts[-1])
+                self._record_failure(number, kind, prompt, stopped, clock)
                 break
             result = self._evaluate(completion.text, partial)
             errors = error_lines(result.errors)
-            attempt = Attempt(
-                number=number,
-                kind=kind,
-                prompt=prompt,
-                answer=self._record(completion.text),
-                status=result.status.value,
-                errors=tuple(self._record(e) for e in errors),
-                duration=time.perf_counter() - clock,
-                input_tokens=completion.input_tokens,
-                output_tokens=completion.output_tokens,
-                cached=completion.cached,
-                mode=completion.mode,
-                retries=completion.retries,
-                requests=0 if completion.cached else self.reached,
+            self._record_answer(
+                number, kind, prompt, completion, result.status.value, errors, clock
             )
-            self.attempts.append(attempt)
-            self._save(attempt)
             if result.ok:
-                success = result
-                break
+                return result, best, None
             if _rank(result) < _rank(best):
                 best = result
             previous = PreviousAttempt(completion.text, tuple(errors))
-        elapsed = time.perf_counter() - started
-        if success is not None:
-            result = self._succeeded(success, elapsed)
-        else:
-            result = self._failed(best, stopped, elapsed)
-        return LlmRepairOutcome(
-            result=result,
-            attempts=tuple(self.attempts),
-            provider=self.provider.name,
-            model=self.provider.model,
+        return None, best, stopped
+
+    def _record_failure(
+        self, number: int, kind: str, prompt: str, stopped: Diagnostic | None, clock: float
+    ) -> None:
+        """Record an attempt that got no answer (not when nothing was sent because the
+        budget was already spent)."""
+        if stopped is None or (stopped.code == "llm.budget_exhausted" and not self.sent):
+            return
+        self.attempts.append(
+            Attempt(
+                number=number,
+                kind=kind,
+                prompt=prompt,
+                answer=None,
+                status=ATTEMPT_ERROR,
+                errors=(),
+                duration=time.perf_counter() - clock,
+                error=stopped.message,
+                requests=self.reached,
+            )
+        )
+        self._save(self.attempts[-1])
+
+    def _record_answer(
+        self,
+        number: int,
+        kind: str,
+        prompt: str,
+        completion: Completion,
+        status: str,
+        errors: list[str],
+        clock: float,
+    ) -> None:
+        attempt = Attempt(
+            number=number,
+            kind=kind,
+            prompt=prompt,
+            answer=self._record(completion.text),
+            status=status,
+            errors=tuple(self._record(e) for e in errors),
+            duration=time.perf_counter() - clock,
+            input_tokens=completion.input_tokens,
+            output_tokens=completion.output_tokens,
+            cached=completion.cached,
+            mode=completion.mode,
+            retries=completion.retries,
+            requests=0 if completion.cached else self.reached,
+        )
+        self.attempts.append(attempt)
+        self._save(attempt)
+
+    def _ask_continuation(
+        self, request: ContinuationRequest, prefill: bool
+    ) -> tuple[Completion | None, Diagnostic | None]:
+        """The continuation (cached or requested), or the reason there is none."""
+        return self._request(
+            {"continuation": True, "prefill": prefill, "messages": list(request.prefill)},
+            None,
+            lambda meter: self.provider.complete_continuation(
+                request,
+                temperature=self.config.temperature,
+                max_tokens=self.budget.output_room(self.config.max_tokens),
+                timeout=self.config.timeout,
+                meter=meter,
+                prefill=prefill,
+            ),
         )
 
     def _ask(
         self, messages: list[dict[str, str]], schema: Any
     ) -> tuple[Completion | None, Diagnostic | None]:
         """The answer (cached or requested), or the reason there is none."""
+        return self._request(
+            messages,
+            schema,
+            lambda meter: self.provider.complete_json(
+                messages,
+                schema,
+                temperature=self.config.temperature,
+                max_tokens=self.budget.output_room(self.config.max_tokens),
+                timeout=self.config.timeout,
+                schema_name=self.schema_name,
+                meter=meter,
+            ),
+        )
+
+    def _request(
+        self, question: Any, schema: Any, send: Callable[[Meter], Completion]
+    ) -> tuple[Completion | None, Diagnostic | None]:
+        """The answer to ``question`` from the cache, or ``send`` (metered), or the
+        reason there is none; tokens of a request counted against the budget."""
         self.sent = 0  # (an answer the breaker or the cache gave sent nothing)
         self.unreached = 0
         key = None
@@ -413,7 +544,7 @@ class _Loop:
                 provider=self.provider.name,
                 base_url=self.provider.base_url,
                 model=self.provider.model,
-                messages=messages,
+                messages=question if isinstance(question, list) else [question],
                 schema=schema,
                 temperature=self.config.temperature,
             )
@@ -430,15 +561,7 @@ class _Loop:
         if self.budget.remaining == 0:
             return None, self._spent()
         try:
-            completion = self.provider.complete_json(
-                messages,
-                schema,
-                temperature=self.config.temperature,
-                max_tokens=self.config.max_tokens,
-                timeout=self.config.timeout,
-                schema_name=self.schema_name,
-                meter=self._meter,
-            )
+            completion = send(self._meter)
         except BudgetSpent as error:  # a retry or a fallback the limit left no room for
             self._tried(error, available=None)
             return None, self._spent()
@@ -464,6 +587,7 @@ class _Loop:
                 hint="the provider refused this request; the best value so far is kept",
             )
         self._tried(completion, available=True)
+        self.budget.spend(completion.input_tokens, completion.output_tokens)
         if key is not None and self.cache is not None:
             self.cache.put(key, completion)
         return completion, None
@@ -480,15 +604,29 @@ class _Loop:
         self.budget.record(available=available, rate_limited=tries.rate_limited)
 
     def _spent(self) -> Diagnostic:
-        """``llm.budget_exhausted``, saying how many of the calls the provider rate-limited."""
-        limited = self.budget.rate_limited
+        """``llm.budget_exhausted``, saying which budget is spent (and, for calls, how many
+        of them the provider rate-limited)."""
+        budget = self.budget
+        if budget.spent_on == "tokens":
+            return codes.LLM_BUDGET_EXHAUSTED.at(
+                f"not sent to the model: the budget of {budget.max_tokens} tokens for this "
+                f"run is spent ({budget.tokens} input + output tokens used)",
+                hint="raise --max-llm-tokens",
+            )
+        if budget.spent_on == "cost":
+            return codes.LLM_BUDGET_EXHAUSTED.at(
+                f"not sent to the model: the budget of ${budget.max_cost:g} for this run is "
+                f"spent (${budget.cost:.4f} used)",
+                hint="raise --max-llm-cost",
+            )
+        limited = budget.rate_limited
         why = ""
         hint = "raise --max-llm-calls"
         if limited:
             why = f" ({limited} of them answered HTTP 429: rate limited)"
             hint = "the provider is rate limiting this run: wait, or lower its request rate"
         return codes.LLM_BUDGET_EXHAUSTED.at(
-            f"not sent to the model: the limit of {self.budget.limit} model calls for "
+            f"not sent to the model: the limit of {budget.limit} model calls for "
             f"this run is reached{why}",
             hint=hint,
         )
@@ -507,10 +645,14 @@ class _Loop:
     def _succeeded(self, answer: Result, elapsed: float) -> Result:
         first = self.first
         number = len(self.attempts)
+        continued = bool(self.attempts) and self.attempts[-1].kind == "continuation"
+        how = "continued" if continued else "repaired"
         diagnostics = [d for d in first.diagnostics if d.severity is not Severity.ERROR]
+        if continued:  # the cut is mended: what said it was cut off no longer holds
+            diagnostics = [d for d in diagnostics if d.code not in CUT_OFF_CODES]
         diagnostics.append(
             codes.LLM_REPAIRED.at(
-                f"repaired by {self.provider.name} model {self.provider.model} on attempt "
+                f"{how} by {self.provider.name} model {self.provider.model} on attempt "
                 f"{number} of {self.config.max_attempts}",
                 risk=Risk.GUESS,
                 rule="llm.repair",
@@ -556,7 +698,12 @@ class _Loop:
         patch = first.patch
         if from_answer:
             patch += tuple(_changes(first.value, best.value, _had_value(first)))
-        status = Status.UNPARSEABLE if best.status is Status.UNPARSEABLE else Status.INVALID
+        if not from_answer:
+            status = first.status  # (a cut-off answer stays truncated)
+        elif best.status in (Status.UNPARSEABLE, Status.TRUNCATED):
+            status = best.status
+        else:
+            status = Status.INVALID
         return Result(
             status=status,
             value=best.value,

@@ -44,8 +44,9 @@ LLM_CEILINGS: dict[str, float] = {
     "backoff_max": 600.0,
     "timeout": 3_600.0,
 }
-# llm: limits an untrusted file may only lower (max_calls: None is no limit at all)
-LLM_LIMITS = (*LLM_CEILINGS, "max_calls")
+# llm: limits an untrusted file may only lower (max_calls, max_run_tokens, max_cost: None
+# is no limit at all)
+LLM_LIMITS = (*LLM_CEILINGS, "max_calls", "max_run_tokens", "max_cost")
 
 
 def usable_cpus() -> int:

@@ -152,6 +152,8 @@ def run_check(
         summary.seconds = time.perf_counter() - start
         summary.finished = datetime.now(timezone.utc).isoformat(timespec="seconds")
         summary.rates = _rates(run, summary, earlier)
+        if llm is not None:
+            summary.llm = llm.usage()
         for reporter in reporters:
             reporter.finish(summary)
     for hint in hints.hints():

@@ -172,7 +172,7 @@ def _repair_all(
         # lazy: repair on a clean answer, repair --schema on a valid answer start without it
         from llmfix.run.repair_report import write_report
 
-        write_report(run, outputs.report, judged)
+        write_report(run, outputs.report, judged, None if llm is None else llm.usage())
     if patch is not None:
         _write_patch(patch, patches, len(sources))
     return code

@@ -73,9 +73,12 @@ def unreadable(name: str, message: str) -> Checked:
     return RepairAnswer(Outcome(item, None, error), failures, source=name)
 
 
-def write_report(run: RepairRun, spec: str, judged: list[Checked]) -> None:
+def write_report(
+    run: RepairRun, spec: str, judged: list[Checked], llm: dict[str, Any] | None = None
+) -> None:
     """The ``--report`` file, by the reporter its name asks for (as `check --report`); the
-    JSON and YAML reports hold each answer's own result (:func:`repair_record`)."""
+    JSON and YAML reports hold each answer's own result (:func:`repair_record`), and
+    ``llm``, the model's usage when LLM repair ran."""
 
     fmt, path = report_target(spec)
     options = ReportOptions(
@@ -85,7 +88,7 @@ def write_report(run: RepairRun, spec: str, judged: list[Checked]) -> None:
         record=repair_record,
         summary=repair_summary,
     )
-    summary = BatchSummary()
+    summary = BatchSummary(llm=llm)
     with atomic_output(path) as out:
         reporter = reporter_class(fmt)(out, options)
         for checked in judged:
@@ -117,4 +120,7 @@ def repair_record(checked: Checked, root: str | None = None) -> dict[str, Any]:
 def repair_summary(summary: BatchSummary) -> dict[str, Any]:
     """The summary of `repair`'s JSON or YAML report: the answers, and how many ended in
     each status (in the order each status first came)."""
-    return {"items": summary.total.items, "status": dict(summary.total.status)}
+    out: dict[str, Any] = {"items": summary.total.items, "status": dict(summary.total.status)}
+    if summary.llm is not None:
+        out["llm"] = summary.llm
+    return out

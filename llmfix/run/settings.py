@@ -88,8 +88,10 @@ class LlmFlags(NamedTuple):
     cache: bool | None = None  # False: --no-cache
     redact: bool | None = None  # False: --no-redact
     save_prompts: str | None = None
+    max_run_tokens: int | None = None  # --max-llm-tokens
+    max_cost: float | None = None  # --max-llm-cost
 
-    def overrides(self) -> dict[str, str | int | bool | None]:
+    def overrides(self) -> dict[str, str | int | float | bool | None]:
         """The flags as :meth:`llmfix.llm.config.LlmConfig.with_overrides` takes them."""
         return {
             "model": self.model,
@@ -100,6 +102,8 @@ class LlmFlags(NamedTuple):
             "cache": self.cache,
             "redact": self.redact,
             "save_prompts": self.save_prompts,
+            "max_run_tokens": self.max_run_tokens,
+            "max_cost": self.max_cost,
         }
 
 

@@ -35,8 +35,17 @@ from llmfix.files.containment import VCS_DIRS, within
 USER_CONFIG_NAME = "config.yaml"
 TRUST_STORE_NAME = "trusted.json"
 
-# The llm: keys that send data somewhere or choose a secret (or where records of it go).
-LLM_NETWORK_KEYS = ("provider", "base_url", "api_key_env", "cache_dir", "save_prompts", "redact")
+# The llm: keys that send data somewhere or choose a secret (or where records of it go),
+# and the price table (a model priced at nothing would defeat the user's cost budget).
+LLM_NETWORK_KEYS = (
+    "provider",
+    "base_url",
+    "api_key_env",
+    "cache_dir",
+    "save_prompts",
+    "redact",
+    "prices",
+)
 
 # LLMFIX_* variables that set an llm: key (the user's own environment: trusted).
 ENV_LLM_KEYS = {

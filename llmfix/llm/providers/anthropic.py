@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from llmfix.llm.providers.base import (
     ANTHROPIC_VERSION,
     WRAP_KEY,
     Completion,
+    ContinuationRequest,
     Message,
     Meter,
     ProviderRefused,
 )
 from llmfix.llm.providers.schemas import (
+    about_continuation,
     mentions,
     object_root,
     tool_name,
@@ -88,9 +91,66 @@ class AnthropicProvider(HttpProvider):
                 and mentions(answer.text, "temperature")
             ):
                 self.adjust.no_temperature = True
+                self.learn()
                 continue
             raise self._refused(answer, url)
         raise ProviderRefused(f"{self.name}: {url} refused the request")
+
+    def complete_continuation(
+        self,
+        request: ContinuationRequest,
+        *,
+        temperature: float | None,
+        max_tokens: int,
+        timeout: float,
+        meter: Meter | None = None,
+        prefill: bool = True,
+    ) -> Completion:
+        """The rest of ``request.prefix`` as plain text: the prefix is the last, assistant
+        message (Anthropic continues it; the answer holds only what follows). A model that
+        refuses a prefill (HTTP 400 about it) is asked with the prompt instead, and
+        remembered. Completion.mode says which: ``prefill`` or ``prompt``; ``prefill=False``
+        asks with the prompt this once."""
+        url = f"{self.base_url}/v1/messages"
+        headers = {"content-type": "application/json", "anthropic-version": ANTHROPIC_VERSION}
+        if self._key:
+            headers["x-api-key"] = self._key
+        wanted = prefill
+        for _ in range(3):
+            prefill = wanted and not self.adjust.no_prefill
+            messages = request.prefill if prefill else request.prompt
+            system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+            body: dict[str, Any] = {
+                "model": self.model,
+                "max_tokens": max_tokens,
+                "messages": [
+                    {"role": m["role"], "content": m["content"]}
+                    for m in messages
+                    if m["role"] != "system"
+                ],
+            }
+            if system:
+                body["system"] = system
+            if temperature is not None and not self.adjust.no_temperature:
+                body["temperature"] = temperature
+            answer = self.transport.post(url, headers, body, timeout, meter=meter)
+            if answer.status < 300:
+                completion = self._completion(answer, "", False, url)
+                return replace(completion, mode="prefill" if prefill else "prompt")
+            if (
+                answer.status == 400
+                and "temperature" in body
+                and mentions(answer.text, "temperature")
+            ):
+                self.adjust.no_temperature = True
+                self.learn()
+                continue
+            if prefill and about_continuation(answer.status, answer.text):
+                self.adjust.no_prefill = True
+                self.learn()
+                continue
+            raise self._refused(answer, url)
+        raise ProviderRefused(f"{self.name}: {url} refused every way of asking to continue")
 
     def _completion(self, answer: HttpAnswer, name: str, wrapped: bool, url: str) -> Completion:
         data = answer.data

@@ -96,6 +96,21 @@ class Completion:
         )
 
 
+class ContinuationRequest(Protocol):
+    """What a provider needs to ask for the rest of a cut-off answer (built by
+    :func:`llmfix.llm.continuation.continuation_request`): the messages with the prefix
+    as the last, assistant message, and the messages that show it in a prompt instead."""
+
+    @property
+    def prefix(self) -> str: ...
+
+    @property
+    def prefill(self) -> Sequence[Message]: ...
+
+    @property
+    def prompt(self) -> Sequence[Message]: ...
+
+
 class Provider(Protocol):
     """What the repair loop needs from a model."""
 
@@ -114,6 +129,21 @@ class Provider(Protocol):
         schema_name: str | None = None,
         meter: Meter | None = None,
     ) -> Completion: ...
+
+    def complete_continuation(
+        self,
+        request: ContinuationRequest,
+        *,
+        temperature: float | None,
+        max_tokens: int,
+        timeout: float,
+        meter: Meter | None = None,
+        prefill: bool = True,
+    ) -> Completion: ...
+
+    def prefill_ignored(self) -> None:
+        """Told by the caller that the server answered a prefill with a fresh message (it
+        took the prefix as a finished turn): later continuations use the prompt."""
 
     def close(self) -> None: ...
 

@@ -9,11 +9,13 @@ from typing import TYPE_CHECKING, Any
 from llmfix.llm.providers.base import (
     WRAP_INSTRUCTION,
     Completion,
+    ContinuationRequest,
     Message,
     Meter,
     ProviderRefused,
 )
 from llmfix.llm.providers.schemas import (
+    about_continuation,
     about_response_format,
     mentions,
     never,
@@ -89,17 +91,88 @@ class OpenAIProvider(HttpProvider):
                 and mentions(text, "max_completion_tokens")
             ):
                 self.adjust.max_completion_tokens = True
+                self.learn()
                 continue
             if answer.status == 400 and "temperature" in body and mentions(text, "temperature"):
                 self.adjust.no_temperature = True
+                self.learn()
                 continue
             if can_fall_back and about_response_format(answer.status, text):
                 self.adjust.refused_modes.add(mode)
                 if mode == "json_schema_strict" and not mentions(text, "strict"):
                     self.adjust.refused_modes.add("json_schema")  # json_schema itself refused
+                self.learn()
                 continue
             raise self._refused(answer, url)
         raise ProviderRefused(f"{self.name}: {url} refused every way of asking for JSON")
+
+    def complete_continuation(
+        self,
+        request: ContinuationRequest,
+        *,
+        temperature: float | None,
+        max_tokens: int,
+        timeout: float,
+        meter: Meter | None = None,
+        prefill: bool = True,
+    ) -> Completion:
+        """The rest of ``request.prefix``, as plain text (no ``response_format``: what
+        follows a prefix is not a JSON value of its own).
+
+        First as an assistant prefill: the prefix is the last, assistant message, with
+        ``continue_final_message: true`` and ``add_generation_prompt: false`` (vLLM,
+        llama.cpp's ``llama-server``, SGLang, TGI). A server that refuses that (HTTP
+        400/422, or an error about those fields) is asked with the prompt instead, and
+        remembered; OpenAI's own API takes no prefill and gets the prompt at once.
+        Completion.mode says which: ``prefill`` or ``prompt``; ``prefill=False`` asks with
+        the prompt this once."""
+        url = f"{self.base_url}/chat/completions"
+        headers = {"content-type": "application/json"}
+        if self._key:
+            headers["authorization"] = f"Bearer {self._key}"
+        wanted = prefill
+        for _ in range(4):
+            prefill = wanted and not self.adjust.no_prefill and not self.config.is_default_endpoint
+            messages = request.prefill if prefill else request.prompt
+            body: dict[str, Any] = {"model": self.model, "messages": [dict(m) for m in messages]}
+            if prefill:
+                body["continue_final_message"] = True
+                body["add_generation_prompt"] = False
+            if temperature is not None and not self.adjust.no_temperature:
+                body["temperature"] = temperature
+            tokens_key = (
+                "max_completion_tokens" if self.adjust.max_completion_tokens else "max_tokens"
+            )
+            body[tokens_key] = max_tokens
+            answer = self.transport.post(
+                url,
+                headers,
+                body,
+                timeout,
+                keep=about_continuation if prefill else never,
+                meter=meter,
+            )
+            if answer.status < 300:
+                return self._completion(answer, "prefill" if prefill else "prompt", False, url)
+            text = answer.text
+            if (
+                answer.status == 400
+                and not self.adjust.max_completion_tokens
+                and mentions(text, "max_completion_tokens")
+            ):
+                self.adjust.max_completion_tokens = True
+                self.learn()
+                continue
+            if answer.status == 400 and "temperature" in body and mentions(text, "temperature"):
+                self.adjust.no_temperature = True
+                self.learn()
+                continue
+            if prefill and (answer.status in (400, 422) or about_continuation(answer.status, text)):
+                self.adjust.no_prefill = True
+                self.learn()
+                continue
+            raise self._refused(answer, url)
+        raise ProviderRefused(f"{self.name}: {url} refused every way of asking to continue")
 
     def _completion(self, answer: HttpAnswer, mode: str, wrapped: bool, url: str) -> Completion:
         data = answer.data

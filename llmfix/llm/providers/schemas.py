@@ -166,6 +166,24 @@ def about_response_format(status: int, text: str) -> bool:
     return any(word in lowered for word in _FORMAT_WORDS)
 
 
+_CONTINUATION_WORDS = (
+    "continue_final_message",
+    "add_generation_prompt",
+    "prefill",
+    "assistant",
+    "final message",
+    "last message",
+)
+
+
+def about_continuation(status: int, text: str) -> bool:
+    """Whether an error answer complains about continuing an assistant message."""
+    if status not in (400, 422, 500, 501):
+        return False
+    lowered = text.lower()
+    return any(word in lowered for word in _CONTINUATION_WORDS)
+
+
 def never(status: int, text: str) -> bool:
     return False
 

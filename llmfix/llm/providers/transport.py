@@ -23,6 +23,7 @@ from llmfix.llm.providers.base import (
     ProviderUnavailable,
     json_or_none,
 )
+from llmfix.llm.providers.memory import ServerMemory, server_key
 from llmfix.llm.redact import redact
 from llmfix.llm.retry import RetryPolicy, is_retryable_status, parse_retry_after
 
@@ -364,11 +365,30 @@ def _refused(
 
 @dataclass
 class _Adjustments:
-    """What a server was found to refuse, remembered for the provider's later requests."""
+    """What a server was found to refuse, remembered for the provider's later requests
+    (and, through :class:`~llmfix.llm.providers.memory.ServerMemory`, for later runs)."""
 
     refused_modes: set[str] = field(default_factory=set)
     max_completion_tokens: bool = False  # OpenAI reasoning models refuse max_tokens
     no_temperature: bool = False  # some models refuse any temperature but their own
+    no_prefill: bool = False  # the server refused to continue an assistant message
+
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "refused_modes": sorted(self.refused_modes),
+            "max_completion_tokens": self.max_completion_tokens,
+            "no_temperature": self.no_temperature,
+            "no_prefill": self.no_prefill,
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> _Adjustments:
+        return cls(
+            refused_modes=set(record.get("refused_modes", ())),
+            max_completion_tokens=record.get("max_completion_tokens") is True,
+            no_temperature=record.get("no_temperature") is True,
+            no_prefill=record.get("no_prefill") is True,
+        )
 
 
 class HttpProvider:
@@ -392,7 +412,26 @@ class HttpProvider:
         )
         if self._key and self._key not in self.transport.secrets:
             self.transport.secrets = (*self.transport.secrets, self._key)
-        self.adjust = _Adjustments()
+        self.memory = ServerMemory(config.cache_path) if config.remember_servers else None
+        self._memory_key = server_key(self.name, self.base_url, self.model)
+        recalled = self.memory.recall(self._memory_key) if self.memory is not None else {}
+        self.adjust = _Adjustments.from_record(recalled)
+        # what this provider learnt from a refusal (not what it recalled): kept across runs
+        self.learnt = False
+
+    def prefill_ignored(self) -> None:
+        """The server took an assistant prefill as a finished message and answered anew
+        (llama-cpp-python's server does: it drops ``continue_final_message``): ask for
+        continuations with the prompt from now on, in this run and later ones."""
+        if not self.adjust.no_prefill:
+            self.adjust.no_prefill = True
+            self.learn()
+
+    def learn(self) -> None:
+        """Keep :attr:`adjust` for later runs: called after a refusal taught it something."""
+        self.learnt = True
+        if self.memory is not None:
+            self.memory.keep(self._memory_key, self.adjust.to_record())
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
