@@ -24,7 +24,7 @@ __all__ = ["app", "main"]
 
 # The command modules, in the order the whole app lists their commands, and the module that
 # registers each command (`config` is a group: it gets the whole app).
-_MODULES = ("check", "config", "inspect", "repair", "explain")
+_MODULES = ("check", "config", "inspect", "repair", "explain", "proxy")
 _MODULE_OF = {
     "check": "check",
     "explain": "explain",
@@ -32,6 +32,7 @@ _MODULE_OF = {
     "schemas": "inspect",
     "rules": "inspect",
     "repair": "repair",
+    "proxy": "proxy",
 }
 
 

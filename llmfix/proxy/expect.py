@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from llmfix.run.settings import RepairRun
     from llmfix.schema.validate import SchemaValidator
     from llmfix.toolcalls.registry import ToolRegistry
 
@@ -74,18 +75,17 @@ class Configured:
     tools: dict[str, ToolRegistry] = field(default_factory=dict)
 
     def schema_for(self, route: str, model: str | None) -> SchemaValidator | None:
-        return _pick(self.schemas, route, model)
+        return self.schemas.get(_key(self.schemas, route, model))
 
     def tools_for(self, route: str, model: str | None) -> ToolRegistry | None:
-        return _pick(self.tools, route, model)
+        return self.tools.get(_key(self.tools, route, model))
 
 
-def _pick(table: dict[str, Any], route: str, model: str | None) -> Any:
+def _key(table: dict[str, Any], route: str, model: str | None) -> str:
+    """The key of ``table`` that applies: the model's, else the route's, else ``*``."""
     if model is not None and model in table:
-        return table[model]
-    if route in table:
-        return table[route]
-    return table.get("*")
+        return model
+    return route if route in table else "*"
 
 
 class Compiled:
@@ -188,3 +188,30 @@ def _function_tools(api: str, tools: Any) -> list[Any]:
         elif tool.get("type") == "function":
             found.append(tool)
     return found
+
+
+def configured_files(
+    run: RepairRun, schema: str | None, schema_for: list[str], tools_for: list[str]
+) -> Configured:
+    """The schemas and tool files given on the command line (``--schema``,
+    ``--schema-for KEY=FILE``, ``--tools-for KEY=FILE``), each loaded once now: a bad
+    file stops the proxy before it serves anything."""
+    # (start-up: loaded when the proxy starts)
+    from llmfix.errors import ConfigError
+    from llmfix.toolcalls.registry import ToolRegistry
+
+    allow = run.options.allow_remote_refs
+    schemas: dict[str, SchemaValidator] = {}
+    tools: dict[str, ToolRegistry] = {}
+    if schema is not None:
+        schemas["*"] = run.validators.get(schema, allow)
+    for flag, given in (("--schema-for", schema_for), ("--tools-for", tools_for)):
+        for pair in given:
+            key, sep, path = pair.partition("=")
+            if not sep or not key or not path:
+                raise ConfigError(f"{flag} takes KEY=FILE, not {pair!r}")
+            if flag == "--schema-for":
+                schemas[key] = run.validators.get(path, allow)
+            else:
+                tools[key] = ToolRegistry.load(path, allow_remote=allow)
+    return Configured(schemas, tools)

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 # ``status`` of a response none of whose answers the proxy checks (prose to a request
 # that asked for no JSON, an upstream error).
 UNCHECKED = "unchecked"
+# What the proxy does with an answer that fails: send it marked, or answer an error.
+POLICIES: tuple[str, ...] = ("pass", "error")
 _ORDER = [s.value for s in Status]
 
 

@@ -22,6 +22,7 @@ from llmfix.proxy.verdict import Verdict, verdict_of
 if TYPE_CHECKING:
     from llmfix.inputs import Item
     from llmfix.proxy.expect import Expectation
+    from llmfix.run.llm import LlmRun
     from llmfix.run.settings import RepairRun
 
 # The model's repair of one answer the rules left broken: (item, result) → result.
@@ -57,9 +58,7 @@ def check_whole(
         failures = gate_failures(result, run.fail_on, run.max_risk, partial=run.options.partial)
         if failures and model is not None and item.tool is None:
             result = model(item, result, expect)
-            failures = gate_failures(
-                result, run.fail_on, run.max_risk, partial=run.options.partial
-            )
+            failures = gate_failures(result, run.fail_on, run.max_risk, partial=run.options.partial)
         checked.append((item, result, failures))
     verdict = verdict_of((result, failures) for _, result, failures in checked)
     changed = [
@@ -86,3 +85,26 @@ def _covered(item: Item, expect: Expectation) -> bool:
         return True
     finish = item.finish
     return finish is not None and finish.kind == "refused" and expect.registry is not None
+
+
+def model_repair(llm: LlmRun, run: RepairRun) -> ModelRepair:
+    """The opt-in LLM repair of a text answer the rules left failing (``--llm``): the
+    run's model, its attempts and its call budget (``--max-llm-calls``, for the life of
+    the proxy), one request at a time."""
+    import threading
+
+    lock = threading.Lock()
+
+    def repair(item: Item, result: Result, expect: Expectation) -> Result:
+        with lock:
+            repaired, _ = llm.repair(
+                item.text,
+                result,
+                validator=expect.validator,
+                options=run.options,
+                name=item.id,
+                max_risk=run.max_risk,
+            )
+        return repaired
+
+    return repair
