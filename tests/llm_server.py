@@ -47,6 +47,7 @@ from typing import Any
 
 OPENAI_PATH = "/v1/chat/completions"
 ANTHROPIC_PATH = "/v1/messages"
+RESPONSES_PATH = "/v1/responses"  # the OpenAI Responses API (tests/test_proxy.py)
 FAULTS = ("truncate", "reset", "trickle")
 
 
@@ -60,6 +61,7 @@ class Reply:
     fault: str | None = None  # one of FAULTS
     interval: float = 0.2  # seconds between the bytes of a trickle
     trickle_for: float = 30.0  # then the trickle stops and the connection closes
+    piece: int = 0  # > 0: the body sent with chunked transfer encoding, this many bytes a chunk
 
     def __post_init__(self) -> None:
         if self.fault is not None and self.fault not in FAULTS:
@@ -255,6 +257,9 @@ class LlmServer:
                     self._reset()
                     return
                 data = _payload(reply)
+                if reply.piece and reply.fault is None:
+                    self._chunked_reply(reply, data)
+                    return
                 length = 10**9 if reply.fault == "trickle" else len(data)
                 if reply.fault == "truncate":
                     data = data[: len(data) // 2]
@@ -297,6 +302,19 @@ class LlmServer:
                     else:
                         self.wfile.write(route.body)
                 except ConnectionError:  # the client gave up
+                    self.close_connection = True
+
+            def _chunked_reply(self, reply: Reply, data: bytes) -> None:
+                """A reply sent a piece at a time (a stream, as the APIs send theirs)."""
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("content-type", reply.content_type)
+                    self.send_header("transfer-encoding", "chunked")
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self._chunks(data, reply.piece)
+                except ConnectionError:
                     self.close_connection = True
 
             def _chunks(self, data: bytes, size: int) -> None:
@@ -405,7 +423,7 @@ class LlmServer:
     def _next(self, request: Recorded) -> Reply:
         with self._lock:
             self.requests.append(request)
-            if request.path not in (OPENAI_PATH, ANTHROPIC_PATH):
+            if request.path.partition("?")[0] not in (OPENAI_PATH, ANTHROPIC_PATH, RESPONSES_PATH):
                 return error_reply(404, f"no route {request.path}")
             if not self._replies:
                 return error_reply(500, "the test scripted no more replies")

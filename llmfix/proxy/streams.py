@@ -265,6 +265,7 @@ class StreamGuard:
             "type": "llmfix_invalid_response",
             "code": verdict.status,
         }
+        body: dict[str, Any]
         if self.api == "anthropic":
             body = {"type": "error", "error": {"type": "invalid_response_error", **error}}
             return _sse("error", {**body, "llmfix": verdict.to_dict()})

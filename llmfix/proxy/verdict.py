@@ -78,9 +78,13 @@ def verdict_of(checked: Iterable[tuple[Result, list[str]]]) -> Verdict:
     failures: list[str] = []
     errors: list[str] = []
     for result, failed in checked:
-        if status == UNCHECKED or _ORDER.index(result.status.value) > _ORDER.index(status):
-            status = result.status.value
-        repairs += repairs_in(result)
+        made = repairs_in(result)
+        # a structured tool call's check says "valid" for arguments a rule had to mend
+        found = Status.REPAIRED.value if result.status is Status.VALID and made else None
+        found = found or result.status.value
+        if status == UNCHECKED or _ORDER.index(found) > _ORDER.index(status):
+            status = found
+        repairs += made
         failures += [f for f in failed if f not in failures]
         for d in result.diagnostics:
             if d.severity is Severity.ERROR and len(errors) < 5:
