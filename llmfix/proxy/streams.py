@@ -110,6 +110,7 @@ class StreamGuard:
         self._ids: dict[int, str] = {}
         self._ready: dict[int, dict[str, Any]] = {}  # released calls: index → checked call
         self._sent_args: set[int] = set()
+        self._verdicts: dict[int, tuple[dict[str, Any], str] | None] = {}
         self._stopped = False  # an error event was sent: nothing more goes out
         self._chat: dict[str, Any] = {}  # id, created, model of the last chat chunk
         self._text_value: Any = None  # the repaired JSON text answer, when it passes
@@ -187,7 +188,12 @@ class StreamGuard:
         tools = [d for d in deltas if d.kind == "tool"]
         if self.parser is None or not tools:
             return
-        for found in self.parser.feed_deltas(tools) + self.parser.flush():
+        found_events = self.parser.feed_deltas(tools)
+        # A call can only be complete after a closing bracket: read what came now (the
+        # reader otherwise waits for more text before it retries an unfinished value).
+        if any("}" in d.text or "]" in d.text or d.done for d in tools):
+            found_events += self.parser.flush()
+        for found in found_events:
             if found.kind == "tool_call" and found.index is not None and found.call is not None:
                 self._ready[found.index] = dict(found.call)
 
@@ -276,8 +282,11 @@ class StreamGuard:
 
     # ------------------------------------------------------------------ rewriting
 
-    def _changed(self, index: int) -> dict[str, Any] | None:
-        """The checked call ``index`` when it differs from what the model streamed."""
+    def _changed(self, index: int) -> tuple[dict[str, Any], str] | None:
+        """The checked call ``index`` and its arguments' JSON text, when it differs from
+        what the model streamed (worked out once per call)."""
+        if index in self._verdicts:
+            return self._verdicts[index]
         call = self._ready.get(index)
         if call is None:
             return None
@@ -286,34 +295,24 @@ class StreamGuard:
             same = json.loads(text) == call.get("arguments")
         except ValueError:
             same = False
-        if same and call.get("name") == self._names.get(index):
-            return None
-        return call
+        found = None
+        if not same or call.get("name") != self._names.get(index):
+            found = (call, dumps(call.get("arguments"), separators=(",", ":")))
+        self._verdicts[index] = found
+        return found
 
     def _rewrite(self, event: _Event) -> bytes:
         index = event.call
-        call = None if index is None else self._changed(index)
-        if index is None or call is None or event.record is None:
+        changed = None if index is None else self._changed(index)
+        if index is None or changed is None or event.record is None:
             return event.raw
+        call, arguments = changed
         record = copy.deepcopy(event.record)
-        arguments = dumps(call.get("arguments"), separators=(",", ":"))
         name = call.get("name")
         first = index not in self._sent_args
         kind = record.get("type")
         if self.api == "openai-chat":
-            for choice in record.get("choices") or ():
-                delta = choice.get("delta") if isinstance(choice, dict) else None
-                for entry in (delta or {}).get("tool_calls") or ():
-                    if not isinstance(entry, dict) or entry.get("index", 0) != index:
-                        continue
-                    function = entry.setdefault("function", {})
-                    if function.get("name"):
-                        function["name"] = name
-                    if "arguments" in function:
-                        function["arguments"] = arguments if first else ""
-                        self._sent_args.add(index)
-                        first = False
-            return _sse(event.name, record)
+            return self._rewrite_chat(event, record, index, name, arguments)
         if self.api == "anthropic":
             if kind == "content_block_start":
                 block = record.get("content_block") or {}
@@ -346,6 +345,38 @@ class StreamGuard:
                 item["arguments"] = arguments
         return _sse(event.name, record)
 
+    def _rewrite_chat(
+        self, event: _Event, record: dict[str, Any], index: int, name: Any, arguments: str
+    ) -> bytes:
+        """A chat chunk with call ``index`` in it: the whole repaired arguments go in the
+        call's first chunk that carries arguments; the later ones are left out (or emptied,
+        when the chunk carries more than this call's arguments)."""
+        only_arguments = True
+        for choice in record.get("choices") or ():
+            delta = choice.get("delta") if isinstance(choice, dict) else None
+            if not isinstance(delta, dict):
+                continue
+            if choice.get("finish_reason") or set(delta) - {"tool_calls"}:
+                only_arguments = False
+            for entry in delta.get("tool_calls") or ():
+                if not isinstance(entry, dict) or entry.get("index", 0) != index:
+                    only_arguments = False
+                    continue
+                function = entry.setdefault("function", {})
+                if function.get("name"):
+                    function["name"] = name
+                    only_arguments = False
+                if set(entry) - {"index", "function"} or set(function) - {"arguments"}:
+                    only_arguments = False
+                if "arguments" in function:
+                    first = index not in self._sent_args
+                    function["arguments"] = arguments if first else ""
+                    self._sent_args.add(index)
+                    only_arguments = only_arguments and not first
+        if only_arguments:
+            return b""
+        return _sse(event.name, record)
+
     def _fix_response(self, response: Any) -> None:
         """The final Responses object with the repaired calls and text put in."""
         if not isinstance(response, dict) or not isinstance(response.get("output"), list):
@@ -358,10 +389,10 @@ class StreamGuard:
                 index = ids.get(str(item.get("call_id")))
                 if index is None:
                     index = ids.get(str(item.get("id")))
-                call = None if index is None else self._changed(index)
-                if call is not None:
-                    item["name"] = call.get("name")
-                    item["arguments"] = dumps(call.get("arguments"), separators=(",", ":"))
+                changed = None if index is None else self._changed(index)
+                if changed is not None:
+                    item["name"] = changed[0].get("name")
+                    item["arguments"] = changed[1]
             elif item.get("type") == "message" and self._text_value is not None:
                 parts = [p for p in item.get("content") or () if isinstance(p, dict)]
                 texts = [p for p in parts if p.get("type") == "output_text"]

@@ -1,0 +1,315 @@
+"""`llmfix proxy` under load: what it adds to a request, against the upstream direct.
+
+Run: ``nice -n 10 .venv/bin/python bench/bench_proxy.py [--requests N] [--memory N]``.
+Prints a markdown table.
+
+Three processes: an upstream (a small Starlette app under uvicorn, answering every chat
+completion at once with the same answer of about 1 KB), ``llmfix proxy`` in front of it (the
+command a user runs), and this one, the clients: 50 concurrent streaming clients (httpx,
+asyncio), each sending requests one after the other. Rounds alternate between the upstream
+direct and the proxy, so that whatever else the machine does slows both sides alike.
+
+Two answers, both streamed as the OpenAI chat API streams (one SSE chunk per delta):
+
+- ``tool call``: a ``get_weather``-like call whose 1 KB of arguments arrive in 24 deltas,
+  one of them a string where the schema wants an integer: the proxy holds the call, reads it
+  as it comes, releases it repaired, and sends the verdict chunk;
+- ``json text``: a 1 KB JSON answer to a ``response_format`` json_schema request, with the
+  same damage: the text deltas pass at once; the verdict comes at the end.
+
+Per request: the latency (request sent to last byte) and the time to first byte (TTFB).
+"added" is the proxy's median (p99) minus the direct median (p99), both measured in the
+same rounds. ``own`` is the proxy's own measure of its added time (its
+``llmfix_proxy_added_seconds`` histogram: reading, checking, rewriting, not the network
+hops). Memory: the proxy's resident set size after each thousand of ``--memory`` requests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._common import markdown_table
+
+ROOT = Path(__file__).resolve().parent.parent
+CLIENTS = 50
+
+WEATHER = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string"},
+        "days": {"type": "integer"},
+        "notes": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["city", "days"],
+}
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}}]
+FORMAT = {"type": "json_schema", "json_schema": {"name": "forecast", "schema": WEATHER}}
+
+
+def _answer() -> str:
+    """About 1 KB of arguments, ``days`` a string (a ``coerce_integer`` repair)."""
+    notes = [f"note {i}: light wind from the west, dry" for i in range(24)]
+    return json.dumps({"city": "Paris", "days": "3", "notes": notes})
+
+
+def _chunk(delta: dict[str, object], finish: str | None = None) -> bytes:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    record = {
+        "id": "chatcmpl-b",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "bench",
+        "choices": [choice],
+    }
+    return f"data: {json.dumps(record)}\n\n".encode()
+
+
+def _stream(kind: str) -> list[bytes]:
+    text = _answer()
+    size = -(-len(text) // 24)
+    pieces = [text[i : i + size] for i in range(0, len(text), size)]
+    out = [_chunk({"role": "assistant", "content": ""})]
+    if kind == "tool":
+        call = {"index": 0, "id": "call_1", "type": "function"}
+        head = {**call, "function": {"name": "get_weather", "arguments": ""}}
+        out.append(_chunk({"tool_calls": [head]}))
+        for p in pieces:
+            out.append(_chunk({"tool_calls": [{"index": 0, "function": {"arguments": p}}]}))
+        out.append(_chunk({}, "tool_calls"))
+    else:
+        out += [_chunk({"content": p}) for p in pieces]
+        out.append(_chunk({}, "stop"))
+    out.append(b"data: [DONE]\n\n")
+    return out
+
+
+# ---------------------------------------------------------------------- the upstream
+
+
+def serve_upstream(port: int) -> None:
+    """The upstream: every chat completion answered at once, streamed chunk by chunk."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import StreamingResponse
+    from starlette.routing import Route
+
+    streams = {kind: _stream(kind) for kind in ("tool", "text")}
+
+    async def chat(request: Request) -> StreamingResponse:
+        body = json.loads(await request.body())
+        chunks = streams["tool" if body.get("tools") else "text"]
+
+        async def send():  # type: ignore[no-untyped-def]
+            for chunk in chunks:
+                yield chunk
+                await asyncio.sleep(0)
+
+        return StreamingResponse(send(), media_type="text/event-stream")
+
+    app = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+
+
+# ---------------------------------------------------------------------- the clients
+
+
+async def _one(client, url: str, body: dict[str, object]) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    started = time.perf_counter()
+    first = None
+    async with client.stream("POST", url, json=body) as response:
+        async for _ in response.aiter_raw():
+            if first is None:
+                first = time.perf_counter()
+    ended = time.perf_counter()
+    return ended - started, (first or ended) - started
+
+
+async def _round(base: str, body: dict[str, object], count: int) -> list[tuple[float, float]]:
+    import httpx
+
+    url = f"{base}/v1/chat/completions"
+    limits = httpx.Limits(max_connections=CLIENTS, max_keepalive_connections=CLIENTS)
+    results: list[tuple[float, float]] = []
+    left = [count]
+    headers = {"authorization": "Bearer sk-bench"}
+    async with httpx.AsyncClient(limits=limits, timeout=60, headers=headers) as client:
+
+        async def worker() -> None:
+            while left[0] > 0:
+                left[0] -= 1
+                results.append(await _one(client, url, body))
+
+        await asyncio.gather(*(worker() for _ in range(CLIENTS)))
+    return results
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f} ms"
+
+
+def _rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def _own(base: str) -> tuple[float, int]:
+    """The proxy's own added seconds (sum) and request count, from its /metrics."""
+    import httpx
+
+    total, count = 0.0, 0
+    for line in httpx.get(f"{base}/metrics").text.splitlines():
+        if line.startswith("llmfix_proxy_added_seconds_sum"):
+            total += float(line.rsplit(" ", 1)[1])
+        elif line.startswith("llmfix_proxy_added_seconds_count"):
+            count += int(float(line.rsplit(" ", 1)[1]))
+    return total, count
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait(url: str) -> None:
+    import httpx
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(url, timeout=0.5)
+            return
+        except httpx.TransportError:
+            time.sleep(0.05)
+    raise SystemExit(f"{url} did not start")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=1000, help="per side and answer")
+    parser.add_argument("--rounds", type=int, default=4, help="alternations per answer")
+    parser.add_argument("--memory", type=int, default=10_000, help="requests for the RSS run")
+    parser.add_argument("--serve-upstream", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.serve_upstream:
+        serve_upstream(args.serve_upstream)
+        return
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    up_port, proxy_port = _free_port(), _free_port()
+    upstream_url = f"http://127.0.0.1:{up_port}"
+    proxy_url = f"http://127.0.0.1:{proxy_port}"
+    here = str(Path(__file__).resolve())
+    upstream = subprocess.Popen(
+        [sys.executable, here, "--serve-upstream", str(up_port)], env=env, cwd=ROOT
+    )
+    proxy = subprocess.Popen(
+        [sys.executable, "-m", "llmfix", "proxy", "--upstream", upstream_url, "--listen",
+         f"127.0.0.1:{proxy_port}"],
+        env=env,
+        cwd=ROOT,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        _wait(f"{upstream_url}/")
+        _wait(f"{proxy_url}/metrics")
+        rows = []
+        bodies = {
+            "tool call": {"model": "bench", "messages": [], "tools": TOOLS, "stream": True},
+            "json text": {
+                "model": "bench",
+                "messages": [],
+                "response_format": FORMAT,
+                "stream": True,
+            },
+        }
+        for name, body in bodies.items():
+            asyncio.run(_round(proxy_url, body, 200))  # warm both
+            asyncio.run(_round(upstream_url, body, 200))
+            direct: list[tuple[float, float]] = []
+            guarded: list[tuple[float, float]] = []
+            own_before = _own(proxy_url)
+            per_round = max(1, args.requests // args.rounds)
+            for _ in range(args.rounds):
+                direct += asyncio.run(_round(upstream_url, body, per_round))
+                guarded += asyncio.run(_round(proxy_url, body, per_round))
+            own_after = _own(proxy_url)
+            own = (own_after[0] - own_before[0]) / max(1, own_after[1] - own_before[1])
+            lat_d, lat_p = [d[0] for d in direct], [g[0] for g in guarded]
+            ttfb_d, ttfb_p = [d[1] for d in direct], [g[1] for g in guarded]
+            rows.append(
+                [
+                    name,
+                    str(len(guarded)),
+                    _ms(statistics.median(lat_d)),
+                    _ms(statistics.median(lat_p)),
+                    _ms(statistics.median(lat_p) - statistics.median(lat_d)),
+                    _ms(_quantile(lat_p, 0.99) - _quantile(lat_d, 0.99)),
+                    _ms(own),
+                    _ms(statistics.median(ttfb_d)),
+                    _ms(statistics.median(ttfb_p)),
+                ]
+            )
+        print(f"{CLIENTS} concurrent streaming clients, {args.rounds} alternating rounds\n")
+        print(
+            markdown_table(
+                [
+                    "answer",
+                    "requests",
+                    "direct median",
+                    "proxy median",
+                    "added median",
+                    "added p99",
+                    "own (mean)",
+                    "TTFB direct",
+                    "TTFB proxy",
+                ],
+                rows,
+            )
+        )
+        body = bodies["tool call"]
+        marks = []
+        done = 0
+        step = max(1, args.memory // 10)
+        while done < args.memory:
+            asyncio.run(_round(proxy_url, body, step))
+            done += step
+            marks.append((done, _rss_kib(proxy.pid)))
+        print(f"\nproxy RSS over {args.memory} tool-call requests:\n")
+        print(
+            markdown_table(
+                ["requests", "RSS"], [[str(n), f"{kib / 1024:.1f} MiB"] for n, kib in marks]
+            )
+        )
+    finally:
+        for process in (proxy, upstream):
+            process.send_signal(signal.SIGINT)
+        for process in (proxy, upstream):
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+if __name__ == "__main__":
+    main()
