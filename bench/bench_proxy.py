@@ -11,17 +11,21 @@ direct and the proxy, so that whatever else the machine does slows both sides al
 
 Two answers, both streamed as the OpenAI chat API streams (one SSE chunk per delta):
 
-- ``tool call``: a ``get_weather``-like call whose 1 KB of arguments arrive in 24 deltas,
-  one of them a string where the schema wants an integer: the proxy holds the call, reads it
-  as it comes, releases it repaired, and sends the verdict chunk;
-- ``json text``: a 1 KB JSON answer to a ``response_format`` json_schema request, with the
+- ``tool call, valid``: a ``get_weather``-like call whose 1 KB of arguments arrive in 24
+  deltas: the proxy holds the call, reads it as it comes, releases it, and sends the
+  verdict chunk;
+- ``tool call, repaired``: the same with ``days`` a string where the schema wants an
+  integer: the call is released repaired (one delta carrying the whole arguments);
+- ``json text, repaired``: a 1 KB JSON answer to a ``response_format`` json_schema request, with the
   same damage: the text deltas pass at once; the verdict comes at the end.
 
 Per request: the latency (request sent to last byte) and the time to first byte (TTFB).
 "added" is the proxy's median (p99) minus the direct median (p99), both measured in the
 same rounds. ``own`` is the proxy's own measure of its added time (its
 ``llmfix_proxy_added_seconds`` histogram: reading, checking, rewriting, not the network
-hops). Memory: the proxy's resident set size after each thousand of ``--memory`` requests.
+hops), wall time, so it grows when the machine is busy; ``proxy CPU`` is the CPU time the
+proxy process used per request (HTTP in and out included), which does not. Memory: the
+proxy's resident set size after each tenth of ``--memory`` requests.
 """
 
 from __future__ import annotations
@@ -59,10 +63,11 @@ TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": 
 FORMAT = {"type": "json_schema", "json_schema": {"name": "forecast", "schema": WEATHER}}
 
 
-def _answer() -> str:
-    """About 1 KB of arguments, ``days`` a string (a ``coerce_integer`` repair)."""
+def _answer(valid: bool = False) -> str:
+    """About 1 KB of arguments, ``days`` a string (a ``coerce_integer`` repair) unless
+    ``valid``."""
     notes = [f"note {i}: light wind from the west, dry" for i in range(24)]
-    return json.dumps({"city": "Paris", "days": "3", "notes": notes})
+    return json.dumps({"city": "Paris", "days": 3 if valid else "3", "notes": notes})
 
 
 def _chunk(delta: dict[str, object], finish: str | None = None) -> bytes:
@@ -78,11 +83,11 @@ def _chunk(delta: dict[str, object], finish: str | None = None) -> bytes:
 
 
 def _stream(kind: str) -> list[bytes]:
-    text = _answer()
+    text = _answer(valid=kind == "valid")
     size = -(-len(text) // 24)
     pieces = [text[i : i + size] for i in range(0, len(text), size)]
     out = [_chunk({"role": "assistant", "content": ""})]
-    if kind == "tool":
+    if kind in ("tool", "valid"):
         call = {"index": 0, "id": "call_1", "type": "function"}
         head = {**call, "function": {"name": "get_weather", "arguments": ""}}
         out.append(_chunk({"tool_calls": [head]}))
@@ -107,11 +112,12 @@ def serve_upstream(port: int) -> None:
     from starlette.responses import StreamingResponse
     from starlette.routing import Route
 
-    streams = {kind: _stream(kind) for kind in ("tool", "text")}
+    streams = {kind: _stream(kind) for kind in ("tool", "valid", "text")}
 
     async def chat(request: Request) -> StreamingResponse:
         body = json.loads(await request.body())
-        chunks = streams["tool" if body.get("tools") else "text"]
+        kind = "text" if not body.get("tools") else "tool"
+        chunks = streams["valid" if body.get("model") == "valid" else kind]
 
         async def send():  # type: ignore[no-untyped-def]
             for chunk in chunks:
@@ -127,13 +133,22 @@ def serve_upstream(port: int) -> None:
 # ---------------------------------------------------------------------- the clients
 
 
-async def _one(client, url: str, body: dict[str, object]) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+ERRORS: list[str] = []  # requests that failed (a dropped connection under load, ...)
+
+
+async def _one(client, url: str, body: dict[str, object]) -> tuple[float, float] | None:  # type: ignore[no-untyped-def]
+    import httpx
+
     started = time.perf_counter()
     first = None
-    async with client.stream("POST", url, json=body) as response:
-        async for _ in response.aiter_raw():
-            if first is None:
-                first = time.perf_counter()
+    try:
+        async with client.stream("POST", url, json=body) as response:
+            async for _ in response.aiter_raw():
+                if first is None:
+                    first = time.perf_counter()
+    except httpx.HTTPError as error:
+        ERRORS.append(f"{url}: {type(error).__name__}")
+        return None
     ended = time.perf_counter()
     return ended - started, (first or ended) - started
 
@@ -151,7 +166,9 @@ async def _round(base: str, body: dict[str, object], count: int) -> list[tuple[f
         async def worker() -> None:
             while left[0] > 0:
                 left[0] -= 1
-                results.append(await _one(client, url, body))
+                found = await _one(client, url, body)
+                if found is not None:
+                    results.append(found)
 
         await asyncio.gather(*(worker() for _ in range(CLIENTS)))
     return results
@@ -171,6 +188,12 @@ def _rss_kib(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     return 0
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds a process has used (``/proc/PID/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _own(base: str) -> tuple[float, int]:
@@ -228,15 +251,21 @@ def main(argv: list[str] | None = None) -> None:
          f"127.0.0.1:{proxy_port}"],
         env=env,
         cwd=ROOT,
-        stderr=subprocess.DEVNULL,
+        stderr=open(os.environ.get("BENCH_PROXY_LOG", os.devnull), "w"),  # noqa: SIM115
     )  # fmt: skip
     try:
         _wait(f"{upstream_url}/")
         _wait(f"{proxy_url}/metrics")
         rows = []
         bodies = {
-            "tool call": {"model": "bench", "messages": [], "tools": TOOLS, "stream": True},
-            "json text": {
+            "tool call, valid": {"model": "valid", "messages": [], "tools": TOOLS, "stream": True},
+            "tool call, repaired": {
+                "model": "bench",
+                "messages": [],
+                "tools": TOOLS,
+                "stream": True,
+            },
+            "json text, repaired": {
                 "model": "bench",
                 "messages": [],
                 "response_format": FORMAT,
@@ -250,9 +279,12 @@ def main(argv: list[str] | None = None) -> None:
             guarded: list[tuple[float, float]] = []
             own_before = _own(proxy_url)
             per_round = max(1, args.requests // args.rounds)
+            cpu = 0.0
             for _ in range(args.rounds):
                 direct += asyncio.run(_round(upstream_url, body, per_round))
+                cpu_before = _cpu_seconds(proxy.pid)
                 guarded += asyncio.run(_round(proxy_url, body, per_round))
+                cpu += _cpu_seconds(proxy.pid) - cpu_before
             own_after = _own(proxy_url)
             own = (own_after[0] - own_before[0]) / max(1, own_after[1] - own_before[1])
             lat_d, lat_p = [d[0] for d in direct], [g[0] for g in guarded]
@@ -266,6 +298,7 @@ def main(argv: list[str] | None = None) -> None:
                     _ms(statistics.median(lat_p) - statistics.median(lat_d)),
                     _ms(_quantile(lat_p, 0.99) - _quantile(lat_d, 0.99)),
                     _ms(own),
+                    _ms(cpu / max(1, len(guarded))),
                     _ms(statistics.median(ttfb_d)),
                     _ms(statistics.median(ttfb_p)),
                 ]
@@ -281,13 +314,14 @@ def main(argv: list[str] | None = None) -> None:
                     "added median",
                     "added p99",
                     "own (mean)",
+                    "proxy CPU",
                     "TTFB direct",
                     "TTFB proxy",
                 ],
                 rows,
             )
         )
-        body = bodies["tool call"]
+        body = bodies["tool call, repaired"]
         marks = []
         done = 0
         step = max(1, args.memory // 10)
@@ -295,6 +329,8 @@ def main(argv: list[str] | None = None) -> None:
             asyncio.run(_round(proxy_url, body, step))
             done += step
             marks.append((done, _rss_kib(proxy.pid)))
+        if ERRORS:
+            print(f"\n{len(ERRORS)} requests failed: {sorted(set(ERRORS))}")
         print(f"\nproxy RSS over {args.memory} tool-call requests:\n")
         print(
             markdown_table(
