@@ -547,3 +547,69 @@ def test_llmfix_check_reads_the_log(server: LlmServer, tmp_path: Path) -> None:
     assert report["summary"]["items"] == 2
     assert report["summary"]["status"] == {"repaired": 1, "valid": 1}
     assert [line["llmfix"]["status"] for line in log_lines(log)] == ["repaired", "valid"]
+
+
+# ------------------------------------------------------------------ more shapes and policies
+
+
+def test_llm_repair_is_opt_in_and_repairs_what_rules_cannot(
+    server: LlmServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from llmfix.proxy.whole import model_repair
+    from llmfix.run.repair import start_llm
+    from llmfix.run.settings import LlmFlags
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-repair-model-key-0123456789")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    model = LlmFlags(
+        enabled=True, model="test-model", provider="openai", base_url=server.openai_base,
+        cache=False, max_attempts=1,
+    )  # fmt: skip
+    run = repair_run(RepairFlags(llm=model))
+    llm = start_llm(run)
+    assert llm is not None
+    # the upstream's answer lacks "age" (no rule can invent it); the repair model's has it
+    server.enqueue(
+        chat_completion('{"name": "Ada"}'), chat_completion('{"name": "Ada", "age": 36}')
+    )
+    try:
+        with Proxy(ProxySettings(server.url, run, model=model_repair(llm, run))) as proxy:
+            raw = proxy.openai().chat.completions.with_raw_response.create(
+                model="m", messages=ASK, response_format=PERSON_FORMAT
+            )
+    finally:
+        llm.close()
+    assert json.loads(raw.parse().choices[0].message.content) == {"name": "Ada", "age": 36}
+    assert raw.headers["x-llmfix-status"] == "llm_repaired"
+    assert len(server.requests) == 2  # the upstream, then the repair model
+
+
+def test_chat_stream_invalid_text_under_the_error_policy(server: LlmServer) -> None:
+    server.enqueue(chat_stream(['{"name": ', '"Ada"}']))
+    with Proxy(settings(server.url, on_failure="error")) as proxy:
+        stream = proxy.openai().chat.completions.create(
+            model="m", messages=ASK, response_format=PERSON_FORMAT, stream=True
+        )
+        with pytest.raises(openai.APIError, match="age"):
+            list(stream)
+
+
+def test_responses_tool_call_repaired(server: LlmServer, guarded: Proxy) -> None:
+    server.enqueue(
+        responses_object(calls=[("call_1", "get_weather", ['{"city": "Oslo", "days": 2.0}'])])
+    )
+    response = guarded.openai().responses.create(
+        model="gpt-test", input="Weather?", tools=RESPONSES_TOOLS
+    )
+    assert json.loads(response.output[0].arguments) == {"city": "Oslo", "days": 2}
+
+
+def test_anthropic_output_format_text_repaired(server: LlmServer, guarded: Proxy) -> None:
+    server.enqueue(anthropic_message("{name: 'Ada', age: 36}"))
+    message = guarded.anthropic().messages.create(
+        model="claude-test",
+        max_tokens=100,
+        messages=ASK,
+        extra_body={"output_format": {"type": "json_schema", "schema": PERSON}},
+    )
+    assert json.loads(message.content[0].text) == {"name": "Ada", "age": 36}

@@ -262,10 +262,16 @@ class _Proxy:
         return Response(content, status_code=status, headers=headers)
 
     def _check(self, text: str, expect: Expectation) -> Checked:
+        """The answer's check; a failure of the check itself (a provider failing the LLM
+        repair, a bug of ours) leaves the answer unchecked, sent as it came."""
         try:
             return check_whole(text, expect, self.settings.run, self.settings.model)
-        except LlmfixError as error:  # a provider failing the LLM repair, say
+        except LlmfixError as error:
             return Checked(Verdict(errors=(str(error),)))
+        except Exception as error:
+            return Checked(
+                Verdict(errors=(f"llmfix: internal error, answer unchecked: {error!r}",))
+            )
 
     async def _relay(
         self,
@@ -277,22 +283,35 @@ class _Proxy:
         added: float,
     ) -> AsyncIterator[bytes]:
         received = 0
+        failed: str | None = None  # the guard's own failure: the rest passes unchecked
         try:
             async for chunk in upstream.aiter_bytes():
                 received += len(chunk)
                 if received > self.settings.max_response:
-                    yield guard.close() + _stream_error(guard.api, "the answer is too large")
+                    yield guard.abandon(b"") + _stream_error(guard.api, "the answer is too large")
                     return
+                if failed is not None:
+                    yield chunk
+                    continue
                 started = time.perf_counter()
-                out = guard.feed(chunk)
+                try:
+                    out = guard.feed(chunk)
+                except Exception as error:  # never break the app's stream on a bug of ours
+                    failed = f"llmfix: internal error, stream passed unchecked: {error!r}"
+                    out = guard.abandon(chunk)
                 added += time.perf_counter() - started
                 if out:
                     yield out
-            started = time.perf_counter()
-            out = guard.close()
-            added += time.perf_counter() - started
-            if out:
-                yield out
+            if failed is None:
+                started = time.perf_counter()
+                try:
+                    out = guard.close()
+                except Exception as error:
+                    failed = f"llmfix: internal error, stream passed unchecked: {error!r}"
+                    out = guard.abandon(b"")
+                added += time.perf_counter() - started
+                if out:
+                    yield out
         except httpx.TimeoutException:
             yield _stream_error(guard.api, "the upstream API stopped answering")
         except httpx.HTTPError as error:
@@ -300,6 +319,8 @@ class _Proxy:
         finally:
             await upstream.aclose()
             verdict = guard.verdict or Verdict()
+            if failed is not None:
+                verdict = Verdict(errors=(failed,))
             self._logged(route, request, 200, guard.message, verdict, secrets, True)
             self._count(route, verdict.status, verdict, added)
 

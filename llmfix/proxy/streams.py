@@ -139,6 +139,14 @@ class StreamGuard:
             out += self._finish(None)
         return out
 
+    def abandon(self, data: bytes) -> bytes:
+        """Stop checking (the guard itself failed): what it held and ``data``, as they came;
+        what follows is to be passed on untouched."""
+        held = b"".join(event.raw for event in self._queue) + self._buffer + data
+        self._queue.clear()
+        self._buffer = b""
+        return held
+
     @property
     def message(self) -> dict[str, Any]:
         """The answer as the upstream streamed it, reassembled (an OpenAI chat completion,
