@@ -11,6 +11,8 @@ direct and the proxy, so that whatever else the machine does slows both sides al
 
 Two answers, both streamed as the OpenAI chat API streams (one SSE chunk per delta):
 
+- ``pass-through``: the JSON text answer to a request that asks for no JSON: nothing to
+  check, the proxy relays the bytes (what the HTTP hops alone cost);
 - ``tool call, valid``: a ``get_weather``-like call whose 1 KB of arguments arrive in 24
   deltas: the proxy holds the call, reads it as it comes, releases it, and sends the
   verdict chunk;
@@ -258,6 +260,7 @@ def main(argv: list[str] | None = None) -> None:
         _wait(f"{proxy_url}/metrics")
         rows = []
         bodies = {
+            "pass-through": {"model": "bench", "messages": [], "stream": True},
             "tool call, valid": {"model": "valid", "messages": [], "tools": TOOLS, "stream": True},
             "tool call, repaired": {
                 "model": "bench",

@@ -613,3 +613,24 @@ def test_anthropic_output_format_text_repaired(server: LlmServer, guarded: Proxy
         extra_body={"output_format": {"type": "json_schema", "schema": PERSON}},
     )
     assert json.loads(message.content[0].text) == {"name": "Ada", "age": 36}
+
+
+def test_a_stream_with_nothing_to_check_passes_byte_for_byte(
+    server: LlmServer, tmp_path: Path
+) -> None:
+    reply = chat_stream(["Hello", " there {"])
+    server.enqueue(reply)
+    log = tmp_path / "proxy.jsonl"
+    with Proxy(settings(server.url, log=str(log))) as proxy:
+        response = httpx.post(
+            f"{proxy.url}/v1/chat/completions",
+            json={"model": "m", "messages": ASK, "stream": True},
+        )
+        metrics = proxy.metrics()
+    assert response.content == reply.body.encode()
+    assert response.headers["x-llmfix-status"] == "unchecked"
+    (line,) = log_lines(log)
+    assert line["llmfix"]["status"] == "unchecked"
+    assert line["response"]["body"]["choices"][0]["message"]["content"] == "Hello there {"
+    key = 'llmfix_proxy_requests_total{route="/v1/chat/completions",status="unchecked"}'
+    assert metrics[key] == 1

@@ -194,6 +194,12 @@ class _Proxy:
             return _error(api, 502, f"cannot reach the upstream API: {_why(error)}")
         sse = upstream.headers.get("content-type", "").startswith("text/event-stream")
         if stream and sse and upstream.status_code == 200:
+            if not (expect.json or expect.registry is not None):  # nothing to check
+                return StreamingResponse(
+                    self._relay_unchecked(upstream, route, body, secrets, added),
+                    status_code=200,
+                    headers={**_kept(upstream.headers), "x-llmfix-status": UNCHECKED},
+                )
             guard = StreamGuard(api, expect, self.settings.run, self.settings.on_failure)
             return StreamingResponse(
                 self._relay(upstream, guard, route, body, secrets, added),
@@ -323,6 +329,34 @@ class _Proxy:
                 verdict = Verdict(errors=(failed,))
             self._logged(route, request, 200, guard.message, verdict, secrets, True)
             self._count(route, verdict.status, verdict, added)
+
+    async def _relay_unchecked(
+        self,
+        upstream: httpx.Response,
+        route: str,
+        request: Any,
+        secrets: list[str],
+        added: float,
+    ) -> AsyncIterator[bytes]:
+        """A stream the request asked nothing checkable of: passed on as it comes (and
+        decoded on the side for the log, when there is one)."""
+        # (start-up: loaded by the first streamed request)
+        from llmfix.stream.wire import WireDecoder
+
+        decoder = WireDecoder() if self.log is not None else None
+        try:
+            async for chunk in upstream.aiter_bytes():
+                if decoder is not None:
+                    decoder.feed(chunk)
+                yield chunk
+        except httpx.HTTPError as error:
+            yield _stream_error(ROUTES[route], f"the upstream's stream broke off: {_why(error)}")
+        finally:
+            await upstream.aclose()
+            if decoder is not None:
+                decoder.close()
+                self._logged(route, request, 200, decoder.message(), Verdict(), secrets, True)
+            self._count(route, UNCHECKED, Verdict(), added)
 
     # ------------------------------------------------------------------ records
 
