@@ -106,6 +106,7 @@ class StreamGuard:
         self._queue: list[_Event] = []
         self._blocks: dict[int, int] = {}  # Anthropic block / Responses output index → call
         self._args: dict[int, list[str]] = {}  # each call's argument text as it came
+        self._pending: dict[int, list[str]] = {}  # what the parser was not given yet
         self._names: dict[int, str] = {}
         self._ids: dict[int, str] = {}
         self._ready: dict[int, dict[str, Any]] = {}  # released calls: index → checked call
@@ -192,15 +193,40 @@ class StreamGuard:
             self._blocks[position] = started[0]
         return self._blocks.get(position)
 
-    def _feed_calls(self, deltas: list[Delta]) -> None:
-        tools = [d for d in deltas if d.kind == "tool"]
-        if self.parser is None or not tools:
+    def _feed_calls(self, deltas: list[Delta], *, final: bool = False) -> None:
+        """Hand the calls' deltas to the stream parser, which releases each call once it is
+        complete and valid. A call's argument text is handed over whole, when it is
+        complete: when it reads as strict JSON, when the API closes the call, or when the
+        stream ends (``final``) — reading it piece by piece as it comes would show partial
+        values, which the proxy never sends, at several times the cost."""
+        parser = self.parser
+        if parser is None:
             return
-        found_events = self.parser.feed_deltas(tools)
-        # A call can only be complete after a closing bracket: read what came now (the
-        # reader otherwise waits for more text before it retries an unfinished value).
-        if any("}" in d.text or "]" in d.text or d.done for d in tools):
-            found_events += self.parser.flush()
+        # (start-up: loaded by the first streamed request with tools)
+        from llmfix.stream.wire import Delta
+
+        ready: list[Delta] = []
+        for d in deltas:
+            if d.kind != "tool":
+                continue
+            if d.id or d.name:
+                ready.append(Delta("tool", "", d.index, d.id, d.name))
+            if d.text:
+                self._pending.setdefault(d.index, []).append(d.text)
+            if d.done or (d.text.rstrip().endswith("}") and _complete(self._args[d.index])):
+                pending = self._pending.pop(d.index, None)
+                if pending:
+                    ready.append(Delta("tool", "".join(pending), d.index))
+                if d.done:
+                    ready.append(Delta("tool", "", d.index, done=True))
+        if final:
+            ready += [Delta("tool", "".join(p), k) for k, p in self._pending.items() if p]
+            self._pending.clear()
+        if not ready:
+            return
+        found_events = parser.feed_deltas(ready)
+        if any(d.text or d.done for d in ready):
+            found_events += parser.flush()
         for found in found_events:
             if found.kind == "tool_call" and found.index is not None and found.call is not None:
                 self._ready[found.index] = dict(found.call)
@@ -240,6 +266,7 @@ class StreamGuard:
                 self._text_value = text.value
         bad_calls: set[int] = set()
         if self.parser is not None and self._args:
+            self._feed_calls([], final=True)
             calls = apply_finish(self.parser.close(), finish, partial=run.options.partial)
             failed = gate_failures(calls, run.fail_on, run.max_risk, partial=run.options.partial)
             checked.append((calls, failed))
@@ -408,6 +435,14 @@ class StreamGuard:
                     texts[0]["text"] = dumps(self._text_value)
                     for extra in texts[1:]:
                         extra["text"] = ""
+
+
+def _complete(parts: list[str]) -> bool:
+    """Whether a call's argument text so far is a whole JSON object (strict)."""
+    try:
+        return isinstance(json.loads("".join(parts)), dict)
+    except ValueError:
+        return False
 
 
 def _boundary(buffer: bytes) -> tuple[int, int]:
