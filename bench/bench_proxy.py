@@ -43,6 +43,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -211,6 +212,54 @@ def _own(base: str) -> tuple[float, int]:
     return total, count
 
 
+def in_process() -> list[list[str]]:
+    """The proxy's work on one stream, timed in this process (best of several rounds): the
+    stream guard fed the upstream's chunks, against decoding the same stream alone."""
+    from llmfix.proxy.expect import Compiled, Configured, expectation
+    from llmfix.proxy.streams import StreamGuard
+    from llmfix.run.settings import RepairFlags, repair_run
+    from llmfix.stream.wire import WireDecoder
+
+    run = repair_run(RepairFlags())
+    compiled = Compiled()
+    route = "/v1/chat/completions"
+    rows = []
+    cases = {
+        "tool call, valid": ("valid", {"tools": TOOLS}),
+        "tool call, repaired": ("tool", {"tools": TOOLS}),
+        "json text, repaired": ("text", {"response_format": FORMAT}),
+    }
+    for name, (kind, asked) in cases.items():
+        chunks = _stream(kind)
+        expect = expectation("openai-chat", asked, compiled, Configured(), route)
+
+        def guard(expect: Any = expect, chunks: list[bytes] = chunks) -> None:
+            g = StreamGuard("openai-chat", expect, run)
+            for chunk in chunks:
+                g.feed(chunk)
+            g.close()
+
+        def decode(chunks: list[bytes] = chunks) -> None:
+            d = WireDecoder()
+            for chunk in chunks:
+                d.feed(chunk)
+            d.close()
+
+        best = {}
+        for label, fn in (("guard", guard), ("decode", decode)):
+            fn()
+            timings = []
+            for _ in range(7):
+                started = time.perf_counter()
+                for _ in range(20):
+                    fn()
+                timings.append((time.perf_counter() - started) / 20)
+            best[label] = min(timings)
+        ratio = best["guard"] / best["decode"]
+        rows.append([name, _ms(best["guard"]), _ms(best["decode"]), f"{ratio:.1f}x"])
+    return rows
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -236,9 +285,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=4, help="alternations per answer")
     parser.add_argument("--memory", type=int, default=10_000, help="requests for the RSS run")
     parser.add_argument("--serve-upstream", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--in-process-only", action="store_true", help="only the in-process timing")
     args = parser.parse_args(argv)
     if args.serve_upstream:
         serve_upstream(args.serve_upstream)
+        return
+    print("the proxy's work on one 1 KB stream, in process (best of 7 x 20):\n")
+    print(markdown_table(["answer", "stream guard", "decoding alone", "ratio"], in_process()))
+    print()
+    if args.in_process_only:
         return
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     up_port, proxy_port = _free_port(), _free_port()
