@@ -65,6 +65,7 @@ def chat_stream(
     finish: str | None = None,
     model: str = "gpt-test",
     piece: int = 61,
+    refusal: list[str] = (),  # type: ignore[assignment]
 ) -> Reply:
     def chunk(delta: dict[str, Any], reason: str | None = None) -> str:
         choice = {"index": 0, "delta": delta, "finish_reason": reason, "logprobs": None}
@@ -80,6 +81,7 @@ def chat_stream(
 
     out = [chunk({"role": "assistant", "content": "", "refusal": None})]
     out += [chunk({"content": text}) for text in pieces]
+    out += [chunk({"refusal": text}) for text in refusal]
     for k, (call_id, name, parts) in enumerate(calls):
         function = {"name": name, "arguments": ""}
         out.append(

@@ -634,3 +634,16 @@ def test_a_stream_with_nothing_to_check_passes_byte_for_byte(
     assert line["response"]["body"]["choices"][0]["message"]["content"] == "Hello there {"
     key = 'llmfix_proxy_requests_total{route="/v1/chat/completions",status="unchecked"}'
     assert metrics[key] == 1
+
+
+def test_a_streamed_refusal_passes_under_the_error_policy(server: LlmServer) -> None:
+    server.enqueue(chat_stream(refusal=["I can't ", "help with that."]))
+    with Proxy(settings(server.url, on_failure="error")) as proxy:
+        chunks = list(
+            proxy.openai().chat.completions.create(
+                model="m", messages=ASK, response_format=PERSON_FORMAT, stream=True
+            )
+        )
+    said = "".join(c.choices[0].delta.refusal or "" for c in chunks if c.choices)
+    assert said == "I can't help with that."
+    assert chunks[-1].model_extra["llmfix"]["status"] == "refused"

@@ -241,6 +241,7 @@ class _Proxy:
         started = time.perf_counter()
         headers = _kept(upstream.headers)
         if upstream.status_code // 100 != 2:  # the upstream's own error, as it came
+            headers["x-llmfix-status"] = UNCHECKED
             self._logged(route, request, upstream.status_code, data, Verdict(), secrets, False)
             self._count(route, "upstream_error", Verdict(), added)
             return Response(data, status_code=upstream.status_code, headers=headers)

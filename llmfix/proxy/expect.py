@@ -68,8 +68,8 @@ class Expectation:
 
 @dataclass(frozen=True)
 class Configured:
-    """Schemas and tool files the proxy was started with: ``default`` for every request,
-    ``by_key`` for the requests to one model or route (a key starting with ``/``)."""
+    """Schemas and tool files the proxy was started with, by key: a model's name, a route
+    (``/v1/messages``), or ``*`` for every request; the model's wins over the route's."""
 
     schemas: dict[str, SchemaValidator] = field(default_factory=dict)
     tools: dict[str, ToolRegistry] = field(default_factory=dict)

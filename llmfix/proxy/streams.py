@@ -275,7 +275,8 @@ class StreamGuard:
                 if k not in self._ready and k not in bad_calls and isinstance(call, dict):
                     self._ready[k] = dict(call)
         self.verdict = verdict = verdict_of(checked)
-        if not verdict.passed and self.on_failure == "error":
+        refused = verdict.status == Status.REFUSED.value  # the SDKs have a place for it
+        if not verdict.passed and self.on_failure == "error" and not refused:
             self._stopped = True
             self._queue.clear()
             return self._error(verdict)
