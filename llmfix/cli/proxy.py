@@ -37,17 +37,20 @@ def proxy(
         str,
         typer.Option(
             "--upstream",
+            metavar="URL",
             help="The model API to forward to, e.g. https://api.openai.com or "
             "https://api.anthropic.com.",
         ),
     ],
     listen: Annotated[
-        str, typer.Option("--listen", help="HOST:PORT to serve on (loopback by default).")
+        str,
+        typer.Option("--listen", metavar="HOST:PORT", help="Where to serve (loopback by default)."),
     ] = "127.0.0.1:8787",
     schema: Annotated[
         Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
         typer.Option(
             "--schema",
+            metavar="FILE",
             help="Check the answers of requests that carry no schema of their own against "
             "this one (JSON/YAML file or builtin:NAME).",
         ),
@@ -56,15 +59,16 @@ def proxy(
         Optional[list[str]],  # noqa: UP045
         typer.Option(
             "--schema-for",
-            help="KEY=FILE: the schema for one model, or one route (a KEY starting with /); "
-            "repeatable.",
+            metavar="KEY=FILE",
+            help="The schema for one model, or one route (a KEY starting with /); repeatable.",
         ),
     ] = None,
     tools_for: Annotated[
         Optional[list[str]],  # noqa: UP045
         typer.Option(
             "--tools-for",
-            help="KEY=FILE: the tools to check calls against, for one model or route (* for "
+            metavar="KEY=FILE",
+            help="The tools to check calls against, for one model or route (* for "
             "all), when the request lists none; repeatable.",
         ),
     ] = None,
@@ -72,6 +76,7 @@ def proxy(
         str,
         typer.Option(
             "--on-failure",
+            metavar="pass|error",
             help="What a failing answer gets: pass (sent as written, marked in the headers) "
             "or error (a 502 the SDKs raise).",
         ),
@@ -88,26 +93,38 @@ def proxy(
     ] = False,
     time_budget: Annotated[
         float,
-        typer.Option("--time-budget", help="Seconds per stage of work on one answer."),
+        typer.Option(
+            "--time-budget", metavar="SECONDS", help="Seconds per stage of work on one answer."
+        ),
     ] = 5.0,
     log: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option(
-            "--log", help="Append every exchange to this JSONL file (`llmfix check` reads it)."
+            "--log",
+            metavar="FILE",
+            help="Append every exchange to this JSONL file (`llmfix check` reads it).",
         ),
     ] = None,
     no_redact: Annotated[
         bool, typer.Option("--no-redact", help="Log prompts and answers unredacted.")
     ] = False,
     max_request_bytes: Annotated[
-        int, typer.Option("--max-request-bytes", help="Largest request body accepted.")
+        int,
+        typer.Option("--max-request-bytes", metavar="BYTES", help="Largest request body accepted."),
     ] = 10_000_000,
     max_response_bytes: Annotated[
-        int, typer.Option("--max-response-bytes", help="Largest upstream answer accepted.")
+        int,
+        typer.Option(
+            "--max-response-bytes", metavar="BYTES", help="Largest upstream answer accepted."
+        ),
     ] = 50_000_000,
     timeout: Annotated[
         float,
-        typer.Option("--timeout", help="Seconds to wait for the upstream between two reads."),
+        typer.Option(
+            "--timeout",
+            metavar="SECONDS",
+            help="Seconds to wait for the upstream between two reads.",
+        ),
     ] = 600.0,
     llm: Annotated[
         Optional[bool],  # noqa: UP045
