@@ -159,8 +159,10 @@ async def _one(client, url: str, body: dict[str, object]) -> tuple[float, float]
 async def _round(base: str, body: dict[str, object], count: int) -> list[tuple[float, float]]:
     import httpx
 
+    clients = CLIENTS
+
     url = f"{base}/v1/chat/completions"
-    limits = httpx.Limits(max_connections=CLIENTS, max_keepalive_connections=CLIENTS)
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     results: list[tuple[float, float]] = []
     left = [count]
     headers = {"authorization": "Bearer sk-bench"}
@@ -173,7 +175,7 @@ async def _round(base: str, body: dict[str, object], count: int) -> list[tuple[f
                 if found is not None:
                     results.append(found)
 
-        await asyncio.gather(*(worker() for _ in range(CLIENTS)))
+        await asyncio.gather(*(worker() for _ in range(clients)))
     return results
 
 
@@ -284,12 +286,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--requests", type=int, default=1000, help="per side and answer")
     parser.add_argument("--rounds", type=int, default=4, help="alternations per answer")
     parser.add_argument("--memory", type=int, default=10_000, help="requests for the RSS run")
+    parser.add_argument("--clients", type=int, default=CLIENTS, help="concurrent clients")
     parser.add_argument("--serve-upstream", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--in-process-only", action="store_true", help="only the in-process timing")
     args = parser.parse_args(argv)
     if args.serve_upstream:
         serve_upstream(args.serve_upstream)
         return
+    global CLIENTS
+    CLIENTS = args.clients
     print("the proxy's work on one 1 KB stream, in process (best of 7 x 20):\n")
     print(markdown_table(["answer", "stream guard", "decoding alone", "ratio"], in_process()))
     print()
@@ -382,19 +387,17 @@ def main(argv: list[str] | None = None) -> None:
         body = bodies["tool call, repaired"]
         marks = []
         done = 0
-        step = max(1, args.memory // 10)
-        while done < args.memory:
+        step = args.memory // 10
+        while done < args.memory and step:
             asyncio.run(_round(proxy_url, body, step))
             done += step
             marks.append((done, _rss_kib(proxy.pid)))
         if ERRORS:
             print(f"\n{len(ERRORS)} requests failed: {sorted(set(ERRORS))}")
-        print(f"\nproxy RSS over {args.memory} tool-call requests:\n")
-        print(
-            markdown_table(
-                ["requests", "RSS"], [[str(n), f"{kib / 1024:.1f} MiB"] for n, kib in marks]
-            )
-        )
+        if marks:
+            print(f"\nproxy RSS over {args.memory} tool-call requests:\n")
+            rss = [[str(n), f"{kib / 1024:.1f} MiB"] for n, kib in marks]
+            print(markdown_table(["requests", "RSS"], rss))
     finally:
         for process in (proxy, upstream):
             process.send_signal(signal.SIGINT)
