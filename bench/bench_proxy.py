@@ -156,10 +156,10 @@ async def _one(client, url: str, body: dict[str, object]) -> tuple[float, float]
     return ended - started, (first or ended) - started
 
 
-async def _round(base: str, body: dict[str, object], count: int) -> list[tuple[float, float]]:
+async def _round(
+    base: str, body: dict[str, object], count: int, clients: int = CLIENTS
+) -> list[tuple[float, float]]:
     import httpx
-
-    clients = CLIENTS
 
     url = f"{base}/v1/chat/completions"
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
@@ -293,8 +293,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.serve_upstream:
         serve_upstream(args.serve_upstream)
         return
-    global CLIENTS
-    CLIENTS = args.clients
+    clients = args.clients
     print("the proxy's work on one 1 KB stream, in process (best of 7 x 20):\n")
     print(markdown_table(["answer", "stream guard", "decoding alone", "ratio"], in_process()))
     print()
@@ -336,17 +335,17 @@ def main(argv: list[str] | None = None) -> None:
             },
         }
         for name, body in bodies.items():
-            asyncio.run(_round(proxy_url, body, 200))  # warm both
-            asyncio.run(_round(upstream_url, body, 200))
+            asyncio.run(_round(proxy_url, body, 200, clients))  # warm both
+            asyncio.run(_round(upstream_url, body, 200, clients))
             direct: list[tuple[float, float]] = []
             guarded: list[tuple[float, float]] = []
             own_before = _own(proxy_url)
             per_round = max(1, args.requests // args.rounds)
             cpu = 0.0
             for _ in range(args.rounds):
-                direct += asyncio.run(_round(upstream_url, body, per_round))
+                direct += asyncio.run(_round(upstream_url, body, per_round, clients))
                 cpu_before = _cpu_seconds(proxy.pid)
-                guarded += asyncio.run(_round(proxy_url, body, per_round))
+                guarded += asyncio.run(_round(proxy_url, body, per_round, clients))
                 cpu += _cpu_seconds(proxy.pid) - cpu_before
             own_after = _own(proxy_url)
             own = (own_after[0] - own_before[0]) / max(1, own_after[1] - own_before[1])
@@ -366,7 +365,7 @@ def main(argv: list[str] | None = None) -> None:
                     _ms(statistics.median(ttfb_p)),
                 ]
             )
-        print(f"{CLIENTS} concurrent streaming clients, {args.rounds} alternating rounds\n")
+        print(f"{clients} concurrent streaming clients, {args.rounds} alternating rounds\n")
         print(
             markdown_table(
                 [
@@ -389,7 +388,7 @@ def main(argv: list[str] | None = None) -> None:
         done = 0
         step = args.memory // 10
         while done < args.memory and step:
-            asyncio.run(_round(proxy_url, body, step))
+            asyncio.run(_round(proxy_url, body, step, clients))
             done += step
             marks.append((done, _rss_kib(proxy.pid)))
         if ERRORS:
