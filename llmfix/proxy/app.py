@@ -301,15 +301,20 @@ class _Proxy:
                 if failed is not None:
                     yield chunk
                     continue
-                started = time.perf_counter()
-                try:
-                    out = guard.feed(chunk)
-                except Exception as error:  # never break the app's stream on a bug of ours
-                    failed = f"llmfix: internal error, stream passed unchecked: {error!r}"
-                    out = guard.abandon(chunk)
-                added += time.perf_counter() - started
-                if out:
+                events = guard.events(chunk)
+                while True:
+                    started = time.perf_counter()
+                    try:
+                        out = next(events, None)
+                    except Exception as error:  # never break the app's stream on a bug of ours
+                        failed = f"llmfix: internal error, stream passed unchecked: {error!r}"
+                        out = guard.abandon(b"")
+                    added += time.perf_counter() - started
+                    if out is None:
+                        break
                     yield out
+                    if failed is not None:
+                        break
             if failed is None:
                 started = time.perf_counter()
                 try:

@@ -34,6 +34,8 @@ from llmfix.model import Result, Severity, Status
 from llmfix.proxy.verdict import Verdict, verdict_of
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from llmfix.proxy.expect import Expectation
     from llmfix.run.settings import RepairRun
     from llmfix.stream.wire import Delta
@@ -120,15 +122,24 @@ class StreamGuard:
 
     def feed(self, data: bytes) -> bytes:
         """The bytes to send on now for ``data`` from the upstream."""
+        return b"".join(self.events(data))
+
+    def events(self, data: bytes) -> Iterator[bytes]:
+        """What to send on for ``data``, event by event: one read from the upstream may hold
+        many events, and the first goes out before the rest are read."""
         self._buffer += data
-        out: list[bytes] = []
         while True:
             end, size = _boundary(self._buffer)
             if end < 0:
-                break
+                return
             raw, self._buffer = self._buffer[: end + size], self._buffer[end + size :]
-            out.append(self._event(raw))
-        return b"".join(out)
+            try:
+                out = self._event(raw)
+            except Exception:
+                self._buffer = raw + self._buffer  # for abandon(): nothing is lost
+                raise
+            if out:
+                yield out
 
     def close(self) -> bytes:
         """The upstream ended: what is left to send (the verdict, when not yet given)."""
