@@ -4,7 +4,8 @@
 
 - every event passes at once, as it came, unless a tool call is being held;
 - a tool call's events are held from its first event until the call is complete and valid
-  (:class:`~llmfix.stream.reader.StreamParser` releases it, as ``repair --stream`` does);
+  (:class:`~llmfix.stream.reader.StreamParser` releases it, as ``repair --stream`` does,
+  given the call's arguments once they are complete: see :meth:`StreamGuard._feed_calls`);
   they are then sent, their arguments replaced by the repaired ones when a rule changed
   them (one delta carrying the whole arguments). Events after a held call wait behind it,
   so the client sees them in their order;
