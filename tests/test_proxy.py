@@ -647,3 +647,23 @@ def test_a_streamed_refusal_passes_under_the_error_policy(server: LlmServer) -> 
     said = "".join(c.choices[0].delta.refusal or "" for c in chunks if c.choices)
     assert said == "I can't help with that."
     assert chunks[-1].model_extra["llmfix"]["status"] == "refused"
+
+
+def test_configured_tools_for_a_route(server: LlmServer, tmp_path: Path) -> None:
+    """A client that sends no tool list (its server-side tools) gets its calls checked
+    against the tools the proxy was started with for the route."""
+    from llmfix.proxy.expect import configured_files
+
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(ANTHROPIC_TOOLS), encoding="utf-8")
+    run = repair_run(RepairFlags())
+    configured = configured_files(run, None, [], [f"/v1/messages={tools}"])
+    server.enqueue(
+        anthropic_message(None, [("toolu_1", "get_weather", {"city": "Rome", "days": "5"})])
+    )
+    with Proxy(ProxySettings(server.url, run, configured)) as proxy:
+        raw = proxy.anthropic().messages.with_raw_response.create(
+            model="claude-test", max_tokens=100, messages=ASK
+        )
+    assert raw.parse().content[0].input == {"city": "Rome", "days": 5}
+    assert raw.headers["x-llmfix-status"] == "repaired"
