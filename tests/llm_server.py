@@ -70,6 +70,7 @@ class Reply:
     interval: float = 0.2  # seconds between the bytes of a trickle
     trickle_for: float = 30.0  # then the trickle stops and the connection closes
     respond: Callable[[Recorded], Reply] | None = None  # the reply made from the request
+    piece: int = 0  # > 0: the body sent with chunked transfer encoding, this many bytes a chunk
 
     def __post_init__(self) -> None:
         if self.fault is not None and self.fault not in FAULTS:
@@ -329,6 +330,9 @@ class LlmServer:
                     self._reset()
                     return
                 data = _payload(reply)
+                if reply.piece and reply.fault is None:
+                    self._chunked_reply(reply, data)
+                    return
                 length = 10**9 if reply.fault == "trickle" else len(data)
                 if reply.fault == "truncate":
                     data = data[: len(data) // 2]
@@ -371,6 +375,19 @@ class LlmServer:
                     else:
                         self.wfile.write(route.body)
                 except ConnectionError:  # the client gave up
+                    self.close_connection = True
+
+            def _chunked_reply(self, reply: Reply, data: bytes) -> None:
+                """A reply sent a piece at a time (a stream, as the APIs send theirs)."""
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("content-type", reply.content_type)
+                    self.send_header("transfer-encoding", "chunked")
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self._chunks(data, reply.piece)
+                except ConnectionError:
                     self.close_connection = True
 
             def _chunks(self, data: bytes, size: int) -> None:
@@ -479,7 +496,7 @@ class LlmServer:
     def _next(self, request: Recorded) -> Reply:
         with self._lock:
             self.requests.append(request)
-            if request.path not in (OPENAI_PATH, ANTHROPIC_PATH, RESPONSES_PATH):
+            if request.path.partition("?")[0] not in (OPENAI_PATH, ANTHROPIC_PATH, RESPONSES_PATH):
                 return error_reply(404, f"no route {request.path}")
             if not self._replies:
                 return error_reply(500, "the test scripted no more replies")

@@ -167,7 +167,7 @@ def test_only_the_command_that_runs_is_built(
     assert _app_for(["--help"]) is app
     assert _app_for(["config", "trust"]) is app
     assert _app_for(["repiar"]) is app
-    names = ["check", "explain", "extract", "repair", "rules", "schemas", "trend"]
+    names = ["check", "explain", "extract", "proxy", "repair", "rules", "schemas", "trend"]
     for name in names:
         only = _app_for([name, "--help"])
         assert [info.callback.__name__ for info in only.registered_commands if info.callback] == [
@@ -189,4 +189,6 @@ def test_only_the_command_that_runs_is_built(
     # each command's module, as `llmfix NAME` imports it (and the whole app's order)
     modules = {info.callback.__name__: info.callback.__module__ for info in app.registered_commands}
     assert modules == {name: f"llmfix.cli.{module}" for name, module in _MODULE_OF.items()}
-    assert list(modules) == ["check", "extract", "schemas", "rules", "repair", "explain", "trend"]
+    assert list(modules) == [
+        "check", "extract", "schemas", "rules", "repair", "explain", "trend", "proxy"
+    ]

@@ -24,7 +24,7 @@ __all__ = ["app", "main"]
 
 # The command modules, in the order the whole app lists their commands, and the module that
 # registers each command (`config` is a group: it gets the whole app).
-_MODULES = ("check", "config", "inspect", "repair", "explain", "trend")
+_MODULES = ("check", "config", "inspect", "repair", "explain", "trend", "proxy")
 _MODULE_OF = {
     "check": "check",
     "explain": "explain",
@@ -33,6 +33,7 @@ _MODULE_OF = {
     "rules": "inspect",
     "repair": "repair",
     "trend": "trend",
+    "proxy": "proxy",
 }
 
 

@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 class ToolCallStream:
     """The tool-call half of :class:`~llmfix.stream.reader.StreamParser` (a mixin)."""
 
+    # The last tool-call check, by its text: the calls of an API stream are checked when
+    # the last one closes, and again, on the same text, by ``close()``.
+    _last_check: tuple[tuple[str, bool], Result] | None = None
+
     if TYPE_CHECKING:  # what the mixin uses of StreamParser
         _options: RepairOptions
         _tool_options: dict[str, Any]
@@ -106,6 +110,14 @@ class ToolCallStream:
         return self._take_events()
 
     def _check_tools(self, text: str, *, structured: bool = False) -> Result:
+        key = (text, structured)
+        if self._last_check is not None and self._last_check[0] == key:
+            return self._last_check[1]
+        result = self._run_tool_check(text, structured)
+        self._last_check = (key, result)
+        return result
+
+    def _run_tool_check(self, text: str, structured: bool) -> Result:
         # (start-up: a stream read without tools loads no tool-call reader)
         from llmfix.toolcalls import check_tool_calls
 

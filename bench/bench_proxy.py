@@ -1,0 +1,411 @@
+"""`llmfix proxy` under load: what it adds to a request, against the upstream direct.
+
+Run: ``nice -n 10 .venv/bin/python bench/bench_proxy.py [--requests N] [--memory N]``.
+Prints a markdown table.
+
+Three processes: an upstream (a small Starlette app under uvicorn, answering every chat
+completion at once with the same answer of about 1 KB), ``llmfix proxy`` in front of it (the
+command a user runs), and this one, the clients: 50 concurrent streaming clients (httpx,
+asyncio), each sending requests one after the other. Rounds alternate between the upstream
+direct and the proxy, so that whatever else the machine does slows both sides alike.
+
+Two answers, both streamed as the OpenAI chat API streams (one SSE chunk per delta):
+
+- ``pass-through``: the JSON text answer to a request that asks for no JSON: nothing to
+  check, the proxy relays the bytes (what the HTTP hops alone cost);
+- ``tool call, valid``: a ``get_weather``-like call whose 1 KB of arguments arrive in 24
+  deltas: the proxy holds the call, reads it as it comes, releases it, and sends the
+  verdict chunk;
+- ``tool call, repaired``: the same with ``days`` a string where the schema wants an
+  integer: the call is released repaired (one delta carrying the whole arguments);
+- ``json text, repaired``: a 1 KB JSON answer to a ``response_format`` json_schema request, with the
+  same damage: the text deltas pass at once; the verdict comes at the end.
+
+Per request: the latency (request sent to last byte) and the time to first byte (TTFB).
+"added" is the proxy's median (p99) minus the direct median (p99), both measured in the
+same rounds. ``own`` is the proxy's own measure of its added time (its
+``llmfix_proxy_added_seconds`` histogram: reading, checking, rewriting, not the network
+hops), wall time, so it grows when the machine is busy; ``proxy CPU`` is the CPU time the
+proxy process used per request (HTTP in and out included), which does not. Memory: the
+proxy's resident set size after each tenth of ``--memory`` requests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._common import markdown_table
+
+ROOT = Path(__file__).resolve().parent.parent
+CLIENTS = 50
+
+WEATHER = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string"},
+        "days": {"type": "integer"},
+        "notes": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["city", "days"],
+}
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}}]
+FORMAT = {"type": "json_schema", "json_schema": {"name": "forecast", "schema": WEATHER}}
+
+
+def _answer(valid: bool = False) -> str:
+    """About 1 KB of arguments, ``days`` a string (a ``coerce_integer`` repair) unless
+    ``valid``."""
+    notes = [f"note {i}: light wind from the west, dry" for i in range(24)]
+    return json.dumps({"city": "Paris", "days": 3 if valid else "3", "notes": notes})
+
+
+def _chunk(delta: dict[str, object], finish: str | None = None) -> bytes:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    record = {
+        "id": "chatcmpl-b",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "bench",
+        "choices": [choice],
+    }
+    return f"data: {json.dumps(record)}\n\n".encode()
+
+
+def _stream(kind: str) -> list[bytes]:
+    text = _answer(valid=kind == "valid")
+    size = -(-len(text) // 24)
+    pieces = [text[i : i + size] for i in range(0, len(text), size)]
+    out = [_chunk({"role": "assistant", "content": ""})]
+    if kind in ("tool", "valid"):
+        call = {"index": 0, "id": "call_1", "type": "function"}
+        head = {**call, "function": {"name": "get_weather", "arguments": ""}}
+        out.append(_chunk({"tool_calls": [head]}))
+        for p in pieces:
+            out.append(_chunk({"tool_calls": [{"index": 0, "function": {"arguments": p}}]}))
+        out.append(_chunk({}, "tool_calls"))
+    else:
+        out += [_chunk({"content": p}) for p in pieces]
+        out.append(_chunk({}, "stop"))
+    out.append(b"data: [DONE]\n\n")
+    return out
+
+
+# ---------------------------------------------------------------------- the upstream
+
+
+def serve_upstream(port: int) -> None:
+    """The upstream: every chat completion answered at once, streamed chunk by chunk."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import StreamingResponse
+    from starlette.routing import Route
+
+    streams = {kind: _stream(kind) for kind in ("tool", "valid", "text")}
+
+    async def chat(request: Request) -> StreamingResponse:
+        body = json.loads(await request.body())
+        kind = "text" if not body.get("tools") else "tool"
+        chunks = streams["valid" if body.get("model") == "valid" else kind]
+
+        async def send():  # type: ignore[no-untyped-def]
+            for chunk in chunks:
+                yield chunk
+                await asyncio.sleep(0)
+
+        return StreamingResponse(send(), media_type="text/event-stream")
+
+    app = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+
+
+# ---------------------------------------------------------------------- the clients
+
+
+ERRORS: list[str] = []  # requests that failed (a dropped connection under load, ...)
+
+
+async def _one(client, url: str, body: dict[str, object]) -> tuple[float, float] | None:  # type: ignore[no-untyped-def]
+    import httpx
+
+    started = time.perf_counter()
+    first = None
+    try:
+        async with client.stream("POST", url, json=body) as response:
+            async for _ in response.aiter_raw():
+                if first is None:
+                    first = time.perf_counter()
+    except httpx.HTTPError as error:
+        ERRORS.append(f"{url}: {type(error).__name__}")
+        return None
+    ended = time.perf_counter()
+    return ended - started, (first or ended) - started
+
+
+async def _round(
+    base: str, body: dict[str, object], count: int, clients: int = CLIENTS
+) -> list[tuple[float, float]]:
+    import httpx
+
+    url = f"{base}/v1/chat/completions"
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    results: list[tuple[float, float]] = []
+    left = [count]
+    headers = {"authorization": "Bearer sk-bench"}
+    async with httpx.AsyncClient(limits=limits, timeout=60, headers=headers) as client:
+
+        async def worker() -> None:
+            while left[0] > 0:
+                left[0] -= 1
+                found = await _one(client, url, body)
+                if found is not None:
+                    results.append(found)
+
+        await asyncio.gather(*(worker() for _ in range(clients)))
+    return results
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f} ms"
+
+
+def _rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds a process has used (``/proc/PID/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _own(base: str) -> tuple[float, int]:
+    """The proxy's own added seconds (sum) and request count, from its /metrics."""
+    import httpx
+
+    total, count = 0.0, 0
+    for line in httpx.get(f"{base}/metrics").text.splitlines():
+        if line.startswith("llmfix_proxy_added_seconds_sum"):
+            total += float(line.rsplit(" ", 1)[1])
+        elif line.startswith("llmfix_proxy_added_seconds_count"):
+            count += int(float(line.rsplit(" ", 1)[1]))
+    return total, count
+
+
+def in_process() -> list[list[str]]:
+    """The proxy's work on one stream, timed in this process (best of several rounds): the
+    stream guard fed the upstream's chunks, against decoding the same stream alone."""
+    from llmfix.proxy.expect import Compiled, Configured, expectation
+    from llmfix.proxy.streams import StreamGuard
+    from llmfix.run.settings import RepairFlags, repair_run
+    from llmfix.stream.wire import WireDecoder
+
+    run = repair_run(RepairFlags())
+    compiled = Compiled()
+    route = "/v1/chat/completions"
+    rows = []
+    cases = {
+        "tool call, valid": ("valid", {"tools": TOOLS}),
+        "tool call, repaired": ("tool", {"tools": TOOLS}),
+        "json text, repaired": ("text", {"response_format": FORMAT}),
+    }
+    for name, (kind, asked) in cases.items():
+        chunks = _stream(kind)
+        expect = expectation("openai-chat", asked, compiled, Configured(), route)
+
+        def guard(expect: Any = expect, chunks: list[bytes] = chunks) -> None:
+            g = StreamGuard("openai-chat", expect, run)
+            for chunk in chunks:
+                g.feed(chunk)
+            g.close()
+
+        def decode(chunks: list[bytes] = chunks) -> None:
+            d = WireDecoder()
+            for chunk in chunks:
+                d.feed(chunk)
+            d.close()
+
+        best = {}
+        for label, fn in (("guard", guard), ("decode", decode)):
+            fn()
+            timings = []
+            for _ in range(7):
+                started = time.perf_counter()
+                for _ in range(20):
+                    fn()
+                timings.append((time.perf_counter() - started) / 20)
+            best[label] = min(timings)
+        ratio = best["guard"] / best["decode"]
+        rows.append([name, _ms(best["guard"]), _ms(best["decode"]), f"{ratio:.1f}x"])
+    return rows
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait(url: str) -> None:
+    import httpx
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(url, timeout=0.5)
+            return
+        except httpx.TransportError:
+            time.sleep(0.05)
+    raise SystemExit(f"{url} did not start")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=1000, help="per side and answer")
+    parser.add_argument("--rounds", type=int, default=4, help="alternations per answer")
+    parser.add_argument("--memory", type=int, default=10_000, help="requests for the RSS run")
+    parser.add_argument("--clients", type=int, default=CLIENTS, help="concurrent clients")
+    parser.add_argument("--serve-upstream", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--in-process-only", action="store_true", help="only the in-process timing")
+    args = parser.parse_args(argv)
+    if args.serve_upstream:
+        serve_upstream(args.serve_upstream)
+        return
+    clients = args.clients
+    print("the proxy's work on one 1 KB stream, in process (best of 7 x 20):\n")
+    print(markdown_table(["answer", "stream guard", "decoding alone", "ratio"], in_process()))
+    print()
+    if args.in_process_only:
+        return
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    up_port, proxy_port = _free_port(), _free_port()
+    upstream_url = f"http://127.0.0.1:{up_port}"
+    proxy_url = f"http://127.0.0.1:{proxy_port}"
+    here = str(Path(__file__).resolve())
+    upstream = subprocess.Popen(
+        [sys.executable, here, "--serve-upstream", str(up_port)], env=env, cwd=ROOT
+    )
+    proxy = subprocess.Popen(
+        [sys.executable, "-m", "llmfix", "proxy", "--upstream", upstream_url, "--listen",
+         f"127.0.0.1:{proxy_port}"],
+        env=env,
+        cwd=ROOT,
+        stderr=open(os.environ.get("BENCH_PROXY_LOG", os.devnull), "w"),  # noqa: SIM115
+    )  # fmt: skip
+    try:
+        _wait(f"{upstream_url}/")
+        _wait(f"{proxy_url}/metrics")
+        rows = []
+        bodies = {
+            "pass-through": {"model": "bench", "messages": [], "stream": True},
+            "tool call, valid": {"model": "valid", "messages": [], "tools": TOOLS, "stream": True},
+            "tool call, repaired": {
+                "model": "bench",
+                "messages": [],
+                "tools": TOOLS,
+                "stream": True,
+            },
+            "json text, repaired": {
+                "model": "bench",
+                "messages": [],
+                "response_format": FORMAT,
+                "stream": True,
+            },
+        }
+        for name, body in bodies.items():
+            asyncio.run(_round(proxy_url, body, 200, clients))  # warm both
+            asyncio.run(_round(upstream_url, body, 200, clients))
+            direct: list[tuple[float, float]] = []
+            guarded: list[tuple[float, float]] = []
+            own_before = _own(proxy_url)
+            per_round = max(1, args.requests // args.rounds)
+            cpu = 0.0
+            for _ in range(args.rounds):
+                direct += asyncio.run(_round(upstream_url, body, per_round, clients))
+                cpu_before = _cpu_seconds(proxy.pid)
+                guarded += asyncio.run(_round(proxy_url, body, per_round, clients))
+                cpu += _cpu_seconds(proxy.pid) - cpu_before
+            own_after = _own(proxy_url)
+            own = (own_after[0] - own_before[0]) / max(1, own_after[1] - own_before[1])
+            lat_d, lat_p = [d[0] for d in direct], [g[0] for g in guarded]
+            ttfb_d, ttfb_p = [d[1] for d in direct], [g[1] for g in guarded]
+            rows.append(
+                [
+                    name,
+                    str(len(guarded)),
+                    _ms(statistics.median(lat_d)),
+                    _ms(statistics.median(lat_p)),
+                    _ms(statistics.median(lat_p) - statistics.median(lat_d)),
+                    _ms(_quantile(lat_p, 0.99) - _quantile(lat_d, 0.99)),
+                    _ms(own),
+                    _ms(cpu / max(1, len(guarded))),
+                    _ms(statistics.median(ttfb_d)),
+                    _ms(statistics.median(ttfb_p)),
+                ]
+            )
+        print(f"{clients} concurrent streaming clients, {args.rounds} alternating rounds\n")
+        print(
+            markdown_table(
+                [
+                    "answer",
+                    "requests",
+                    "direct median",
+                    "proxy median",
+                    "added median",
+                    "added p99",
+                    "own (mean)",
+                    "proxy CPU",
+                    "TTFB direct",
+                    "TTFB proxy",
+                ],
+                rows,
+            )
+        )
+        body = bodies["tool call, repaired"]
+        marks = []
+        done = 0
+        step = args.memory // 10
+        while done < args.memory and step:
+            asyncio.run(_round(proxy_url, body, step, clients))
+            done += step
+            marks.append((done, _rss_kib(proxy.pid)))
+        if ERRORS:
+            print(f"\n{len(ERRORS)} requests failed: {sorted(set(ERRORS))}")
+        if marks:
+            print(f"\nproxy RSS over {args.memory} tool-call requests:\n")
+            rss = [[str(n), f"{kib / 1024:.1f} MiB"] for n, kib in marks]
+            print(markdown_table(["requests", "RSS"], rss))
+    finally:
+        for process in (proxy, upstream):
+            process.send_signal(signal.SIGINT)
+        for process in (proxy, upstream):
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+if __name__ == "__main__":
+    main()
