@@ -190,5 +190,12 @@ def test_only_the_command_that_runs_is_built(
     modules = {info.callback.__name__: info.callback.__module__ for info in app.registered_commands}
     assert modules == {name: f"llmfix.cli.{module}" for name, module in _MODULE_OF.items()}
     assert list(modules) == [
-        "check", "extract", "schemas", "rules", "repair", "explain", "trend", "proxy"
+        "check",
+        "extract",
+        "schemas",
+        "rules",
+        "repair",
+        "explain",
+        "trend",
+        "proxy",
     ]

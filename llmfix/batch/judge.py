@@ -280,6 +280,7 @@ class BatchSummary:
     finished: str | None = None  # when the run ended (UTC, ISO 8601): orders a trend
     # the rate gates and the comparison with an earlier run, when the run has any
     rates: RateResults | None = None
+    llm: dict[str, Any] | None = None  # the model's usage, when LLM repair ran (issue 36)
 
     @property
     def failed(self) -> bool:
@@ -288,7 +289,6 @@ class BatchSummary:
         if self.rates is not None and (self.rates.gates or self.rates.fail_on_regression):
             return self.rates.failed
         return bool(self.total.failed)
-    llm: dict[str, Any] | None = None  # the model's usage, when LLM repair ran (issue 36)
 
     def add(self, checked: Checked) -> None:
         self.total.add(checked)
