@@ -51,27 +51,12 @@ class AnthropicProvider(HttpProvider):
         meter: Meter | None = None,
     ) -> Completion:
         url = f"{self.base_url}/v1/messages"
-        headers = {"content-type": "application/json", "anthropic-version": ANTHROPIC_VERSION}
-        if self._key:
-            headers["x-api-key"] = self._key
+        headers = self._headers()
         name = tool_name(schema_name)
         use_tool = self.config.structured_mode != "none"
         shaped, wrapped = object_root(schema)
-        system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
         for _ in range(3):
-            body: dict[str, Any] = {
-                "model": self.model,
-                "max_tokens": max_tokens,
-                "messages": [
-                    {"role": m["role"], "content": m["content"]}
-                    for m in messages
-                    if m["role"] != "system"
-                ],
-            }
-            if system:
-                body["system"] = system
-            if temperature is not None and not self.adjust.no_temperature:
-                body["temperature"] = temperature
+            body = self._body(messages, temperature, max_tokens)
             if use_tool:
                 body["tools"] = [
                     {
@@ -85,13 +70,7 @@ class AnthropicProvider(HttpProvider):
             answer = self.transport.post(url, headers, body, timeout, meter=meter)
             if answer.status < 300:
                 return self._completion(answer, name, wrapped and use_tool, url)
-            if (
-                answer.status == 400
-                and "temperature" in body
-                and mentions(answer.text, "temperature")
-            ):
-                self.adjust.no_temperature = True
-                self.learn()
+            if self._adjusted(answer, body):
                 continue
             raise self._refused(answer, url)
         raise ProviderRefused(f"{self.name}: {url} refused the request")
@@ -112,38 +91,17 @@ class AnthropicProvider(HttpProvider):
         remembered. Completion.mode says which: ``prefill`` or ``prompt``; ``prefill=False``
         asks with the prompt this once."""
         url = f"{self.base_url}/v1/messages"
-        headers = {"content-type": "application/json", "anthropic-version": ANTHROPIC_VERSION}
-        if self._key:
-            headers["x-api-key"] = self._key
+        headers = self._headers()
         wanted = prefill
         for _ in range(3):
             prefill = wanted and not self.adjust.no_prefill
             messages = request.prefill if prefill else request.prompt
-            system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
-            body: dict[str, Any] = {
-                "model": self.model,
-                "max_tokens": max_tokens,
-                "messages": [
-                    {"role": m["role"], "content": m["content"]}
-                    for m in messages
-                    if m["role"] != "system"
-                ],
-            }
-            if system:
-                body["system"] = system
-            if temperature is not None and not self.adjust.no_temperature:
-                body["temperature"] = temperature
+            body = self._body(messages, temperature, max_tokens)
             answer = self.transport.post(url, headers, body, timeout, meter=meter)
             if answer.status < 300:
                 completion = self._completion(answer, "", False, url)
                 return replace(completion, mode="prefill" if prefill else "prompt")
-            if (
-                answer.status == 400
-                and "temperature" in body
-                and mentions(answer.text, "temperature")
-            ):
-                self.adjust.no_temperature = True
-                self.learn()
+            if self._adjusted(answer, body):
                 continue
             if prefill and about_continuation(answer.status, answer.text):
                 self.adjust.no_prefill = True
@@ -151,6 +109,41 @@ class AnthropicProvider(HttpProvider):
                 continue
             raise self._refused(answer, url)
         raise ProviderRefused(f"{self.name}: {url} refused every way of asking to continue")
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"content-type": "application/json", "anthropic-version": ANTHROPIC_VERSION}
+        if self._key:
+            headers["x-api-key"] = self._key
+        return headers
+
+    def _body(
+        self, messages: Sequence[Message], temperature: float | None, max_tokens: int
+    ) -> dict[str, Any]:
+        """A messages request: the system messages joined into ``system``, the rest in order."""
+        system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": max_tokens,
+            "messages": [
+                {"role": m["role"], "content": m["content"]}
+                for m in messages
+                if m["role"] != "system"
+            ],
+        }
+        if system:
+            body["system"] = system
+        if temperature is not None and not self.adjust.no_temperature:
+            body["temperature"] = temperature
+        return body
+
+    def _adjusted(self, answer: HttpAnswer, body: dict[str, Any]) -> bool:
+        """Whether a refusal named the temperature (some models take none): learned and
+        remembered, so the caller asks again without it."""
+        if answer.status == 400 and "temperature" in body and mentions(answer.text, "temperature"):
+            self.adjust.no_temperature = True
+            self.learn()
+            return True
+        return False
 
     def _completion(self, answer: HttpAnswer, name: str, wrapped: bool, url: str) -> Completion:
         data = answer.data

@@ -52,9 +52,7 @@ class OpenAIProvider(HttpProvider):
         meter: Meter | None = None,
     ) -> Completion:
         url = f"{self.base_url}/chat/completions"
-        headers = {"content-type": "application/json"}
-        if self._key:
-            headers["authorization"] = f"Bearer {self._key}"
+        headers = self._headers()
         name = tool_name(schema_name)
         modes = structured_modes(self.config.structured_mode, schema)
         for _ in range(len(modes) + 4):  # each turn removes one mode or one parameter
@@ -65,12 +63,7 @@ class OpenAIProvider(HttpProvider):
             if wrapped and sent:
                 sent[-1]["content"] += WRAP_INSTRUCTION
             body: dict[str, Any] = {"model": self.model, "messages": sent}
-            if temperature is not None and not self.adjust.no_temperature:
-                body["temperature"] = temperature
-            tokens_key = (
-                "max_completion_tokens" if self.adjust.max_completion_tokens else "max_tokens"
-            )
-            body[tokens_key] = max_tokens
+            self._sampling(body, temperature, max_tokens)
             if fmt is not None:
                 body["response_format"] = fmt
             can_fall_back = fmt is not None and len(usable) > 1
@@ -84,19 +77,9 @@ class OpenAIProvider(HttpProvider):
             )
             if answer.status < 300:
                 return self._completion(answer, mode, wrapped, url)
+            if self._adjusted(answer, body):
+                continue
             text = answer.text
-            if (
-                answer.status == 400
-                and not self.adjust.max_completion_tokens
-                and mentions(text, "max_completion_tokens")
-            ):
-                self.adjust.max_completion_tokens = True
-                self.learn()
-                continue
-            if answer.status == 400 and "temperature" in body and mentions(text, "temperature"):
-                self.adjust.no_temperature = True
-                self.learn()
-                continue
             if can_fall_back and about_response_format(answer.status, text):
                 self.adjust.refused_modes.add(mode)
                 if mode == "json_schema_strict" and not mentions(text, "strict"):
@@ -127,9 +110,7 @@ class OpenAIProvider(HttpProvider):
         Completion.mode says which: ``prefill`` or ``prompt``; ``prefill=False`` asks with
         the prompt this once."""
         url = f"{self.base_url}/chat/completions"
-        headers = {"content-type": "application/json"}
-        if self._key:
-            headers["authorization"] = f"Bearer {self._key}"
+        headers = self._headers()
         wanted = prefill
         for _ in range(4):
             prefill = wanted and not self.adjust.no_prefill and not self.config.is_default_endpoint
@@ -138,12 +119,7 @@ class OpenAIProvider(HttpProvider):
             if prefill:
                 body["continue_final_message"] = True
                 body["add_generation_prompt"] = False
-            if temperature is not None and not self.adjust.no_temperature:
-                body["temperature"] = temperature
-            tokens_key = (
-                "max_completion_tokens" if self.adjust.max_completion_tokens else "max_tokens"
-            )
-            body[tokens_key] = max_tokens
+            self._sampling(body, temperature, max_tokens)
             answer = self.transport.post(
                 url,
                 headers,
@@ -154,25 +130,42 @@ class OpenAIProvider(HttpProvider):
             )
             if answer.status < 300:
                 return self._completion(answer, "prefill" if prefill else "prompt", False, url)
+            if self._adjusted(answer, body):
+                continue
             text = answer.text
-            if (
-                answer.status == 400
-                and not self.adjust.max_completion_tokens
-                and mentions(text, "max_completion_tokens")
-            ):
-                self.adjust.max_completion_tokens = True
-                self.learn()
-                continue
-            if answer.status == 400 and "temperature" in body and mentions(text, "temperature"):
-                self.adjust.no_temperature = True
-                self.learn()
-                continue
             if prefill and (answer.status in (400, 422) or about_continuation(answer.status, text)):
                 self.adjust.no_prefill = True
                 self.learn()
                 continue
             raise self._refused(answer, url)
         raise ProviderRefused(f"{self.name}: {url} refused every way of asking to continue")
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"content-type": "application/json"}
+        if self._key:
+            headers["authorization"] = f"Bearer {self._key}"
+        return headers
+
+    def _sampling(self, body: dict[str, Any], temperature: float | None, max_tokens: int) -> None:
+        """The temperature and the token limit, under the names this server takes."""
+        if temperature is not None and not self.adjust.no_temperature:
+            body["temperature"] = temperature
+        key = "max_completion_tokens" if self.adjust.max_completion_tokens else "max_tokens"
+        body[key] = max_tokens
+
+    def _adjusted(self, answer: HttpAnswer, body: dict[str, Any]) -> bool:
+        """Whether a refusal named a parameter this server wants otherwise (the token
+        limit's name, no temperature): learned and remembered, so the caller asks again."""
+        if answer.status != 400:
+            return False
+        if not self.adjust.max_completion_tokens and mentions(answer.text, "max_completion_tokens"):
+            self.adjust.max_completion_tokens = True
+        elif "temperature" in body and mentions(answer.text, "temperature"):
+            self.adjust.no_temperature = True
+        else:
+            return False
+        self.learn()
+        return True
 
     def _completion(self, answer: HttpAnswer, mode: str, wrapped: bool, url: str) -> Completion:
         data = answer.data
