@@ -105,20 +105,8 @@ def read_answer(
     if not isinstance(schema, dict):
         return [], []
     # (start-up: the schema-guided readers load only when a reading is needed)
-    from llmfix.guided.formats import (
-        read_key_values,
-        read_table,
-        read_xml,
-        read_yaml,
-        wrapper_content,
-    )
-    from llmfix.guided.known_keys import read_known_keys
-    from llmfix.guided.lists import read_lists
-    from llmfix.guided.scalars import read_scalars
-    from llmfix.guided.toon import read_toon
     from llmfix.guided.values import cut_off_key, refine_strings, single_property, unwrap
 
-    readers = (read_xml, read_table, read_toon, read_lists, read_yaml, read_key_values)
     readings: list[Reading] = []
     if parsed is not None and in_values:
         found = refine_strings(parsed[0], schema, parsed[1], guesses=False, deadline=deadline)
@@ -133,6 +121,21 @@ def read_answer(
     answer = _outside_reasoning(text, reasoning)
     if not text_readings or not answer.strip():
         return readings + single_property(None, schema, parsed, deadline), []
+    # (the readers of text: an answer that is strict JSON, whose text is not re-read, does
+    # not look them up)
+    from llmfix.guided.formats import (
+        read_key_values,
+        read_table,
+        read_xml,
+        read_yaml,
+        wrapper_content,
+    )
+    from llmfix.guided.known_keys import read_known_keys
+    from llmfix.guided.lists import read_lists
+    from llmfix.guided.scalars import read_scalars
+    from llmfix.guided.toon import read_toon
+
+    readers = (read_xml, read_table, read_toon, read_lists, read_yaml, read_key_values)
     ordinary = parsed[0] if parsed is not None else None
     first = read_known_keys(answer, 0, schema, schema, ordinary, deadline)
     for found in (first, *(reader(answer, 0, schema, schema, deadline) for reader in readers)):

@@ -71,11 +71,12 @@ def _refine(
 ) -> Any:
     if depth > _MAX_DEPTH:
         return value
+    facts = _facts(schema, root)
+    if not facts.refinable:
+        return value  # no string under it can change
     deadline.check()
     if isinstance(value, dict):
-        props: dict[str, Any] = {}
-        for alt in shape.alternatives(schema, root):
-            props.update(shape.properties(alt, root))
+        props = facts.properties
         return {
             k: _refine(
                 v,
@@ -87,16 +88,13 @@ def _refine(
                 guesses,
                 deadline,
             )
-            if k in props
+            if k in props and _facts(props[k], root).refinable
             else v
             for k, v in value.items()
         }
     if isinstance(value, list):
-        items = next(
-            (shape.items(a) for a in shape.alternatives(schema, root) if "array" in shape.types(a)),
-            None,
-        )
-        if items is None:
+        items = facts.items
+        if items is None or not _facts(items, root).refinable:
             return value
         return [
             _refine(
@@ -104,13 +102,10 @@ def _refine(
             )
             for i, v in enumerate(value)
         ]
-    if not isinstance(value, str) or len(value) > _MAX_STRING:
-        return value
-    alts = shape.alternatives(schema, root)
-    if any("string" in shape.types(a) and shape.members(a) is None for a in alts):
+    if not isinstance(value, str) or len(value) > _MAX_STRING or facts.takes_strings:
         return value
     readings, _ = read_scalars(value, 0, schema, root, deadline)
-    if any("array" in shape.types(a) for a in alts):
+    if facts.wants_array:
         listed = read_lists(value, 0, schema, root, deadline)
         if listed is not None and "\n" in value:
             readings.insert(0, listed)
@@ -123,6 +118,68 @@ def _refine(
             changes.append((pointer, reading.risk))
             return reading.value
     return value
+
+
+class _Facts:
+    """What :func:`_refine` asks of one subschema, worked out once: the properties its
+    alternatives declare, the items schema of the first that wants an array, whether one
+    takes any string (a string there is left as it is), whether one wants an array, and
+    whether any string under it may be read at all (``refinable``: when not, a value
+    under it comes back as it is, and the walk skips it)."""
+
+    __slots__ = ("items", "properties", "refinable", "takes_strings", "wants_array")
+
+    def __init__(self, schema: Any, root: Any) -> None:
+        alts = shape.alternatives(schema, root)
+        props: dict[str, Any] = {}
+        for alt in alts:
+            props.update(shape.properties(alt, root))
+        self.properties = props
+        self.items: Any = next((shape.items(a) for a in alts if "array" in shape.types(a)), None)
+        self.takes_strings = any(
+            "string" in shape.types(a) and shape.members(a) is None for a in alts
+        )
+        self.wants_array = any("array" in shape.types(a) for a in alts)
+        self.refinable = True
+
+
+# (id(schema), id(root)) → (schema, root, its facts): kept for the next answer against the
+# same schema; the entry holds both objects, so an id is not reused while it is kept.
+_FACTS: dict[tuple[int, int], tuple[Any, Any, _Facts]] = {}
+_FACTS_SIZE = 4096
+
+
+def _facts(schema: Any, root: Any) -> _Facts:
+    key = (id(schema), id(root))
+    hit = _FACTS.get(key)
+    if hit is not None and hit[0] is schema and hit[1] is root:
+        return hit[2]
+    facts = _Facts(schema, root)
+    facts.refinable = _refinable(schema, root, set(), 0)
+    if len(_FACTS) >= _FACTS_SIZE:
+        _FACTS.clear()
+    _FACTS[key] = (schema, root, facts)
+    return facts
+
+
+def _refinable(schema: Any, root: Any, active: set[int], depth: int) -> bool:
+    """Whether :func:`_refine` could change a string of some value under ``schema``: the
+    walk it makes, over the schema alone. A schema met again on its own path (a
+    recursive ``$ref``) or too deep counts as refinable (the walk decides value by value)."""
+    if not isinstance(schema, dict) or not schema:
+        return False  # anything goes: every string is taken as it is, at every depth
+    if id(schema) in active or depth > _MAX_DEPTH:
+        return True
+    facts = _Facts(schema, root)
+    if not facts.takes_strings:
+        return True  # a string here is read
+    active.add(id(schema))
+    try:
+        if any(_refinable(sub, root, active, depth + 1) for sub in facts.properties.values()):
+            return True
+        return facts.items is not None and _refinable(facts.items, root, active, depth + 1)
+    finally:
+        active.discard(id(schema))
 
 
 def _of_type(value: Any, schema: Any, root: Any) -> bool:
@@ -179,7 +236,11 @@ _CUT_KEY = re.compile(r"[{,]\s*[\"']([^\"'\n]{1,200})[\"']\s*:?\s*\Z")
 def cut_off_key(text: str, value: Any, schema: Any, span: Span) -> Reading | None:
     """An answer cut off right after a key (``{"a": 1, "b":``): the key is left out when it is
     optional, instead of being given a null its schema does not allow (the parser's reading)."""
-    m = _CUT_KEY.search(text.rstrip())
+    stripped = text.rstrip()
+    # (what the pattern ends with: most answers end otherwise, and are not scanned)
+    if stripped[-1:] not in ('"', "'", ":"):
+        return None
+    m = _CUT_KEY.search(stripped)
     if m is None or not isinstance(value, dict) or not value:
         return None
     name = m.group(1)

@@ -171,6 +171,7 @@ def finish(
                         disabled_rules=options.disabled_rules,
                         max_risk=options.max_risk,
                         deadline=deadline,
+                        copy=False,  # (its value is taken only when patched)
                     ),
                 )
             except OutOfTime as stop:

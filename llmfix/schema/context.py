@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from llmfix import codes
 from llmfix.deadline import Deadline, OutOfTime
-from llmfix.model import Diagnostic, PatchOp, Risk
+from llmfix.model import Diagnostic, PatchOp, Risk, build
 from llmfix.schema import walk as sw
 from llmfix.schema.budget import TooCostly, bounded_class, no_more, search, steps
 from llmfix.schema.plan import DIALECTS, MAX_NODES, is_type, plan_for
@@ -55,13 +55,23 @@ def fixes(*rules: str) -> Callable[[_F], _F]:
     return mark
 
 
-@dataclass(frozen=True)
 class Fix:
-    """A value after some repairs, the operations that produced it, and notes made on the way."""
+    """A value after some repairs, the operations that produced it, and notes made on the way.
 
-    value: Any
-    ops: tuple[PatchOp, ...] = ()
-    notes: tuple[Diagnostic, ...] = ()
+    Never changed once made. A plain class with slots, not a dataclass: the walk makes one
+    per node it visits, and a frozen dataclass costs several times as much to make."""
+
+    __slots__ = ("notes", "ops", "value")
+
+    def __init__(
+        self, value: Any, ops: tuple[PatchOp, ...] = (), notes: tuple[Diagnostic, ...] = ()
+    ) -> None:
+        self.value = value
+        self.ops = ops
+        self.notes = notes
+
+    def __repr__(self) -> str:
+        return f"Fix(value={self.value!r}, ops={self.ops!r}, notes={self.notes!r})"
 
     def then(self, other: Fix) -> Fix:
         """``other`` was computed from ``self.value``: chain the two."""
@@ -97,11 +107,14 @@ def detach_ops(ops: tuple[PatchOp, ...]) -> tuple[PatchOp, ...]:
         return ops
     memo: dict[int, Any] = {}
     return tuple(
-        replace(
-            op,
-            value=sw.copy_json(op.value, memo),
-            before=sw.copy_json(op.before, memo),
-            after=sw.copy_json(op.after, memo),
+        build(
+            PatchOp,
+            **{
+                **op.__dict__,
+                "value": sw.copy_json(op.value, memo),
+                "before": sw.copy_json(op.before, memo),
+                "after": sw.copy_json(op.after, memo),
+            },
         )
         for op in ops
     )
@@ -200,6 +213,34 @@ def _retriever(resolver: Callable[[str], Any], specification: Any) -> Callable[[
     return retrieve
 
 
+# (id(risks), rules turned off, max risk) → (risks, the rules on): the same few switches
+# serve every repair of a run.
+_ENABLED: dict[
+    tuple[int, frozenset[str], Risk | None], tuple[Mapping[str, Risk], frozenset[str]]
+] = {}
+
+
+def _enabled(
+    risks: Mapping[str, Risk], disabled: Collection[str], max_risk: Risk | None
+) -> frozenset[str]:
+    """The rules of ``risks`` that are on: not ``disabled``, and no riskier than ``max_risk``."""
+    off = frozenset(disabled)
+    key = (id(risks), off, max_risk)
+    hit = _ENABLED.get(key)
+    if hit is not None and hit[0] is risks:
+        return hit[1]
+    on = frozenset(
+        rule
+        for rule, risk in risks.items()
+        if rule not in off and (max_risk is None or risk.rank <= max_risk.rank)
+    )
+    if isinstance(risks, MappingProxyType):  # (a read-only table: kept; any other is not)
+        if len(_ENABLED) >= 64:
+            _ENABLED.clear()
+        _ENABLED[key] = (risks, on)
+    return on
+
+
 class RepairContext:
     """One repair run: the schema's validator and resolver, the rule switches, the limits."""
 
@@ -230,11 +271,7 @@ class RepairContext:
             self.prefix_items = "prefixItems" in self.dialect.bounded.VALIDATORS
             self.conditionals = "if" in self.dialect.bounded.VALIDATORS
         self.risks = risks
-        self.enabled = {
-            rule
-            for rule, risk in risks.items()
-            if rule not in disabled and (max_risk is None or risk.rank <= max_risk.rank)
-        }
+        self.enabled = _enabled(risks, disabled, max_risk)
         # None when there is no limit: then the walk does not read the clock at all.
         self.deadline = deadline if deadline.limited else None
         self.visits = 0
@@ -309,7 +346,8 @@ class RepairContext:
         """A ``replace`` holding ``before`` and ``after`` themselves, not copies: a copy per
         conversion tried would cost the value's size at every level of a deep value. The
         operations that survive are copied once, at the end (:func:`detach_ops`)."""
-        return PatchOp(
+        return build(
+            PatchOp,
             op="replace",
             path=pointer,
             value=after,
@@ -340,6 +378,40 @@ class RepairContext:
                 f"repair stopped at {pointer or 'the root'}",
                 pointer=pointer,
             )
+        return True
+
+    def fits_untouched(self, value: Any, schema: Any, depth: int) -> bool:
+        """Whether :func:`~llmfix.schema.repair.repair` of ``value`` against ``schema`` at
+        ``depth`` would give it back unchanged, with no note, because the plan says it
+        fits: then the node is counted (and the deadline checked) as that call would, and
+        the caller need not make the call. ``False`` asks nothing more: make the call.
+
+        A schema that is no object is never walked (the call returns the value as it is).
+        Only a plan's answer is taken (a pure function of the value), and only where the
+        call would not stop at a limit, nor change base URI (``$id``)."""
+        if not isinstance(schema, dict):
+            return True
+        plan = self.plan
+        if (
+            plan is None
+            or depth > MAX_DEPTH
+            or self.visits >= MAX_VISITS
+            or self.too_costly
+            or "$id" in schema
+            or "id" in schema
+        ):
+            return False
+        check = plan.check(schema)
+        if check is None:
+            return False
+        try:
+            if not check(value):
+                return False
+        except RecursionError:
+            return False
+        if self.deadline is not None:
+            self.deadline.check()
+        self.visits += 1
         return True
 
     # --- the schema side ------------------------------------------------------------------
@@ -445,6 +517,8 @@ class RepairContext:
         if hit is not None and hit[0] is schema:
             return hit[1]
         view = {k: v for k, v in schema.items() if k not in sw.COMPOSITE_KEYWORDS}
+        if len(view) == len(schema):  # no combinator: the schema is its own local part, and
+            view = schema  # a validity found for one is the other's (one check, not two)
         _bounded(self._views)[id(schema)] = (schema, view)
         return view
 

@@ -459,6 +459,8 @@ def _misspelling_hint(name: str, instance: dict[str, Any], schema: dict[str, Any
     key = name.lower().replace("_", "").replace("-", "")
     if key in lowered:
         return f'"{lowered[key]}" looks like "{name}" spelled differently'
+    if not strays:  # (no key to be the misspelling: difflib is not asked)
+        return None
     close = difflib.get_close_matches(name, strays, n=1, cutoff=0.75)
     if close:
         return f'"{close[0]}" looks like a misspelling of "{name}"'
@@ -472,6 +474,8 @@ def _closest_option(instance: Any, options: list[Any]) -> str | None:
     for option in strings:
         if option.lower() == instance.strip().lower():
             return f"did you mean {preview(option)}?"
+    if not strings:
+        return None
     close = difflib.get_close_matches(instance, strings, n=1, cutoff=0.75)
     return f"did you mean {preview(close[0])}?" if close else None
 

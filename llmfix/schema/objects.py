@@ -37,6 +37,8 @@ def fix_array(
     notes: list[Diagnostic] = []
     for index, item in enumerate(value):
         item_schema = prefix[index] if index < len(prefix) else rest
+        if ctx.fits_untouched(item, item_schema, depth + 1):
+            continue  # (what repair() would give back: the item as it is)
         child = repair(
             ctx, item, item_schema, resolver, sw.child_pointer(pointer, index), depth + 1
         )
@@ -94,7 +96,12 @@ def fix_object(
     notes: list[Diagnostic] = []
     changed: dict[str, Any] | None = None
     for key, item in current.items():
-        subschemas = [props[key]] if key in props else []
+        if key in props:
+            if not patterns and ctx.fits_untouched(item, props[key], depth + 1):
+                continue  # (what repair() would give back: the member as it is)
+            subschemas = [props[key]]
+        else:
+            subschemas = []
         subschemas += [s for p, s in patterns.items() if ctx.pattern_matches(p, key)]
         if not subschemas and isinstance(extra, dict):
             subschemas = [extra]

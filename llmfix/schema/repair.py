@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from llmfix import codes
@@ -87,7 +88,7 @@ RULES: dict[str, Rule] = {
     record.id: Rule(record.risk, record.description, _FIXERS[record.id]) for record in SCHEMA_RULES
 }
 
-_RISKS = {rule: entry.risk for rule, entry in RULES.items()}
+_RISKS = MappingProxyType({rule: entry.risk for rule, entry in RULES.items()})
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,7 @@ def coerce_to_schema(
     max_risk: Risk | None = None,
     resolver: Callable[[str], Any] | None = None,
     deadline: Deadline | None = None,
+    copy: bool = True,
 ) -> SchemaRepairOutcome:
     """Repair ``value`` towards ``schema`` with the rules in :data:`RULES`.
 
@@ -122,10 +124,13 @@ def coerce_to_schema(
     ``max_risk`` do not fire. ``resolver`` maps an absolute URI of an external ``$ref`` to
     the schema it names; local references (``#/$defs/x``, ``#/definitions/x``, ``#``,
     anchors, ``$id``-scoped) need no resolver. ``deadline`` is checked at every node walked;
-    when it has passed, :class:`~llmfix.deadline.OutOfTime` is raised.
+    when it has passed, :class:`~llmfix.deadline.OutOfTime` is raised. Without ``copy``, an
+    outcome with no patch holds ``value`` itself, not a copy (for a caller that takes the
+    value only when it changed: a copy of a large value costs more than its repair).
     """
+    keep = sw.copy_json if copy else _same
     if not isinstance(schema, dict):  # true accepts everything; nothing can satisfy false
-        return SchemaRepairOutcome(sw.copy_json(value))
+        return SchemaRepairOutcome(keep(value))
     try:
         ctx = RepairContext(
             schema,
@@ -137,17 +142,23 @@ def coerce_to_schema(
         )
     except Exception as exc:  # a schema jsonschema cannot even load: nothing to repair against
         unusable = codes.REPAIR_SCHEMA_UNUSABLE.at(f"the schema could not be loaded ({exc})")
-        return SchemaRepairOutcome(sw.copy_json(value), diagnostics=(unusable,))
+        return SchemaRepairOutcome(keep(value), diagnostics=(unusable,))
     root = None  # the root's resolver, made by the context when first needed
     ctx.step_allowance = _once(lambda: allowance(value))
     if ctx.is_valid(value, schema, root) is True:
-        return SchemaRepairOutcome(sw.copy_json(value))
+        return SchemaRepairOutcome(keep(value))
     fix = repair(ctx, value, schema, root, "", 0)
     ops = detach_ops(fix.ops)
     diagnostics = [change_diagnostic(op) for op in ops]
     diagnostics += fix.notes
     diagnostics += ctx.notes.values()
+    if not ops:
+        return SchemaRepairOutcome(keep(fix.value), (), tuple(diagnostics))
     return SchemaRepairOutcome(sw.copy_json(fix.value), ops, tuple(diagnostics))
+
+
+def _same(value: Any) -> Any:
+    return value
 
 
 def _once(compute: Callable[[], int]) -> Callable[[], int]:
@@ -175,17 +186,16 @@ def repair(
     names: frozenset[str] | None = None,
 ) -> Fix:
     """Repair ``value`` (found at ``pointer``) against ``schema``."""
-    keep = Fix(value)
     if not isinstance(schema, dict) or ctx.over_limit(depth, pointer):
-        return keep
+        return Fix(value)
     # Unknown validity (a part of the schema jsonschema cannot evaluate) is no reason to
     # stop: rules fire only on concrete defects (a wrong type, a missing or forbidden key).
     resolver = ctx.enter(schema, resolver)
     if ctx.is_valid(value, schema, resolver) is True:
-        return keep
+        return Fix(value)
     if names is None:
         names = ctx.declared_names(schema, resolver)
-    fix = keep
+    fix = Fix(value)
     ref = schema.get("$ref")
     if isinstance(ref, str):
         fix = fix.then(_follow(ctx, value, ref, resolver, pointer, depth, names))
