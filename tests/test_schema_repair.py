@@ -533,6 +533,44 @@ def test_unresolvable_ref_is_noted() -> None:
     assert "repair.schema_unusable" in _codes(repair({"n": 1, "m": "x"}, schema))
 
 
+@pytest.mark.parametrize(
+    ("dialect", "expected", "rules"),
+    [
+        # Drafts 4 to 7 ignore the siblings of "$ref": the reference alone decides.
+        (DRAFT4, {"n": 4}, ["coerce_integer"]),
+        (DRAFT7, {"n": 4}, ["coerce_integer"]),
+        # From 2019-09 they apply too: no value is both an integer and a string.
+        ("https://json-schema.org/draft/2020-12/schema", None, None),
+    ],
+    ids=["draft4", "draft7", "2020-12"],
+)
+def test_siblings_of_ref_are_ignored_where_the_draft_ignores_them(
+    dialect: str, expected: Any, rules: list[str] | None
+) -> None:
+    schema = {
+        "$schema": dialect,
+        "type": "object",
+        "properties": {"n": {"$ref": "#/definitions/n", "type": "string"}},
+        "definitions": {"n": INT},
+    }
+    outcome = repair({"n": "4"}, schema)
+    validator = validator_for_draft(schema)
+    if expected is None:
+        assert not validator.is_valid(outcome.value)
+        return
+    # Before the dialect's class was compared, every draft applied the siblings: "4" was read
+    # as 4 for the reference, then written back as "4" for the ignored "type": string.
+    assert outcome.value == expected
+    assert [op.rule for op in outcome.patch] == rules
+    assert validator.is_valid(outcome.value)
+
+
+def validator_for_draft(schema: dict[str, Any]) -> Any:
+    from jsonschema import validators
+
+    return validators.validator_for(schema)(schema)
+
+
 def test_ref_cycle_terminates() -> None:
     schema = {"$ref": "#/definitions/a", "definitions": {"a": {"$ref": "#/definitions/a"}}}
     assert repair({"a": "1"}, schema).patch == ()

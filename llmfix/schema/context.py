@@ -148,7 +148,8 @@ class _Dialect:
         )
         self.registry_class: Any = referencing.Registry
         self.empty_registry = self.registry_class()  # immutable: one serves every context
-        self.ref_overrides = cls in (
+        # (asked of the dialect's own class: the bounded one is a subclass, never one of these)
+        self.ref_overrides = raw_class in (
             validators.Draft3Validator,
             validators.Draft4Validator,
             validators.Draft6Validator,
