@@ -20,6 +20,7 @@ import functools
 import json
 import os
 import re
+from collections.abc import Iterator
 from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any, NamedTuple
 
@@ -340,6 +341,7 @@ def yaml_dumper() -> Any:
 # -- where a value is written ------------------------------------------------------------
 
 _scanstring: Any = json.decoder.scanstring  # type: ignore[attr-defined]
+_JSON_SPACE = " \t\n\r"
 # Whitespace and the comments models write between tokens.
 _GAP = re.compile(r"(?:[ \t\n\r]+|//[^\n]*|/\*.*?(?:\*/|$)|#[^\n]*)*", re.DOTALL)
 _SINGLE_QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'")
@@ -357,46 +359,70 @@ class ValueLocator:
     into one text cost about one pass per container visited. Text that is not strict JSON
     (comments, single quotes, bare keys, trailing commas, a broken value) is read as far
     as brackets and quotes allow; a pointer that cannot be followed gives its deepest
-    ancestor that can be."""
+    ancestor that can be.
 
-    def __init__(self, text: str) -> None:
+    ``whole``: the text is known to be one strict JSON value (JSON whitespace around it
+    allowed), so the root's span is where that whitespace ends, without reading the value.
+    """
+
+    def __init__(self, text: str, *, whole: bool = False) -> None:
         self.text = text
         self._members: dict[int, dict[str, tuple[int, int]] | None] = {}
+        # A container of a strict text is scanned only as far as a member asked for (no
+        # key is written twice in strict JSON): the rest of its scan waits here.
+        self._pending: dict[int, Iterator[None]] = {}
+        self._strict = whole
         self._root: tuple[int, int] | None = None
+        if whole:
+            start = len(text) - len(text.lstrip(_JSON_SPACE))
+            end = len(text.rstrip(_JSON_SPACE))
+            if start < end:
+                self._root = (start, end)
 
     def span(self, pointer: str) -> tuple[int, int] | None:
         """``(start, end)`` of the value at ``pointer`` (or of its deepest found ancestor)."""
-        here = self._root_span()
-        if here is None:
+        at = self._root_start()
+        if at is None:
             return None
-        if not pointer:
-            return here
+        here = None
+        # (the root's end is read only when the root is the answer: a member's span
+        # needs only where the root starts)
         for raw in pointer.split("/")[1:]:
             token = raw.replace("~1", "/").replace("~0", "~")
-            members = self._members_of(here[0])
-            if members is None or token not in members:
+            found = self._member(at, token)
+            if found is None:
                 break
-            here = members[token]
-        return here
+            here = found
+            at = found[0]
+        return here if here is not None else self._root_span()
 
     def exact(self, tokens: tuple[str, ...]) -> tuple[int, int] | None:
         """``(start, end)`` of the value at the path ``tokens`` (member names and array
         indexes as text), or ``None`` when the path cannot be followed to its end."""
-        here = self._root_span()
+        if not tokens:
+            return self._root_span()
+        here: tuple[int, int] | None = None
+        at = self._root_start()
         for token in tokens:
-            if here is None:
+            if at is None:
                 return None
-            members = self._members_of(here[0])
-            here = None if members is None else members.get(token)
+            here = self._member(at, token)
+            at = None if here is None else here[0]
         return here
 
     def _gap(self, pos: int) -> int:
         return _GAP.match(self.text, pos).end()  # type: ignore[union-attr]
 
+    def _root_start(self) -> int | None:
+        if self._root is not None:
+            return self._root[0]
+        start = self._gap(0)
+        return start if start < len(self.text) else None
+
     def _root_span(self) -> tuple[int, int] | None:
         if self._root is None:
-            start = self._gap(0)
-            if start >= len(self.text):
+            start = self._root_start()
+            if start is None:
                 return None
             self._root = (start, self._value_end(start))
         return self._root
@@ -434,18 +460,31 @@ class ValueLocator:
                 return pos
             pos += 1
 
-    def _members_of(self, start: int) -> dict[str, tuple[int, int]] | None:
+    def _member(self, start: int, token: str) -> tuple[int, int] | None:
+        """The span of member ``token`` of the container at ``start`` (``None`` when it has
+        no such member, or no container starts there)."""
         if start not in self._members:
             opener = self.text[start]
             if opener not in "{[":
                 self._members[start] = None
-            else:
-                found: dict[str, tuple[int, int]] = {}
-                # what cannot be read at all ends the scan; what was read is kept
-                with contextlib.suppress(ValueError, IndexError):
-                    self._scan(start, opener, found)
-                self._members[start] = found
-        return self._members[start]
+                return None
+            found: dict[str, tuple[int, int]] = {}
+            self._members[start] = found
+            self._pending[start] = self._scan(start, opener, found)
+        members = self._members[start]
+        if members is None:
+            return None
+        if self._strict and token in members:
+            return members[token]
+        pending = self._pending.get(start)
+        if pending is not None:
+            # what cannot be read at all ends the scan; what was read is kept
+            with contextlib.suppress(ValueError, IndexError):
+                for _ in pending:
+                    if self._strict and token in members:
+                        return members[token]
+            del self._pending[start]
+        return members.get(token)
 
     def _key(self, pos: int) -> tuple[str, int]:
         text = self.text
@@ -464,7 +503,9 @@ class ValueLocator:
             raise ValueError("no key")
         return bare.group(), bare.end()
 
-    def _scan(self, start: int, opener: str, found: dict[str, tuple[int, int]]) -> None:
+    def _scan(self, start: int, opener: str, found: dict[str, tuple[int, int]]) -> Iterator[None]:
+        """Read the members of the container at ``start`` into ``found``, pausing after
+        each one."""
         text = self.text
         size = len(text)
         pos = self._gap(start + 1)
@@ -486,6 +527,7 @@ class ValueLocator:
             value_start = pos
             pos = self._value_end(pos)
             found[key] = (value_start, pos)  # a duplicate key: the last one is the value
+            yield
             pos = self._gap(pos)
             if pos < size and text[pos] == ",":
                 pos = self._gap(pos + 1)

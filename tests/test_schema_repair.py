@@ -851,3 +851,122 @@ def test_corpus_sample_runs_without_exceptions() -> None:
         report = corpus.run_schema(path, examples=2, generate_max_bytes=6000)
         problems += report.exceptions + report.valid_changed + report.patch_mismatches
     assert problems == []
+
+
+# --- nothing_to_repair: the walk skipped only where it would change nothing ---------------
+
+
+def _sure(value: Any, schema: dict[str, Any]) -> bool:
+    """nothing_to_repair as the pipeline asks it (with every error the plan lists), checked
+    against the walk: whenever it says so, coerce_to_schema gives the value back as it is,
+    with no diagnostic."""
+    from llmfix.schema.load import schema_from_value
+    from llmfix.schema.repair import nothing_to_repair
+    from llmfix.schema.validate import SchemaValidator
+
+    validator = SchemaValidator(schema_from_value(schema))
+    errors = validator.errors(value)
+    sure = bool(errors) and validator.plan_lists and nothing_to_repair(value, schema, errors)
+    if sure:
+        outcome = coerce_to_schema(value, schema)
+        assert outcome.patch == ()
+        assert outcome.diagnostics == ()
+        assert outcome.value == value
+    return sure
+
+
+PERSON = obj({"name": STR, "age": INT, "tags": {"type": "array", "items": STR}}, ["name", "age"])
+PEOPLE = {"type": "array", "items": PERSON}
+
+
+@pytest.mark.parametrize(
+    ("value", "schema"),
+    [
+        ({"age": 3}, PERSON),
+        ({}, PERSON),
+        ({"people": [{"name": "a", "age": 1}, {"age": 2}]}, obj({"people": PEOPLE})),
+        ({"a": {"b": {}}}, obj({"a": obj({"b": obj({"c": STR}, ["c"])})})),
+    ],
+    ids=["root", "two_missing", "in_an_array_item", "nested"],
+)
+def test_nothing_to_repair_where_no_rule_can_fill_the_missing_property(
+    value: Any, schema: dict[str, Any]
+) -> None:
+    assert _sure(value, schema)
+
+
+@pytest.mark.parametrize(
+    ("value", "schema"),
+    [
+        # a stray key the rename rules may take for the missing one
+        ({"Name": "Ada", "age": 3}, PERSON),
+        ({"nmae": "Ada", "age": 3}, PERSON),
+        # a default fills it
+        ({"age": 3}, obj({"name": {**STR, "default": "?"}, "age": INT}, ["name", "age"])),
+        # an object wrapping the answer
+        ({"result": {"name": "Ada", "age": 3}}, PERSON),
+        # the object may be wrapped in an array
+        ({}, {"type": ["object", "array"], "required": ["a"], "items": {}}),
+        # a wrong type besides the missing property
+        ({"age": "3"}, PERSON),
+        # each allOf part is walked on its own
+        ({"age": 3}, {"allOf": [PERSON]}),
+        # errors the plan does not list (anyOf) leave it to the walk
+        ({"age": 3}, {"anyOf": [PERSON, {"type": "string"}]}),
+    ],
+    ids=[
+        "case",
+        "misspelt",
+        "default",
+        "wrapped",
+        "array_allowed",
+        "wrong_type",
+        "all_of",
+        "any_of",
+    ],
+)
+def test_the_walk_decides_where_a_rule_might_act(value: Any, schema: dict[str, Any]) -> None:
+    assert not _sure(value, schema)
+
+
+def _without_each_key(value: Any, limit: int = 40) -> list[Any]:
+    """Copies of ``value`` with one member of one object left out (at most ``limit``)."""
+    out: list[Any] = []
+
+    def walk(node: Any, rebuild: Any) -> None:
+        if len(out) >= limit:
+            return
+        if isinstance(node, dict):
+            for key in node:
+                out.append(rebuild({k: v for k, v in node.items() if k != key}))
+                walk(node[key], lambda new, key=key, node=node: rebuild({**node, key: new}))
+        elif isinstance(node, list):
+            for index, item in enumerate(node[:3]):
+                walk(
+                    item,
+                    lambda new, index=index, node=node: rebuild(
+                        [*node[:index], new, *node[index + 1 :]]
+                    ),
+                )
+
+    walk(value, lambda new: new)
+    return out[:limit]
+
+
+def test_nothing_to_repair_agrees_with_the_walk_on_the_schema_corpus() -> None:
+    """Over the corpus sample: every value one required member short (and the corpus'
+    probes and mutations) that nothing_to_repair lets skip the walk, the walk leaves alone."""
+    from llmfix.errors import SchemaError
+
+    skipped = 0
+    for path in sorted((Path(__file__).parent / "corpora" / "schemas").glob("*.json")):
+        schema = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(schema, dict):
+            continue
+        shape = corpus.skeleton(schema)
+        for value in [shape, *corpus.mutations(shape), *_without_each_key(shape)]:
+            try:
+                skipped += _sure(value, schema)
+            except SchemaError:
+                break
+    assert skipped > 50  # (the sample gives 78)

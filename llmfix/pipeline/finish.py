@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from llmfix import codes
@@ -25,6 +24,7 @@ from llmfix.model import (
     Risk,
     Span,
     Status,
+    build,
 )
 from llmfix.options import RepairOptions
 from llmfix.pipeline.degenerate import degenerate
@@ -89,15 +89,16 @@ def out_of_time(stop: OutOfTime, stage: str) -> Diagnostic:
 
 
 def place_pointers(
-    diagnostics: list[Diagnostic], candidate: Candidate, lines: LineIndex
+    diagnostics: list[Diagnostic], candidate: Candidate, lines: LineIndex, strict: bool = False
 ) -> list[Diagnostic]:
     """Give each diagnostic that has a JSON Pointer but no span (a schema error, a schema
-    repair) the span of that value in the input, so reports point at its line:column."""
+    repair) the span of that value in the input, so reports point at its line:column.
+    ``strict``: the candidate's text is strict JSON (its root needs no reading)."""
     if not any(d.pointer is not None and d.span is None for d in diagnostics):
         return diagnostics
     locator = None
     if not candidate.synthetic:  # a synthesised payload is not in the input: its start
-        locator = ValueLocator(candidate.text)
+        locator = ValueLocator(candidate.text, whole=strict)
     out = []
     offset = candidate.span.start
     for d in diagnostics:
@@ -111,7 +112,10 @@ def place_pointers(
                 if found is not None
                 else Span(offset, offset)
             )
-            d = replace(d, span=span, position=lines.position(span.start))
+            # (a copy made as build() makes one: dataclasses.replace costs several times more)
+            d = build(
+                Diagnostic, **{**d.__dict__, "span": span, "position": lines.position(span.start)}
+            )
         out.append(d)
     return out
 
@@ -158,22 +162,26 @@ def finish(
             errors = clock.run("validate", lambda: validator.errors(value))
         if errors and options.schema_repair:
             # (start-up: schema repair loads only for a value that fails its schema)
-            from llmfix.schema.repair import coerce_to_schema
+            from llmfix.schema.repair import coerce_to_schema, nothing_to_repair
 
             outcome = None
             deadline = Deadline(options.limits.time_budget, "schema_repair", within=outer)
+            # A value that only misses required properties no rule can fill is told from
+            # its errors (all of them, as the plan lists them): no walk.
+            sure = validator.plan_lists and nothing_to_repair(value, validator.schema, errors)
             try:
-                outcome = clock.run(
-                    "schema_repair",
-                    lambda: coerce_to_schema(
-                        value,
-                        validator.schema,
-                        disabled_rules=options.disabled_rules,
-                        max_risk=options.max_risk,
-                        deadline=deadline,
-                        copy=False,  # (its value is taken only when patched)
-                    ),
-                )
+                if not sure:
+                    outcome = clock.run(
+                        "schema_repair",
+                        lambda: coerce_to_schema(
+                            value,
+                            validator.schema,
+                            disabled_rules=options.disabled_rules,
+                            max_risk=options.max_risk,
+                            deadline=deadline,
+                            copy=False,  # (the parsed value is the pipeline's own)
+                        ),
+                    )
             except OutOfTime as stop:
                 diagnostics.append(out_of_time(stop, "schema_repair"))
             if outcome is not None and outcome.patch:
@@ -187,7 +195,9 @@ def finish(
         diagnostics += missing
     diagnostics += errors
     diagnostics += worthless(value, lines.text, validator, options)  # valid, yet no data?
-    diagnostics = place_pointers(diagnostics, chosen.candidate, lines)
+    # (a candidate read strictly with nothing to say about its text is strict JSON as written)
+    strict = chosen.strict and not chosen.diagnostics
+    diagnostics = place_pointers(diagnostics, chosen.candidate, lines, strict)
 
     cut = was_truncated(chosen.diagnostics)
     if cut:

@@ -162,7 +162,7 @@ class _Dialect:
 _DIALECTS: dict[Any, _Dialect] = {}
 
 
-def _plain_root(schema: dict[str, Any]) -> bool:
+def plain_root(schema: dict[str, Any]) -> bool:
     """Whether making a validator of ``schema`` cannot fail: no identifier to read, and a
     ``$schema`` that is a string if any."""
     dialect = schema.get("$schema")
@@ -262,7 +262,7 @@ class RepairContext:
         self._schema = schema
         self._dialect: _Dialect | None = None
         self._validator: Any = None
-        if self.plan is None or not _plain_root(schema) or resolver is not None:
+        if self.plan is None or not plain_root(schema) or resolver is not None:
             _ = self.validator  # made now: a schema it cannot take is found here
         if self.plan is not None:  # a draft from 6 on: of these only 2020-12 has
             # "prefixItems", and drafts from 7 on have "if"

@@ -496,6 +496,8 @@ def _duplicate_note(instance: Any) -> str:
 
 
 def _under_property_names(error: ValidationError) -> bool:
+    if "propertyNames" not in error.absolute_schema_path:
+        return False
     tokens = list(error.absolute_schema_path)
     containers = {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
     return any(

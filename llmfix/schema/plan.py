@@ -218,14 +218,22 @@ Lister = Callable[[Any, tuple[str | int, ...], tuple[str | int, ...]], Iterator[
 
 class _Node:
     """One compiled subschema: its check, and its error lister (``None`` when the errors
-    of some keyword in it are left to jsonschema)."""
+    of some keyword in it are left to jsonschema). ``failures`` is the lister for a value
+    the check has failed already (the same records, without checking it again)."""
 
-    __slots__ = ("check", "keywords", "lister")
+    __slots__ = ("check", "failures", "keywords", "lister")
 
-    def __init__(self, check: Check, lister: Lister | None, keywords: int) -> None:
+    def __init__(
+        self,
+        check: Check,
+        lister: Lister | None,
+        keywords: int,
+        failures: Lister | None = None,
+    ) -> None:
         self.check = check
         self.lister = lister
         self.keywords = keywords
+        self.failures = failures if failures is not None else lister
 
 
 _ALWAYS = _Node(lambda value: True, lambda value, path, where: iter(()), 0)
@@ -279,6 +287,12 @@ class Plan:
         node = self._node(schema)
         return None if node is None else node.lister
 
+    def failures(self, schema: Any) -> Lister | None:
+        """:meth:`lister` for a value already found not to fit ``schema`` (its check is
+        not made again)."""
+        node = self._node(schema)
+        return None if node is None else node.failures
+
     def _node(self, schema: Any) -> _Node | None:
         hit = self._nodes.get(id(schema))
         if hit is not None and hit[0] is schema:
@@ -328,7 +342,8 @@ class Plan:
                 checks.append(check)
                 listers.append(lister)
         check = _all(checks)
-        return _Node(check, _chain(check, listers), keywords)
+        failures = _chain(listers)
+        return _Node(check, _checked(check, failures), keywords, failures)
 
 
 def _all(checks: list[Check]) -> Check:
@@ -343,18 +358,32 @@ def _all(checks: list[Check]) -> Check:
     return lambda value: first(value) and rest(value)
 
 
-def _chain(check: Check, listers: list[Lister | None]) -> Lister | None:
-    """A subschema's lister: its keywords' listers in order, none of them asked about a
-    value the subschema's check passes (a value jsonschema finds valid has no errors)."""
+def _chain(listers: list[Lister | None]) -> Lister | None:
+    """A subschema's failures: its keywords' listers in order (asked only about a value
+    that fails the subschema)."""
     if any(lister is None for lister in listers):
         return None
     frozen = tuple(lister for lister in listers if lister is not None)
+    if len(frozen) == 1:
+        return frozen[0]
+
+    def listed(value: Any, path: tuple[str | int, ...], where: tuple[str | int, ...]) -> Any:
+        for lister in frozen:
+            yield from lister(value, path, where)
+
+    return listed
+
+
+def _checked(check: Check, failures: Lister | None) -> Lister | None:
+    """A subschema's lister: its failures, never asked about a value the subschema's check
+    passes (a value jsonschema finds valid has no errors)."""
+    if failures is None:
+        return None
 
     def listed(value: Any, path: tuple[str | int, ...], where: tuple[str | int, ...]) -> Any:
         if check(value):
             return
-        for lister in frozen:
-            yield from lister(value, path, where)
+        yield from failures(value, path, where)
 
     return listed
 
@@ -437,15 +466,15 @@ def _properties(plan: Plan, value: Any, schema: Any, draft: str) -> Made:
     nodes = [(name, plan._sub(sub), sub) for name, sub in value.items()]
     inner = sum(node.keywords for _, node, _ in nodes)
     pairs = tuple((name, node.check) for name, node, _ in nodes)
-    if any(node.lister is None for _, node, _ in nodes):
+    if any(node.failures is None for _, node, _ in nodes):
         lister: Lister | None = None
     else:
-        subs = tuple((name, node.lister) for name, node, _ in nodes)
+        subs = tuple((name, node.check, node.failures) for name, node, _ in nodes)
 
         def listed(v: Any, path: tuple[str | int, ...], where: tuple[str | int, ...]) -> Any:
             if isinstance(v, dict):
-                for name, sub in subs:
-                    if name in v:
+                for name, fits, sub in subs:
+                    if name in v and not fits(v[name]):
                         assert sub is not None
                         yield from sub(v[name], (*path, name), (*where, "properties", name))
 
@@ -522,15 +551,16 @@ def _items(plan: Plan, value: Any, schema: Any, draft: str) -> Made:
                 return False
         return True
 
-    if node.lister is None or value is False:
+    if node.failures is None or value is False:
         return check, None, node.keywords
-    each = node.lister
+    each = node.failures
 
     def listed(v: Any, path: tuple[str | int, ...], where: tuple[str | int, ...]) -> Any:
         if isinstance(v, list):
             inner = (*where, "items")
             for index, item in enumerate(v):
-                yield from each(item, (*path, index), inner)
+                if not sub(item):
+                    yield from each(item, (*path, index), inner)
 
     return check, listed, node.keywords
 
@@ -595,14 +625,15 @@ def _all_of(plan: Plan, value: Any, schema: Any, draft: str) -> Made:
     def check(v: Any) -> bool:
         return all(sub(v) for sub in checks)
 
-    if any(node.lister is None for node in nodes):
+    if any(node.failures is None for node in nodes):
         return check, None, inner
-    listers = tuple(node.lister for node in nodes)
+    listers = tuple((node.check, node.failures) for node in nodes)
 
     def listed(v: Any, path: tuple[str | int, ...], where: tuple[str | int, ...]) -> Any:
-        for index, sub in enumerate(listers):
-            assert sub is not None
-            yield from sub(v, path, (*where, "allOf", index))
+        for index, (fits, sub) in enumerate(listers):
+            if not fits(v):
+                assert sub is not None
+                yield from sub(v, path, (*where, "allOf", index))
 
     return check, listed, inner
 

@@ -37,7 +37,7 @@ renamed paths), then ``add`` of defaults.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, NamedTuple
@@ -49,9 +49,24 @@ from llmfix.rules import SCHEMA_RULES
 from llmfix.schema import coercers, objects
 from llmfix.schema import walk as sw
 from llmfix.schema.budget import allowance
-from llmfix.schema.context import STAGE, Fix, RepairContext, change_diagnostic, detach_ops
+from llmfix.schema.context import (
+    MAX_VISITS,
+    STAGE,
+    Fix,
+    RepairContext,
+    change_diagnostic,
+    detach_ops,
+    plain_root,
+)
 
-__all__ = ["RULES", "STAGE", "Rule", "SchemaRepairOutcome", "coerce_to_schema"]
+__all__ = [
+    "RULES",
+    "STAGE",
+    "Rule",
+    "SchemaRepairOutcome",
+    "coerce_to_schema",
+    "nothing_to_repair",
+]
 
 
 class Rule(NamedTuple):
@@ -95,8 +110,9 @@ _RISKS = MappingProxyType({rule: entry.risk for rule, entry in RULES.items()})
 class SchemaRepairOutcome:
     """What :func:`coerce_to_schema` returns.
 
-    ``value`` is a new object (the input is never mutated); applying ``patch`` in order to the
-    input gives exactly ``value``; ``diagnostics`` has one warning per change, then notes.
+    ``value`` is a new object, unless :func:`coerce_to_schema` was told not to copy (the
+    input is never mutated); applying ``patch`` in order to the input gives exactly
+    ``value``; ``diagnostics`` has one warning per change, then notes.
     """
 
     value: Any
@@ -124,9 +140,10 @@ def coerce_to_schema(
     ``max_risk`` do not fire. ``resolver`` maps an absolute URI of an external ``$ref`` to
     the schema it names; local references (``#/$defs/x``, ``#/definitions/x``, ``#``,
     anchors, ``$id``-scoped) need no resolver. ``deadline`` is checked at every node walked;
-    when it has passed, :class:`~llmfix.deadline.OutOfTime` is raised. Without ``copy``, an
-    outcome with no patch holds ``value`` itself, not a copy (for a caller that takes the
-    value only when it changed: a copy of a large value costs more than its repair).
+    when it has passed, :class:`~llmfix.deadline.OutOfTime` is raised. Without ``copy``, the
+    outcome's value shares what was not changed with ``value`` (it is ``value`` itself when
+    nothing was), for a caller that owns ``value`` and changes neither: a copy of a large
+    value costs more than its repair. The patch's values are copies either way.
     """
     keep = sw.copy_json if copy else _same
     if not isinstance(schema, dict):  # true accepts everything; nothing can satisfy false
@@ -152,13 +169,89 @@ def coerce_to_schema(
     diagnostics = [change_diagnostic(op) for op in ops]
     diagnostics += fix.notes
     diagnostics += ctx.notes.values()
-    if not ops:
-        return SchemaRepairOutcome(keep(fix.value), (), tuple(diagnostics))
-    return SchemaRepairOutcome(sw.copy_json(fix.value), ops, tuple(diagnostics))
+    return SchemaRepairOutcome(keep(fix.value), ops, tuple(diagnostics))
 
 
 def _same(value: Any) -> Any:
     return value
+
+
+# Deepest error path, and most members on the way, :func:`nothing_to_repair` answers for
+# (past them the walk could stop at a limit and say so).
+_SURE_DEPTH = 32
+_SURE_VISITS = MAX_VISITS // 2
+
+
+def nothing_to_repair(value: Any, schema: Any, errors: Sequence[Diagnostic]) -> bool:
+    """Whether :func:`coerce_to_schema` is sure to give ``value`` back as it is, with no
+    diagnostic, told from ``errors`` and the schema's own tables without walking the value.
+
+    ``errors`` must be every failure of ``value`` (a plan that lists all of them listed
+    them: the schema then has no reference, condition, ``anyOf``, ``oneOf`` or ``not``).
+    ``True`` only when each is a missing required property (the commonest failure, which no
+    rule fixes without a default or a stray key), and on the way from the root to each
+    object missing one (the only places the walk goes: everything else is valid):
+
+    - no object holds a key its schema neither declares nor requires (which a rename or an
+      unwrap could take for the missing one);
+    - no missing required property has a ``default`` (which would fill it);
+    - no object's schema allows arrays too (the object could be wrapped in one), and none
+      has ``allOf`` (each part is walked on its own);
+    - the path is short and the objects and arrays on it small enough that the walk would
+      not stop at its limits.
+
+    Anything else is ``False``: the walk decides.
+    """
+    if not isinstance(schema, dict) or not errors or not plain_root(schema):
+        return False
+    visits = 0
+    done: set[str] = set()
+    for error in errors:
+        pointer = error.pointer
+        if error.code != "schema.required" or pointer is None:
+            return False
+        if pointer in done:
+            continue
+        done.add(pointer)
+        tokens = [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
+        if len(tokens) > _SURE_DEPTH:
+            return False
+        node: Any = value
+        sub: Any = schema
+        for depth in range(len(tokens) + 1):
+            if not isinstance(sub, dict) or "allOf" in sub:
+                return False
+            props = sub.get("properties")
+            props = props if isinstance(props, dict) else {}
+            if isinstance(node, dict):
+                types = sw.declared_types(sub)
+                if types is not None and "array" in types:
+                    return False
+                raw = sub.get("required")
+                required = [r for r in raw if isinstance(r, str)] if isinstance(raw, list) else []
+                if any(key not in props and key not in required for key in node):
+                    return False
+                for name in required:
+                    wanted = props.get(name)
+                    if name not in node and isinstance(wanted, dict) and "default" in wanted:
+                        return False
+            elif not isinstance(node, list):
+                return False
+            visits += len(node) + 1
+            if visits > _SURE_VISITS:
+                return False
+            if depth == len(tokens):
+                break
+            token = tokens[depth]
+            if isinstance(node, dict):
+                if token not in node or token not in props:
+                    return False
+                node, sub = node[token], props[token]
+            else:
+                if not token.isdigit() or int(token) >= len(node):
+                    return False
+                node, sub = node[int(token)], sub.get("items")
+    return True
 
 
 def _once(compute: Callable[[], int]) -> Callable[[], int]:

@@ -203,6 +203,13 @@ class SchemaValidator:
             self._plan = plan_for(self._document, self.draft)
         return self._plan
 
+    @property
+    def plan_lists(self) -> bool:
+        """Whether the schema's plan lists every failure of a value (no keyword of the schema
+        leaves its errors to jsonschema): then :meth:`errors` is all there is to know."""
+        plan = self._planned()
+        return plan is not None and plan.lister(self._document) is not None
+
     def is_valid(self, value: Any) -> bool:
         """Whether ``value`` satisfies the schema (stops at the first problem)."""
         if self._fast is not None and fast_is_valid(self._fast, value):
@@ -255,13 +262,13 @@ class SchemaValidator:
         if plan is None:
             return None
         check = plan.check(self._document)
-        lister = plan.lister(self._document)
-        if check is None or lister is None:
+        failures = plan.failures(self._document)
+        if check is None or failures is None:
             return None
         try:
             if check(value):
                 return []
-            return list(itertools.islice(lister(value, (), ()), MAX_ERRORS + 1))
+            return list(itertools.islice(failures(value, (), ()), MAX_ERRORS + 1))
         except RecursionError:
             return None  # jsonschema says what a value too deep for the plan is
 
