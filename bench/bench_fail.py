@@ -88,6 +88,27 @@ def make_value(seed: int = 7) -> dict[str, Any]:
     }
 
 
+def make_record(seed: int = 3) -> dict[str, Any]:
+    """A value of about 1 KB that fits ``ANSWER_SCHEMA``, made of many short values (45
+    tags, a shorter summary) rather than one long string: more tokens to read."""
+    rng = random.Random(seed)
+    words = ["alpha", "beta", "gamma", "delta", "engines", "notes", "poetry", "review"]
+    value = make_value(seed)
+    value["tags"] = [f"{rng.choice(words)}{i}" for i in range(45)]
+    value["summary"] = value["summary"][:300]
+    return value
+
+
+def python_like(value: dict[str, Any], fence: str = "json") -> str:
+    """``value`` as a model writing Python rather than JSON puts it: single quotes, ``None``,
+    trailing commas, the score as a string, in a fence (the kind of answer issue 30 timed
+    json_repair on, at 2.8 ms for 1 KB)."""
+    text = json.dumps(value, indent=2).replace('"', "'")
+    text = text.replace("'score': 3.1", "'score': '3.1'").replace(": null", ": None")
+    text = text.replace("\n  ]", ",\n  ]").replace("\n}", ",\n}")
+    return f"Here you go:\n```{fence}\n{text}\n```\n"
+
+
 def answers() -> dict[str, str]:
     """Answer shape → its text."""
     value = make_value()
@@ -108,6 +129,11 @@ def answers() -> dict[str, str]:
         "fence only": fenced,
         "trailing comma": trailing,
         "fence + Python literals + trailing commas + number as string": mixed,
+        "the same, single-quoted (issue 30's kind), one long string": python_like(value),
+        "the same, single-quoted, many short values": python_like(make_record()),
+        "a Python dict's repr in a fence, many short values": (
+            "```python\n" + repr({**make_record(), "score": "3.1"}) + "\n```"
+        ),
         "number as string": as_string,
         "a required field missing": missing,
         "cut off": cut,
@@ -121,6 +147,9 @@ TARGETS: dict[str, tuple[str, float | None, bool]] = {
     "fence only": ("json_repair", None, False),
     "trailing comma": ("json_repair", None, False),
     "fence + Python literals + trailing commas + number as string": ("json_repair", 8.0, True),
+    "the same, single-quoted (issue 30's kind), one long string": ("json_repair", 8.0, True),
+    "the same, single-quoted, many short values": ("json_repair", 8.0, True),
+    "a Python dict's repr in a fence, many short values": ("json_repair", 8.0, True),
     "number as string": ("detect", 15.0, False),
     "a required field missing": ("detect", 10.0, False),
     "cut off": ("json_repair", None, False),

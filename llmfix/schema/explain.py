@@ -455,12 +455,12 @@ def _misspelling_hint(name: str, instance: dict[str, Any], schema: dict[str, Any
     declared = schema.get("properties")
     declared = declared if isinstance(declared, dict) else {}
     strays = [k for k in instance if isinstance(k, str) and k not in declared]
+    if not strays:  # (no key to be the misspelling)
+        return None
     lowered = {k.lower().replace("_", "").replace("-", ""): k for k in strays}
     key = name.lower().replace("_", "").replace("-", "")
     if key in lowered:
         return f'"{lowered[key]}" looks like "{name}" spelled differently'
-    if not strays:  # (no key to be the misspelling: difflib is not asked)
-        return None
     close = difflib.get_close_matches(name, strays, n=1, cutoff=0.75)
     if close:
         return f'"{close[0]}" looks like a misspelling of "{name}"'
@@ -604,8 +604,22 @@ class _Full(Exception):
     pass
 
 
+def _scalar(item: Any, limit: int) -> str:
+    if isinstance(item, str):
+        return json.dumps(item[: limit + 1], ensure_ascii=False)
+    if isinstance(item, float) and item.is_integer() and abs(item) < 1e16:
+        return json.dumps(item)
+    try:
+        return dumps(item)
+    except (TypeError, ValueError):
+        return repr(item)
+
+
 def preview(value: Any, limit: int = PREVIEW_LIMIT) -> str:
     """Compact JSON for a value, cut to about ``limit`` characters (never renders it all)."""
+    if not isinstance(value, (dict, list, tuple)):  # (most values previewed are scalars)
+        text = _scalar(value, limit)
+        return text if len(text) <= limit else text[: limit - 1] + "…"
     parts: list[str] = []
     budget = [limit + 1]
 
@@ -616,14 +630,7 @@ def preview(value: Any, limit: int = PREVIEW_LIMIT) -> str:
             raise _Full
 
     def scalar(item: Any) -> str:
-        if isinstance(item, str):
-            return json.dumps(item[: limit + 1], ensure_ascii=False)
-        if isinstance(item, float) and item.is_integer() and abs(item) < 1e16:
-            return json.dumps(item)
-        try:
-            return dumps(item)
-        except (TypeError, ValueError):
-            return repr(item)
+        return _scalar(item, limit)
 
     def walk(item: Any) -> None:
         if isinstance(item, dict):

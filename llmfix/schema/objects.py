@@ -71,14 +71,19 @@ def fix_object(
         [r for r in required_raw if isinstance(r, str)] if isinstance(required_raw, list) else []
     )
 
-    # A pattern Python cannot compile (ECMA-only syntax) might match any key: then no key
-    # is treated as undeclared, so none is renamed, unwrapped or removed.
-    patterns_usable = all(ctx.pattern(p) is not None for p in patterns)
+    declared: Callable[[str], bool]
+    if patterns:
+        # A pattern Python cannot compile (ECMA-only syntax) might match any key: then no
+        # key is treated as undeclared, so none is renamed, unwrapped or removed.
+        patterns_usable = all(ctx.pattern(p) is not None for p in patterns)
 
-    def declared(key: str) -> bool:
-        if key in props or not patterns_usable:
-            return True
-        return any(ctx.pattern_matches(p, key) for p in patterns)
+        def declared(key: str) -> bool:
+            if key in props or not patterns_usable:
+                return True
+            return any(ctx.pattern_matches(p, key) for p in patterns)
+
+    else:
+        declared = props.__contains__
 
     unwrapped = unwrap_object(ctx, value, required, names, declared, pointer)
     if unwrapped is not None:
@@ -102,7 +107,8 @@ def fix_object(
             subschemas = [props[key]]
         else:
             subschemas = []
-        subschemas += [s for p, s in patterns.items() if ctx.pattern_matches(p, key)]
+        if patterns:
+            subschemas += [s for p, s in patterns.items() if ctx.pattern_matches(p, key)]
         if not subschemas and isinstance(extra, dict):
             subschemas = [extra]
         child_pointer = sw.child_pointer(pointer, key)
