@@ -349,6 +349,10 @@ _BARE_KEY = re.compile(r"[^\s:,{}\[\]\"']+")
 # A value the strict scanner cannot read is skipped by brackets and quotes.
 _PLAIN_RUN = re.compile(r"[^\"'\[\]{}(),]*")
 _QUOTED = {q: re.compile(q + r"(?:[^" + q + r"\\]|\\.?)*(?:" + q + "|$)", re.DOTALL) for q in "\"'"}
+# Inside a bracket of such a value: plain text, commas and quoted strings, in one match.
+_INNER_RUN = re.compile(
+    r"""(?:[^"'\[\]{}()]+|"(?:[^"\\]|\\.?)*(?:"|$)|'(?:[^'\\]|\\.?)*(?:'|$))*""", re.DOTALL
+)
 
 
 class ValueLocator:
@@ -441,7 +445,8 @@ class ValueLocator:
         size = len(text)
         depth = 0
         while True:
-            pos = _PLAIN_RUN.match(text, pos).end()  # type: ignore[union-attr]
+            run = _INNER_RUN if depth else _PLAIN_RUN
+            pos = run.match(text, pos).end()  # type: ignore[union-attr]
             if pos >= size:
                 return size
             c = text[pos]
