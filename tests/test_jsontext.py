@@ -183,6 +183,26 @@ def test_value_locator_reads_the_breakage_models_write(pointer: str, written: st
         assert BROKEN[span[0] : span[1]] == written
 
 
+def test_value_locator_skips_broken_brackets_whole() -> None:
+    # Quoted commas, brackets and escaped quotes inside a value that is not strict JSON.
+    text = """{'tags': ['a, b', 'c]', 'd\\'e', ("f", [1, 2],),], 'g': None, 'h': 'x'}"""
+    locator = ValueLocator(text)
+    span = locator.span("/tags")
+    assert span is not None
+    assert text[span[0] : span[1]] == """['a, b', 'c]', 'd\\'e', ("f", [1, 2],),]"""
+    assert locator.span("/h") == (len(text) - 4, len(text) - 1)
+
+
+@pytest.mark.parametrize(
+    "pointer", ["", "/name", "/tags", "/tags/1", "/none", "/name/x", "/tags/7"]
+)
+def test_value_locator_of_a_strict_text_gives_what_a_full_read_gives(pointer: str) -> None:
+    # whole=True: the root is not read, and an object is scanned only up to the member
+    # asked for; the spans are those of a full read.
+    text = '  {"name": "Ada", "tags": ["a", {"b": [1]}], "none": null}\n'
+    assert ValueLocator(text, whole=True).span(pointer) == ValueLocator(text).span(pointer)
+
+
 def test_value_locator_gives_the_ancestor_when_the_text_cannot_be_read() -> None:
     text = '{"a": [1, 2 3 @@'
     locator = ValueLocator(text)
