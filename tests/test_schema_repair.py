@@ -970,3 +970,51 @@ def test_nothing_to_repair_agrees_with_the_walk_on_the_schema_corpus() -> None:
             except SchemaError:
                 break
     assert skipped > 50  # (the sample gives 78)
+
+
+def test_a_strict_answer_only_missing_properties_gets_no_reading(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The schema-guided step skips the readings of a strict answer whose object only
+    misses properties no rule fills (guided_step._no_reading_helps): over the corpus sample,
+    every answer it skips gives the result the readings give."""
+    import llmfix
+    from llmfix.errors import SchemaError
+    from llmfix.pipeline import guided_step
+    from llmfix.pipeline.core import make_validator
+
+    decide = guided_step._no_reading_helps
+    skipped: list[bool] = []
+
+    def spy(*args: Any) -> bool:
+        found = decide(*args)
+        skipped.append(found)
+        return found
+
+    compared = 0
+    for path in sorted((Path(__file__).parent / "corpora" / "schemas").glob("*.json")):
+        schema = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            listed = isinstance(schema, dict) and make_validator(schema).plan_lists
+        except SchemaError:
+            continue
+        if not listed:  # (no skip without a plan that lists every error)
+            continue
+        for value in _without_each_key(corpus.skeleton(schema), limit=12):
+            text = json.dumps(value, indent=2)
+            try:
+                monkeypatch.setattr(guided_step, "_no_reading_helps", spy)
+                skipped.clear()
+                fast = llmfix.repair(text, schema=schema)
+            except SchemaError:
+                break
+            if not any(skipped):
+                continue
+            monkeypatch.setattr(guided_step, "_no_reading_helps", lambda *args: False)
+            slow = llmfix.repair(text, schema=schema)
+            mine, theirs = fast.to_dict(), slow.to_dict()
+            mine.pop("timings", None)
+            theirs.pop("timings", None)
+            assert mine == theirs, f"{path.name}: {text[:200]}"
+            compared += 1
+    assert compared > 30  # (the sample gives 78)

@@ -294,6 +294,38 @@ def _correction(
     )
 
 
+def _no_reading_helps(
+    text: str, chosen: ParsedCandidate, current: Result, validator: SchemaValidator
+) -> bool:
+    """Whether no reading of a strict JSON answer can make its invalid object valid, told
+    without making them: schema repair changed nothing, and every error left is a required
+    property missing that no repair rule can fill (the plan lists all errors, and
+    :func:`~llmfix.schema.repair.nothing_to_repair` holds).
+
+    A strict answer's readings only read mistyped strings inside the value (objects keep
+    their keys, arrays their lengths), cut off an optional last key (never for a value
+    that ends the text), unwrap an object of one key where no object is wanted, or wrap a
+    value that is no object: none gives a missing property, and the objects missing one
+    keep the keys that made schema repair leave them alone."""
+    value = chosen.value
+    if current.patch or not isinstance(value, dict) or not validator.plan_lists:
+        return False
+    errors = [d for d in current.diagnostics if d.code.startswith("schema.")]
+    if not errors or any(d.code != "schema.required" for d in errors):
+        return False
+    # (start-up: both are loaded already: schema repair ran, and the readings' module)
+    from llmfix.guided.values import cut_off_key, unwrap
+    from llmfix.schema.repair import nothing_to_repair
+
+    span = chosen.candidate.span
+    schema = validator.schema
+    return (
+        cut_off_key(text, value, schema, span) is None
+        and unwrap(value, schema, span, text) is None
+        and nothing_to_repair(value, schema, errors)
+    )
+
+
 def _left_open(text: str, chosen: ParsedCandidate | None, refusals: list[Refusal]) -> bool:
     """Whether a guessed scalar reading stands where the answer names two allowed values
     (``guided.ambiguous``) and does not open with a clear verdict."""
@@ -357,6 +389,13 @@ def _guided(
     # An answer that is strict JSON (alone, or alone in a fence) is never re-read as text;
     # only its mistyped strings are. Prose or tags around a JSON value may still say more.
     strict = chosen is not None and chosen.strict and _only_json(text, chosen.candidate.span)
+    if (
+        strict
+        and chosen is not None
+        and not cut
+        and _no_reading_helps(text, chosen, current, validator)
+    ):
+        return current
     ordinary = (chosen.value, chosen.candidate.span) if chosen is not None and chosen.ok else None
     document = normalize_document(text) if not strict else None  # its reasoning blocks
     reasoning = document.reasoning if document is not None else ()
