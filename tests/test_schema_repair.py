@@ -1018,3 +1018,114 @@ def test_a_strict_answer_only_missing_properties_gets_no_reading(
             assert mine == theirs, f"{path.name}: {text[:200]}"
             compared += 1
     assert compared > 30  # (the sample gives 78)
+
+
+def _one_scalar_changed(value: Any, limit: int = 24) -> list[Any]:
+    """Copies of ``value`` with one scalar written as a model might get it wrong: a number
+    or boolean as a string, a string as a number or in other case (at most ``limit``)."""
+    out: list[Any] = []
+
+    def wrong(item: Any) -> list[Any]:
+        if isinstance(item, bool):
+            return ["yes" if item else "no"]
+        if isinstance(item, (int, float)):
+            return [str(item), [item]]
+        if isinstance(item, str):
+            return [item.upper(), 7]
+        if item is None:
+            return ["none"]
+        return []
+
+    def walk(node: Any, rebuild: Any) -> None:
+        if len(out) >= limit:
+            return
+        if isinstance(node, dict):
+            for key, item in node.items():
+                walk(item, lambda new, key=key, node=node: rebuild({**node, key: new}))
+        elif isinstance(node, list):
+            for index, item in enumerate(node[:3]):
+                walk(
+                    item,
+                    lambda new, index=index, node=node: rebuild(
+                        [*node[:index], new, *node[index + 1 :]]
+                    ),
+                )
+        else:
+            out.extend(rebuild(w) for w in wrong(node))
+
+    walk(value, lambda new: new)
+    return out[:limit]
+
+
+def test_a_scalar_repaired_in_place_gives_what_the_walk_gives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Given a value's errors, coerce_to_schema repairs a single mistyped scalar where it
+    is (repair._repair_in_place): over the corpus sample, the outcome (value, patch,
+    diagnostics) is the whole walk's."""
+    from llmfix.errors import SchemaError
+    from llmfix.pipeline.core import make_validator
+    from llmfix.schema import repair as module
+
+    attempt = module._repair_in_place
+    used: list[bool] = []
+
+    def spy(*args: Any) -> Any:
+        found = attempt(*args)
+        used.append(found is not None)
+        return found
+
+    monkeypatch.setattr(module, "_repair_in_place", spy)
+    compared = 0
+    for path in sorted((Path(__file__).parent / "corpora" / "schemas").glob("*.json")):
+        schema = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            validator = make_validator(schema) if isinstance(schema, dict) else None
+        except SchemaError:
+            continue
+        if validator is None or not validator.plan_lists:
+            continue
+        for value in _one_scalar_changed(corpus.skeleton(schema)):
+            errors = validator.errors(value)
+            if not errors:
+                continue
+            used.clear()
+            placed = coerce_to_schema(value, schema, errors=errors)
+            if not any(used):
+                continue
+            walked = coerce_to_schema(value, schema)
+            assert canonical(placed.value) == canonical(walked.value), path.name
+            assert placed.patch == walked.patch, path.name
+            assert placed.diagnostics == walked.diagnostics, path.name
+            compared += 1
+    assert compared > 30
+
+
+@pytest.mark.parametrize(
+    ("value", "schema", "expected"),
+    [
+        ({"name": "Ada", "age": "36"}, PERSON, {"name": "Ada", "age": 36}),
+        (
+            {"people": [{"name": "a", "age": 1}, {"name": "b", "age": "2"}]},
+            obj({"people": PEOPLE}),
+            {"people": [{"name": "a", "age": 1}, {"name": "b", "age": 2}]},
+        ),
+        ({"s": "Done"}, obj({"s": {"enum": ["todo", "done"]}}), {"s": "done"}),
+    ],
+    ids=["member", "in_an_array_item", "enum_member"],
+)
+def test_one_mistyped_scalar_is_repaired_in_place(
+    value: Any, schema: dict[str, Any], expected: Any
+) -> None:
+    from llmfix.schema.load import schema_from_value
+    from llmfix.schema.validate import SchemaValidator
+
+    errors = SchemaValidator(schema_from_value(schema)).errors(value)
+    placed = coerce_to_schema(value, schema, errors=errors)
+    assert placed.value == expected
+    walked = coerce_to_schema(value, schema)
+    assert (placed.value, placed.patch, placed.diagnostics) == (
+        walked.value,
+        walked.patch,
+        walked.diagnostics,
+    )

@@ -168,7 +168,8 @@ def finish(
             deadline = Deadline(options.limits.time_budget, "schema_repair", within=outer)
             # A value that only misses required properties no rule can fill is told from
             # its errors (all of them, as the plan lists them): no walk.
-            sure = validator.plan_lists and nothing_to_repair(value, validator.schema, errors)
+            listed = validator.plan_lists  # (then the errors are all there are)
+            sure = listed and nothing_to_repair(value, validator.schema, errors)
             try:
                 if not sure:
                     outcome = clock.run(
@@ -180,6 +181,7 @@ def finish(
                             max_risk=options.max_risk,
                             deadline=deadline,
                             copy=False,  # (the parsed value is the pipeline's own)
+                            errors=errors if listed else None,
                         ),
                     )
             except OutOfTime as stop:

@@ -133,6 +133,7 @@ def coerce_to_schema(
     resolver: Callable[[str], Any] | None = None,
     deadline: Deadline | None = None,
     copy: bool = True,
+    errors: Sequence[Diagnostic] | None = None,
 ) -> SchemaRepairOutcome:
     """Repair ``value`` towards ``schema`` with the rules in :data:`RULES`.
 
@@ -144,6 +145,10 @@ def coerce_to_schema(
     outcome's value shares what was not changed with ``value`` (it is ``value`` itself when
     nothing was), for a caller that owns ``value`` and changes neither: a copy of a large
     value costs more than its repair. The patch's values are copies either way.
+
+    ``errors``, when given, are every failure of ``value`` as a plan lists them: a value
+    whose one failure is a scalar of the wrong type (or not a member) is then repaired where
+    that scalar is (:func:`_repair_in_place`), with the outcome the whole walk gives.
     """
     keep = sw.copy_json if copy else _same
     if not isinstance(schema, dict):  # true accepts everything; nothing can satisfy false
@@ -164,7 +169,14 @@ def coerce_to_schema(
     ctx.step_allowance = _once(lambda: allowance(value))
     if ctx.is_valid(value, schema, root) is True:
         return SchemaRepairOutcome(keep(value))
-    fix = repair(ctx, value, schema, root, "", 0)
+    fix = None
+    if errors is not None:
+        before = (ctx.visits, dict(ctx.notes), ctx.too_costly)
+        fix = _repair_in_place(ctx, value, schema, errors)
+        if fix is None:  # (the walk starts where it would have, whatever was tried)
+            ctx.visits, ctx.notes, ctx.too_costly = before
+    if fix is None:
+        fix = repair(ctx, value, schema, root, "", 0)
     ops = detach_ops(fix.ops)
     diagnostics = [change_diagnostic(op) for op in ops]
     diagnostics += fix.notes
@@ -174,6 +186,73 @@ def coerce_to_schema(
 
 def _same(value: Any) -> Any:
     return value
+
+
+def _repair_in_place(
+    ctx: RepairContext, value: Any, schema: dict[str, Any], errors: Sequence[Diagnostic]
+) -> Fix | None:
+    """The walk's outcome for a value whose one failure (``errors``: all of them, as a plan
+    lists them) is a scalar that is not of the type, or not a member, its schema wants,
+    made by repairing that scalar where it is; ``None`` when the walk must decide.
+
+    With that one failure every object and array on the way to the scalar is otherwise
+    valid: none misses a required property or holds a forbidden key (each would be an
+    error of its own), so no key is renamed, unwrapped, removed or filled there, and once
+    the scalar fits, each of them fits and is left as it is. The walk would meet the same
+    scalar with the same subschema at the same depth: its repair is the walk's. Taken only
+    when it makes the scalar fit (else the objects on the way may be converted), on a path
+    through ``properties`` and ``items`` alone, with no ``allOf`` and no object whose schema
+    also allows arrays, short and small enough that the walk would not stop at a limit.
+    """
+    if len(errors) != 1 or not plain_root(schema):
+        return None
+    error = errors[0]
+    pointer = error.pointer
+    if error.code not in ("schema.type", "schema.enum", "schema.const") or pointer is None:
+        return None
+    tokens = [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
+    if not tokens or len(tokens) > _SURE_DEPTH:
+        return None
+    path: list[tuple[Any, str | int]] = []  # (container, the key or index followed)
+    node: Any = value
+    sub: Any = schema
+    visits = 0
+    for token in tokens:
+        if not isinstance(sub, dict) or "allOf" in sub:
+            return None
+        visits += len(node) + 1 if isinstance(node, (dict, list)) else 0
+        if visits > _SURE_VISITS:
+            return None
+        if isinstance(node, dict):
+            types = sw.declared_types(sub)
+            props = sub.get("properties")
+            if (types is not None and "array" in types) or not isinstance(props, dict):
+                return None
+            if token not in node or token not in props:
+                return None
+            path.append((node, token))
+            node, sub = node[token], props[token]
+        elif isinstance(node, list):
+            if not token.isdigit() or int(token) >= len(node):
+                return None
+            path.append((node, int(token)))
+            node, sub = node[int(token)], sub.get("items")
+        else:
+            return None
+    if isinstance(node, (dict, list)) or not isinstance(sub, dict):
+        return None
+    fix = repair(ctx, node, sub, None, pointer, len(tokens))
+    if not fix.ops or ctx.is_valid(fix.value, sub, None) is not True or ctx.notes:
+        return None
+    repaired = fix.value
+    for container, key in reversed(path):
+        if isinstance(container, dict):
+            changed: Any = dict(container)
+        else:
+            changed = list(container)
+        changed[key] = repaired
+        repaired = changed
+    return Fix(repaired, fix.ops, fix.notes)
 
 
 # Deepest error path, and most members on the way, :func:`nothing_to_repair` answers for
