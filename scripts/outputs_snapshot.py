@@ -46,6 +46,8 @@ _CLOCK = [
     (re.compile(r'"startTimeUtc": "[^"]*"|"endTimeUtc": "[^"]*"'), '"time": ""'),
     (re.compile(r'timestamp="[^"]*"'), 'timestamp=""'),
     (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC"), "<DATE> UTC"),
+    (re.compile(r'"finished": "[^"]*"'), '"finished": ""'),
+    (re.compile(r"\bfinished: '[^']*'"), "finished: ''"),
 ]
 
 
