@@ -277,10 +277,16 @@ def batch_run(checkout: Path, data: Path, schema: Path, cache: Path) -> tuple[fl
     # first run writes them) so that no checkout gets files of this run.
     env = {**os.environ, "PYTHONPATH": str(checkout), "PYTHONPYCACHEPREFIX": str(cache)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    # Run from the scratch directory: ``python -m`` puts the working directory first on
+    # the path, and started in a checkout it would run that checkout's llmfix whatever
+    # PYTHONPATH says.
+    where = data.parent
     best = (float("inf"), float("inf"), 0)
     for _ in range(2):  # the first run compiles the modules
         cpu, start = _children_cpu(), time.perf_counter()
-        done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        done = subprocess.run(
+            argv, env=env, cwd=where, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         took = (time.perf_counter() - start, _children_cpu() - cpu, done.returncode)
         best = min(best, took)
     return best
