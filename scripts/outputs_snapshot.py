@@ -46,6 +46,8 @@ _CLOCK = [
     (re.compile(r'"startTimeUtc": "[^"]*"|"endTimeUtc": "[^"]*"'), '"time": ""'),
     (re.compile(r'timestamp="[^"]*"'), 'timestamp=""'),
     (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC"), "<DATE> UTC"),
+    (re.compile(r'"finished": "[^"]*"'), '"finished": ""'),
+    (re.compile(r"\bfinished: '[^']*'"), "finished: ''"),
 ]
 
 
@@ -167,7 +169,25 @@ def batch(out: Path) -> None:
         cwd=dest,
     )
     _save(dest, "check", run, dest)
+    # Runs that read fewer items whole (the summary, the failing items): the pool's
+    # workers judge and count the others themselves.
+    for name, args in BATCH_RUNS.items():
+        common = ["--field", "text", "--group-by", "model", "--no-config", "--no-progress"]
+        run = _llmfix("check", "data", "--schema", "schema.json", *common, *args, cwd=dest)
+        _save(dest, f"check-{name}", run, dest)
     _scrub_files(dest, dest)
+
+
+BATCH_RUNS: dict[str, list[str]] = {
+    "quiet": ["-q", "-j", "2"],
+    "text": ["-j", "2"],
+    "github": ["-f", "github", "-j", "2"],
+    "sarif": ["-f", "sarif", "-j", "2"],
+    "baseline": ["-f", "baseline", "-j", "2"],
+    "repaired-fail": ["--fail-on", "repaired", "--max-risk", "safe", "-j", "2"],
+    "degenerate": ["-q", "--fail-on", "degenerate", "-j", "2"],
+    "serial": ["-q", "-j", "1"],
+}
 
 
 def main() -> int:

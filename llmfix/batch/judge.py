@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from llmfix.batch.core import Fingerprint, Outcome
 from llmfix.batch.gate import gate_failures
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from llmfix.batch.gate import FailOn
     from llmfix.batch.rates import RateResults
     from llmfix.inputs import Item
+    from llmfix.model import Result
 
 
 @dataclass(frozen=True)
@@ -166,6 +167,82 @@ def judge(
     return build(Checked, outcome=outcome, failures=failures, baselined=known)
 
 
+# ------------------------------------------------------- judged in the workers
+
+# Which items a run's reporters and writers read whole: every item, those failing a gate,
+# or none (the summary alone: ``-q``).
+Need = Literal["all", "failing", "none"]
+
+# What a tally reads of one diagnostic: its code, whether it counts as a repair, whether
+# it is an error, its JSON Pointer.
+Counted = tuple[str, bool, bool, "str | None"]
+
+
+def counted_diagnostics(diagnostics: Iterable[Diagnostic]) -> tuple[Counted, ...]:
+    """What :meth:`Tally.count` reads of each diagnostic (an extraction is no repair)."""
+    return tuple(
+        (
+            d.code,
+            d.risk is not None and d.stage != "extract",
+            d.severity is Severity.ERROR,
+            d.pointer,
+        )
+        for d in diagnostics
+    )
+
+
+class Counts(NamedTuple):
+    """What the summary counts of one item a worker judged: sent back in place of its
+    result, which no reporter or writer of the run reads (a few dozen bytes, not a
+    pickled :class:`~llmfix.model.Result` of kilobytes)."""
+
+    status: str
+    seconds: float
+    failures: tuple[str, ...]
+    diagnostics: tuple[Counted, ...]
+    attempts: int
+
+
+@dataclass(frozen=True)
+class Tallied:
+    """An item judged and counted in a worker: its summary counts, with the item."""
+
+    item: Item
+    counts: Counts
+
+    @property
+    def status(self) -> str:
+        return self.counts.status
+
+
+@dataclass(frozen=True)
+class Judging:
+    """What a worker needs to judge items itself, and which items it sends back whole.
+
+    The gates (``--fail-on``, ``--max-risk``, ``--fail-on CODE``) as :func:`judge` applies
+    them, and ``need``: which judged items the run's reporters and writers read
+    (:meth:`llmfix.reporters.base.Reporter.needs`). An item the run does not need whole
+    comes back as its :class:`Counts`. Only for items whose verdict depends on nothing
+    but the result: no baseline, no stop reason, no bytes replaced by the reader.
+    """
+
+    fail_on: FailOn = "invalid"
+    max_risk: Risk | None = None
+    codes: frozenset[str] = frozenset()
+    need: Need = "all"
+
+    def counts(self, result: Result, seconds: float, *, partial: bool) -> Counts | None:
+        """``result``'s counts, judged as :func:`judge` would; ``None`` when the run
+        needs the item whole."""
+        failures = tuple(
+            gate_failures(result, self.fail_on, self.max_risk, partial=partial, codes=self.codes)
+        )
+        if self.need == "all" or (failures and self.need == "failing"):
+            return None
+        found = counted_diagnostics(result.diagnostics) if result.diagnostics else ()
+        return Counts(result.status.value, seconds, failures, found, result.attempts)
+
+
 _NOT_VALID = frozenset({"invalid", "truncated", "refused", "unparseable", "error"})
 
 
@@ -207,25 +284,45 @@ class Tally:
 
     def add(self, checked: Checked) -> None:
         outcome = checked.outcome
-        self.items += 1
-        self.status[outcome.status] += 1
-        self.seconds += outcome.seconds
-        self.failed += checked.failed
-        self.baselined += checked.baselined and bool(checked.failures)
         result = outcome.result
         found = outcome.diagnostics if outcome.error or outcome.item.diagnostics else None
         if found is None:  # most items: the result's own, with no tuple made to hold them
             found = result.diagnostics if result is not None else ()
+        self.count(
+            outcome.status,
+            outcome.seconds,
+            checked.failed,
+            checked.baselined and bool(checked.failures),
+            counted_diagnostics(found) if found else (),
+            result.attempts if result is not None else 0,
+        )
+
+    def count(
+        self,
+        status: str,
+        seconds: float,
+        failed: bool,
+        baselined: bool,
+        diagnostics: tuple[Counted, ...],
+        attempts: int,
+    ) -> None:
+        """Count one item: what :meth:`add` reads of a judged outcome, or what a worker
+        sent of one it judged itself (:class:`Counts`)."""
+        self.items += 1
+        self.status[status] += 1
+        self.seconds += seconds
+        self.failed += failed
+        self.baselined += baselined
         repaired: set[str] = set()
         seen: set[str] = set()
-        for d in found:
-            seen.add(d.code)
-            if d.risk is not None and d.stage != "extract":
+        for code, repair, error, pointer in diagnostics:
+            seen.add(code)
+            if repair:
                 self.repairs_total += 1
-                repaired.add(d.code)
-            elif d.severity is Severity.ERROR:
-                where = None if d.pointer is None else pointer_pattern(d.pointer)
-                _bump(self.errors, (d.code, where))
+                repaired.add(code)
+            elif error:
+                where = None if pointer is None else pointer_pattern(pointer)
+                _bump(self.errors, (code, where))
         for code in sorted(repaired):
             _bump(self.repairs, code)
         if seen:
@@ -233,8 +330,7 @@ class Tally:
                 _bump(self.codes, code)
             for family in {code.partition(".")[0] for code in seen}:
                 _bump(self.families, family)
-        if result is not None:
-            self.attempts += result.attempts
+        self.attempts += attempts
 
     @property
     def parsed(self) -> int:
@@ -293,10 +389,22 @@ class BatchSummary:
     def add(self, checked: Checked) -> None:
         self.total.add(checked)
         if self.groups is not None:
-            key = checked.item.group if checked.item.group is not None else "(none)"
-            if key not in self.groups and len(self.groups) >= _MAX_KEYS:
-                key = "(other)"
-            self.groups.setdefault(key, Tally()).add(checked)
+            self._group(checked.item).add(checked)
+
+    def add_tallied(self, tallied: Tallied) -> None:
+        """Count an item a worker judged (see :class:`Judging`), as :meth:`add` would."""
+        counts = tallied.counts
+        fields = (counts.status, counts.seconds, bool(counts.failures), False)
+        self.total.count(*fields, counts.diagnostics, counts.attempts)
+        if self.groups is not None:
+            self._group(tallied.item).count(*fields, counts.diagnostics, counts.attempts)
+
+    def _group(self, item: Item) -> Tally:
+        assert self.groups is not None
+        key = item.group if item.group is not None else "(none)"
+        if key not in self.groups and len(self.groups) >= _MAX_KEYS:
+            key = "(other)"
+        return self.groups.setdefault(key, Tally())
 
     def to_dict(self) -> dict[str, Any]:
         out = self.total.to_dict()

@@ -8,6 +8,12 @@ seconds: a handful of files, or thousands of tiny ones, never pay for starting w
 crossover is measured in ``bench/bench_batch.py``). In the pool, work is sent in chunks
 sized from the measured cost per item, and at most ``window`` chunks are in flight, so
 memory stays bounded however long the input is. Workers end with their parent.
+
+With a :class:`~llmfix.batch.judge.Judging`, the workers judge the items they check, and
+an item that none of the run's reporters and writers reads whole comes back as its
+summary counts (a :class:`~llmfix.batch.judge.Tallied`) instead of its pickled result:
+on a run over many answers most of them pass, and sending each one's result back to be
+unpickled and judged here cost this process as much as the checking cost a worker.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from llmfix import codes
 from llmfix.batch.core import (
@@ -32,6 +38,7 @@ from llmfix.batch.core import (
     payload_of,
 )
 from llmfix.batch.hints import FieldHints as FieldHints  # cli/check.py imports it from here
+from llmfix.batch.judge import Counts, Judging, Tallied
 from llmfix.options import make_room
 
 if TYPE_CHECKING:
@@ -49,8 +56,9 @@ MAX_CHUNK = 256
 
 MAX_POOL_RESTARTS = 3
 
-# A chunk in flight: its items, what was sent for each, and the worker's answer to come.
-_InFlight = tuple["list[Item]", "list[Payload | Outcome]", "Future[list[WorkDone | None]]"]
+# A chunk in flight: its items, what was sent for each, and the worker's answer to come
+# (per item: its result, its counts alone (see Judging), or None for one not sent).
+_InFlight = tuple["list[Item]", "list[Payload | Outcome]", "Future[list[WorkDone | Counts | None]]"]
 
 
 def cpu_count() -> int:
@@ -63,13 +71,19 @@ def cpu_count() -> int:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(profiles: Mapping[str, Profile], timeout: float | None, parent: int) -> None:
+def _init_worker(
+    profiles: Mapping[str, Profile],
+    timeout: float | None,
+    parent: int,
+    judging: Judging | None = None,
+) -> None:
     # The parent handles Ctrl-C; a worker dying of it would break the pool mid-report.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _end_with_parent(parent)
     make_room()  # a spawned worker starts with the interpreter's recursion limit
     _WORKER["profiles"] = profiles
     _WORKER["timeout"] = timeout
+    _WORKER["judging"] = judging
 
 
 _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
@@ -122,16 +136,59 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _run_chunk(payloads: list[Payload | None]) -> list[WorkDone | None]:
+def _run_chunk(
+    payloads: list[Payload | None], judged: list[bool] | None = None
+) -> list[WorkDone | Counts | None]:
+    """Check a chunk in a worker; ``judged``: the items it may judge and send back as
+    their counts (see :class:`~llmfix.batch.judge.Judging`)."""
     profiles = _WORKER["profiles"]
     timeout = _WORKER["timeout"]
-    return [None if p is None else check_payload(p, profiles, timeout) for p in payloads]
+    judging: Judging | None = _WORKER["judging"]
+    out: list[WorkDone | Counts | None] = []
+    flags = [False] * len(payloads) if judged is None else judged
+    for payload, own in zip(payloads, flags, strict=True):
+        if payload is None:
+            out.append(None)
+            continue
+        done = check_payload(payload, profiles, timeout)
+        result = done[0]
+        if own and judging is not None and result is not None:
+            partial = profiles[payload[1]].options.partial
+            counts = judging.counts(result, done[3], partial=partial)
+            if counts is not None:
+                out.append(counts)
+                continue
+        out.append(done)
+    return out
+
+
+@overload
+def run_items(
+    items: Iterable[Item],
+    profiles: Mapping[str, Profile],
+    limits: BatchLimits | None = None,
+    judging: None = None,
+) -> Iterator[Outcome]: ...
+
+
+@overload
+def run_items(
+    items: Iterable[Item],
+    profiles: Mapping[str, Profile],
+    limits: BatchLimits | None,
+    judging: Judging,
+) -> Iterator[Outcome | Tallied]: ...
 
 
 def run_items(
-    items: Iterable[Item], profiles: Mapping[str, Profile], limits: BatchLimits | None = None
-) -> Iterator[Outcome]:
-    """Check every item; one :class:`Outcome` each, in input order (see the module doc)."""
+    items: Iterable[Item],
+    profiles: Mapping[str, Profile],
+    limits: BatchLimits | None = None,
+    judging: Judging | None = None,
+) -> Iterator[Outcome | Tallied]:
+    """Check every item; one :class:`Outcome` each, in input order (see the module doc).
+    With ``judging``, the items checked in the pool that the run does not need whole are
+    a :class:`~llmfix.batch.judge.Tallied` each instead."""
     limits = limits or BatchLimits()
     jobs = limits.jobs if limits.jobs > 0 else cpu_count()
     source = iter(items)
@@ -148,7 +205,7 @@ def run_items(
         spent += outcome.seconds
         checked += 1
         if jobs > 1 and spent >= limits.serial_budget:
-            yield from _run_pool(source, profiles, limits, jobs, spent / checked)
+            yield from _run_pool(source, profiles, limits, jobs, spent / checked, judging)
             return
 
 
@@ -158,25 +215,45 @@ def _run_pool(
     limits: BatchLimits,
     jobs: int,
     mean_seconds: float,
-) -> Iterator[Outcome]:
-    size = max(1, min(MAX_CHUNK, int(CHUNK_SECONDS / max(mean_seconds, 1e-6))))
+    judging: Judging | None = None,
+) -> Iterator[Outcome | Tallied]:
+    size = _chunk_size(mean_seconds)
     window = limits.window or 2 * jobs
-    pool = _Pool(jobs, profiles, limits.item_timeout)
-    pending: deque[tuple[list[Item], list[Payload | Outcome], Future[list[WorkDone | None]]]] = (
-        deque()
-    )
+    pool = _Pool(jobs, profiles, limits.item_timeout, judging)
+    pending: deque[_InFlight] = deque()
+    # What the workers measured: the chunk size follows it. (The first items checked here
+    # cost more than the rest, their modules loading as the first answer of each kind
+    # comes: chunks sized from them alone were a few times too small.)
+    spent = 0.0
+    checked = 0
     try:
         while True:
             chunk = _take(source, size)
             if chunk:
                 prepared = [payload_of(item, limits) for item in chunk]
-                pending.append((chunk, prepared, pool.submit(prepared)))
+                judged = None if judging is None else [_judged_there(item) for item in chunk]
+                pending.append((chunk, prepared, pool.submit(prepared, judged)))
             while pending and (len(pending) >= window or not chunk):
-                yield from pool.collect(*pending.popleft(), pending)
+                for done in pool.collect(*pending.popleft(), pending):
+                    spent += done.counts.seconds if isinstance(done, Tallied) else done.seconds
+                    checked += 1
+                    yield done
+                size = _chunk_size(spent / checked) if checked else size
             if not chunk:
                 return
     finally:
         pool.shutdown()
+
+
+def _chunk_size(mean_seconds: float) -> int:
+    """Items per chunk sent to a worker: about ``CHUNK_SECONDS`` of work."""
+    return max(1, min(MAX_CHUNK, int(CHUNK_SECONDS / max(mean_seconds, 1e-6))))
+
+
+def _judged_there(item: Item) -> bool:
+    """Whether a worker may judge ``item`` alone: its verdict depends on its result only
+    (no stop reason from the API, no bytes the reader replaced)."""
+    return item.finish is None and not item.diagnostics
 
 
 def _take(source: Iterator[Item], size: int) -> list[Item]:
@@ -191,10 +268,17 @@ def _take(source: Iterator[Item], size: int) -> list[Item]:
 class _Pool:
     """A process pool that is rebuilt when a worker dies (at most ``MAX_POOL_RESTARTS``)."""
 
-    def __init__(self, jobs: int, profiles: Mapping[str, Profile], timeout: float | None) -> None:
+    def __init__(
+        self,
+        jobs: int,
+        profiles: Mapping[str, Profile],
+        timeout: float | None,
+        judging: Judging | None = None,
+    ) -> None:
         self.jobs = jobs
         self.profiles = profiles
         self.timeout = timeout
+        self.judging = judging
         self.restarts = 0
         self.executor: ProcessPoolExecutor | None = self._start()
 
@@ -204,30 +288,32 @@ class _Pool:
         return ProcessPoolExecutor(
             self.jobs,
             initializer=_init_worker,
-            initargs=(self.profiles, self.timeout, os.getpid()),
+            initargs=(self.profiles, self.timeout, os.getpid(), self.judging),
         )
 
-    def submit(self, prepared: list[Payload | Outcome]) -> Future[list[WorkDone | None]]:
+    def submit(
+        self, prepared: list[Payload | Outcome], judged: list[bool] | None = None
+    ) -> Future[list[WorkDone | Counts | None]]:
         from concurrent.futures import Future
 
         payloads = [None if isinstance(p, Outcome) else p for p in prepared]
         if self.executor is None:  # gave up on workers: run here
-            done: Future[list[WorkDone | None]] = Future()
-            checked = [
+            done: Future[list[WorkDone | Counts | None]] = Future()
+            checked: list[WorkDone | Counts | None] = [
                 None if p is None else check_payload(p, self.profiles, self.timeout)
                 for p in payloads
             ]
             done.set_result(checked)
             return done
-        return self.executor.submit(_run_chunk, payloads)
+        return self.executor.submit(_run_chunk, payloads, judged)
 
     def collect(
         self,
         chunk: list[Item],
         prepared: list[Payload | Outcome],
-        future: Future[list[WorkDone | None]],
-        pending: deque[tuple[list[Item], list[Payload | Outcome], Future[list[WorkDone | None]]]],
-    ) -> Iterator[Outcome]:
+        future: Future[list[WorkDone | Counts | None]],
+        pending: deque[_InFlight],
+    ) -> Iterator[Outcome | Tallied]:
         from concurrent.futures.process import BrokenProcessPool
 
         try:
@@ -245,18 +331,18 @@ class _Pool:
         for item, ready, done in zip(chunk, prepared, results, strict=True):
             if isinstance(ready, Outcome):
                 yield ready
+            elif isinstance(done, Counts):
+                yield Tallied(item, done)
             elif done is not None:
                 yield outcome_of(item, done, self.profiles)
 
-    def _restart(
-        self,
-        pending: deque[tuple[list[Item], list[Payload | Outcome], Future[list[WorkDone | None]]]],
-    ) -> None:
+    def _restart(self, pending: deque[_InFlight]) -> None:
         self.shutdown()
         self.restarts += 1
         self.executor = self._start() if self.restarts <= MAX_POOL_RESTARTS else None
         for index, (chunk, prepared, _) in enumerate(pending):
-            pending[index] = (chunk, prepared, self.submit(prepared))
+            judged = None if self.judging is None else [_judged_there(item) for item in chunk]
+            pending[index] = (chunk, prepared, self.submit(prepared, judged))
 
     def shutdown(self) -> None:
         if self.executor is not None:

@@ -29,7 +29,7 @@ from llmfix.files.atomic import OUTPUT_ERRORS, atomic_output
 from llmfix.model import Diagnostic, Position, Severity, Status
 
 if TYPE_CHECKING:
-    from llmfix.batch.judge import BatchSummary, Checked
+    from llmfix.batch.judge import BatchSummary, Checked, Need
     from llmfix.batch.rates import RunPoint
     from llmfix.inputs import Item
 
@@ -93,6 +93,13 @@ class Reporter:
 
     def finish(self, summary: BatchSummary) -> None:
         raise NotImplementedError
+
+    def needs(self) -> Need:
+        """Which judged items :meth:`add` does anything with: ``all`` (the default),
+        ``failing`` (those with a gate failure) or ``none``. A run whose reporters and
+        writers need no more lets the workers judge and count the rest themselves, and
+        they are never handed to :meth:`add` (see :class:`llmfix.batch.judge.Judging`)."""
+        return "all"
 
 
 @dataclass(frozen=True)

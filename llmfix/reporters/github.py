@@ -29,7 +29,7 @@ from llmfix.reporters.base import (
 from llmfix.reporters.sinks import github_message, github_property
 
 if TYPE_CHECKING:
-    from llmfix.batch.judge import BatchSummary, Checked
+    from llmfix.batch.judge import BatchSummary, Checked, Need
 
 
 def escape_data(text: str) -> str:
@@ -59,6 +59,9 @@ class GithubReporter(Reporter):
         super().__init__(out, options)
         self.written = 0
         self.held_back = 0
+
+    def needs(self) -> Need:
+        return "failing"  # annotations for the items that fail the run
 
     def add(self, checked: Checked) -> None:
         if not checked.failed:

@@ -20,7 +20,7 @@ from llmfix.model import REPORT_VERSION
 from llmfix.reporters.base import Reporter, ReportOptions, copy_spool, spool
 
 if TYPE_CHECKING:
-    from llmfix.batch.judge import BatchSummary, Checked
+    from llmfix.batch.judge import BatchSummary, Checked, Need
 
 
 BASELINE_MAX_BYTES = 2_000_000_000
@@ -174,6 +174,9 @@ class BaselineReporter(Reporter):
         super().__init__(out, options)
         self._items = spool()
         self._count = 0
+
+    def needs(self) -> Need:
+        return "failing"  # the baseline holds the failing items only
 
     def add(self, checked: Checked) -> None:
         if not checked.failures:

@@ -40,7 +40,7 @@ from llmfix.reporters.base import (
 )
 
 if TYPE_CHECKING:
-    from llmfix.batch.judge import BatchSummary, Checked
+    from llmfix.batch.judge import BatchSummary, Checked, Need
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -88,6 +88,9 @@ class SarifReporter(Reporter):
         self._rules: dict[str, int] = {}
         self._rule_text: dict[str, str] = {}
         self._root = repository_root()
+
+    def needs(self) -> Need:
+        return "failing"  # results for the items that fail a gate
 
     def add(self, checked: Checked) -> None:
         if not checked.failures:

@@ -24,7 +24,6 @@ Machine formats (JSON, YAML, SARIF) keep the text as it is, escaped by their enc
 
 from __future__ import annotations
 
-import html
 import re
 
 # C0 controls but tab, DEL and C1 controls; U+2028/U+2029, which some viewers break lines
@@ -32,7 +31,10 @@ import re
 # (U+202A-U+202E) and isolates (U+2066-U+2069).
 BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 _UNSAFE = re.compile(f"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029{BIDI}]")
-_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# What XML 1.0 cannot hold: C0 controls but tab, LF and CR; surrogates; U+FFFE, U+FFFF.
+# (Written as the characters it refuses: the class of those it allows, with its astral
+# range, takes milliseconds to compile, which every command printing anything paid.)
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -60,6 +62,8 @@ def github_property(text: str) -> str:
 def for_html(text: str) -> str:
     """HTML-escaped text (quotes too, for attributes) that cannot reorder what is shown:
     one line of a name, key or label, escaped as for the terminal too."""
+    import html  # (start-up: only the HTML report loads it)
+
     return html.escape(for_terminal(text), quote=True)
 
 

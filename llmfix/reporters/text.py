@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from rich.table import Table
     from rich.text import Text
 
-    from llmfix.batch.judge import BatchSummary, Checked
+    from llmfix.batch.judge import BatchSummary, Checked, Need
     from llmfix.batch.rates import Compared, RateResults
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -70,6 +70,10 @@ class TextReporter(Reporter):
                 width=None if terminal else 200,
             )
         self.console = console
+
+    def needs(self) -> Need:
+        verbosity = self.options.verbosity
+        return "none" if verbosity < 0 else "failing" if verbosity == 0 else "all"
 
     def add(self, checked: Checked) -> None:
         verbosity = self.options.verbosity

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from llmfix import codes
 from llmfix.batch.core import BatchLimits, FieldHints, Profile
-from llmfix.batch.judge import Baseline, BatchSummary, judge, key_root
+from llmfix.batch.judge import Baseline, BatchSummary, Judging, Tallied, judge, key_root
 from llmfix.errors import ConfigError, PathRefused
 from llmfix.files.containment import refuse_vcs
 from llmfix.files.read import byte_limit
@@ -46,6 +46,7 @@ from llmfix.run.notes import say, stderr_console
 
 if TYPE_CHECKING:
     from llmfix.batch.core import Outcome
+    from llmfix.batch.judge import Need
     from llmfix.batch.rates import RateResults, RunPoint
     from llmfix.batch.writers import FixWriter, ResultsWriter
     from llmfix.inputs import Kind as InputKind
@@ -119,8 +120,20 @@ def run_check(
         with _progress(settings, verbosity, files, notes) as update:
             records = 0
             last: tuple[str, int] | None = None
-            found = _outcomes(run.engine, files, settings, readers, profiles, limits, notes)
+            judging = _judging(run, baseline, llm, reporters, fixer, rows)
+            found = _outcomes(
+                run.engine, files, settings, readers, profiles, limits, notes, judging
+            )
             for outcome in found:
+                if isinstance(outcome, Tallied):  # judged and counted by a worker
+                    summary.add_tallied(outcome)
+                    hints.add(outcome.item)
+                    record = (outcome.item.source, outcome.item.line)
+                    if record != last:
+                        records += 1
+                        last = record
+                    update(records, summary.total.items)
+                    continue
                 if llm is not None:
                     outcome = llm.fix(outcome, profiles, gate.max_risk)
                 partial = profiles[outcome.item.profile].options.partial
@@ -163,6 +176,28 @@ def run_check(
     if settings.format == "baseline":  # recording the failures is what was asked: done
         return ExitCode.OK
     return ExitCode.FAILED if summary.failed else ExitCode.OK
+
+
+def _judging(
+    run: CheckRun,
+    baseline: Baseline | None,
+    llm: LlmRun | None,
+    reporters: list[Reporter],
+    fixer: FixWriter | None,
+    rows: ResultsWriter | None,
+) -> Judging | None:
+    """What the pool's workers may judge themselves (see
+    :class:`~llmfix.batch.judge.Judging`): nothing when every item is needed here whole
+    (a report of every item, ``--write-fixed``, ``--results``, LLM repair) or when its
+    verdict needs more than its result (a baseline)."""
+    if baseline is not None or llm is not None or fixer is not None or rows is not None:
+        return None
+    wanted = {reporter.needs() for reporter in reporters}
+    if "all" in wanted:
+        return None
+    gate = run.gate
+    need: Need = "failing" if "failing" in wanted else "none"
+    return Judging(gate.fail_on, gate.max_risk, gate.codes, need)
 
 
 def _history(directory: str | None) -> tuple[RunPoint, ...]:
@@ -411,13 +446,19 @@ def _outcomes(
     profiles: dict[str, Profile],
     limits: BatchLimits,
     notes: WalkNotes | None = None,
-) -> Iterator[Outcome]:
-    """Every item's outcome, in input order: in the local pool, or on Ray or Spark."""
+    judging: Judging | None = None,
+) -> Iterator[Outcome | Tallied]:
+    """Every item's outcome, in input order: in the local pool, or on Ray or Spark. With
+    ``judging``, the pool's workers judge and count the items the run does not need whole
+    (each a :class:`~llmfix.batch.judge.Tallied`)."""
     # lazy: check --baseline, check of a missing path start without it
     from llmfix.batch.pool import run_items
 
     if engine == "local":
-        return run_items(_items(files, settings, readers, notes), profiles, limits)
+        items = _items(files, settings, readers, notes)
+        if judging is None:
+            return run_items(items, profiles, limits)
+        return run_items(items, profiles, limits, judging)
     # lazy: check, check -f json start without it
     from llmfix.engines import Job, plan_units, run_engine
 
