@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
+from itertools import compress
 from typing import Any
 
 from llmfix import codes
@@ -99,9 +100,15 @@ def _whitespace_run(text: str, threshold: int) -> tuple[int, int] | None:
     step = max(1, threshold // 4)
     need = threshold // step
     grid = text[step - 1 :: step]
+    groups = _grid_runs(need)
+    if groups.search(grid) is None:  # (most texts: one C-speed look)
+        return None
     done = 0  # where the last measured run ends
-    for group in _grid_runs(need).finditer(grid):
-        for k in range(group.start(), group.end()):
+    for group in groups.finditer(grid):
+        last = group.end()
+        for k in range(group.start(), last):
+            if last - k < need:
+                break  # a run from here on would reach past the group
             i = step - 1 + k * step
             if i < done:
                 continue
@@ -390,11 +397,12 @@ def _quiet(
     container): most answers, which then cost a walk that only sorts the leaves, not one
     that calls the checks on each string.
 
-    The strings are gathered and looked at together, at C speed: lowered and stripped in
-    one join, they meet the placeholders as a set (and a template's first characters as
-    substrings); only strings as long as a loop or a run are looked at one by one. Any
+    The strings are gathered and looked at together, at C speed: lowered and stripped,
+    they meet the placeholders as a set; stripped and joined, a template's first
+    characters are searched after each separator; only strings as long as a loop or a run
+    are looked at one by one. Any
     doubt (a string that may be a placeholder, a type name under a key that names a
-    type, a NUL character inside a string) is False: the walk decides, and it alone
+    type) is False: the walk decides, and it alone
     writes warnings, so what is found is the same either way.
     """
     strings: list[str] = []
@@ -429,15 +437,15 @@ def _quiet(
     if not strings:
         return True
     if test is not None:
-        joined = "\x00".join(strings)
-        if joined.count("\x00") != len(strings) - 1:
-            return False  # a string holds the separator
-        folded = list(map(str.strip, joined.lower().split("\x00")))
-        if not test.exact.isdisjoint(folded):
+        # (a string longer than _PLACEHOLDER_MAX is no placeholder but for its start)
+        short = compress(strings, map(_PLACEHOLDER_MAX.__ge__, map(len, strings)))
+        if not test.exact.isdisjoint(map(str.strip, map(str.lower, short))):
             return False
         if test.templates:
-            starts = "\x00" + "\x00".join(folded)
-            if any(mark in starts for mark in _TEMPLATE_MARKS):
+            starts = "\x00" + "\x00".join(map(str.strip, strings))
+            if any(mark in starts for mark in "<{[") and _TEMPLATE_START.search(starts):
+                return False
+            if _LOREM_START.search(starts):
                 return False
     if loop or runs:
         shortest = min(
@@ -459,9 +467,10 @@ def _quiet(
     return True
 
 
-# What a stripped, lowered string that may be a template begins with, after the separator
-# (see _TEMPLATE: <name>, {{name}}, {name}, [insert ...], lorem ipsum).
-_TEMPLATE_MARKS = ("\x00<", "\x00{", "\x00[", "\x00lorem ipsum")
+# What a stripped string that may be a template begins with, after the separator (see
+# _TEMPLATE: <name>, {{name}}, {name}, [insert ...], lorem ipsum; the same case folding).
+_TEMPLATE_START = re.compile("\x00[<{[]")
+_LOREM_START = re.compile("\x00lorem ipsum", re.IGNORECASE)
 _NEVER = 1 << 62
 
 
