@@ -591,7 +591,9 @@ class StreamParser(ToolCallStream):
         stack = self._stack
         while True:
             if i < n and buf[i] in _BLANK:
-                i = skip(buf, i)
+                i += 1  # (most often one space, after a comma or a colon)
+                if i < n and buf[i] in _BLANK:
+                    i = skip(buf, i)
             if i >= n:
                 return n
             c = buf[i]
@@ -767,9 +769,17 @@ class StreamParser(ToolCallStream):
                 if incomplete(exc, n):
                     return self._wait(i)
                 return self._stop(i, "an invalid escape in a key")
-            if self._follower(buf, i, end, ":") < 0:
+            colon = self._follower(buf, i, end, ":")
+            if colon < 0:
                 return -1
-        elif c == "'":
+            # the colon is read here, as the loop would read it next (one turn fewer)
+            frame.key = key
+            frame.comma = None
+            frame.state = _ITEM
+            if not frame.container:
+                self._dirty = True  # its first "key": shows the object
+            return colon + 1
+        if c == "'":
             got = self._single(buf, i, ":")
             if got is None:
                 return -1
@@ -797,14 +807,16 @@ class StreamParser(ToolCallStream):
         The lenient parser reads a quote followed by something else as part of the string,
         and drops a line break right before a closing quote; such text stops the snapshots.
         """
-        after = skip(buf, end)
-        if after >= len(buf):
+        n = len(buf)
+        # (most often the delimiter follows at once: no scan for whitespace)
+        after = end if end < n and buf[end] not in _BLANK else skip(buf, end)
+        if after >= n:
             self._wait(i)
             self._resume_at = self._total + 1  # usually the very next chunk decides
             return -1
         follows = buf[after]
         if follows == "/" and "/" in allowed:
-            if after + 1 >= len(buf):
+            if after + 1 >= n:
                 self._wait(i)
                 self._resume_at = self._total + 1
                 return -1
