@@ -48,7 +48,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from llmfix import codes
-from llmfix.model import Diagnostic, Result, Risk, Severity, Span
+from llmfix.model import Diagnostic, Result, Risk, Severity, Span, build
 from llmfix.pipeline.core import repair_text
 from llmfix.stream.calls import StructuredCall, ToolCallStream
 from llmfix.stream.events import Event, View
@@ -91,6 +91,7 @@ _TOOL_MARKER = "[TOOL_CALLS]"
 _BLANK = frozenset(" \t\r\n")
 _NUMBER_END = frozenset(" \t\r\n,]}/")
 _VALUE_END = ",]}/"  # what may follow a complete value inside a container
+_DELIMITERS = frozenset(",]}")  # ... and surely ends it
 
 
 def _refuse_constant(name: str) -> Any:
@@ -364,8 +365,18 @@ class StreamParser(ToolCallStream):
         severity = Severity.INFO if risk is None else Severity.WARNING
         if risk is not None and code.id not in self._repairs:
             self._repairs = tuple(sorted((*self._repairs, code.id)))
+        # (what code.at(...) makes, without the frozen __init__: a broken answer has a note
+        # every few members)
         self.diagnostics.append(
-            code.at(message, span=Span(start, start + length), risk=risk, severity=severity)
+            build(
+                Diagnostic,
+                code=code.id,
+                severity=severity,
+                stage=code.stage,
+                message=message,
+                span=build(Span, start=start, end=start + length),
+                risk=risk,
+            )
         )
 
     # -------------------------------------------------------------- prose
@@ -717,11 +728,14 @@ class StreamParser(ToolCallStream):
                         self._resume_at = self._total + 1
                     return -1
                 return self._stop(i, "an invalid escape in a string")
-            follows = self._follower(buf, i, end, _VALUE_END)
-            if follows < 0:
-                if self._growing and self._waiting is not None:
-                    self._open_string = i
-                return follows
+            # a delimiter right after the closing quote, which no line break precedes, is
+            # what _follower accepts (checked here without the call: most strings)
+            if not (end < n and buf[end] in _DELIMITERS and buf[end - 2] not in "\r\n"):
+                follows = self._follower(buf, i, end, _VALUE_END)
+                if follows < 0:
+                    if self._growing and self._waiting is not None:
+                        self._open_string = i
+                    return follows
             return end if self._attach(text, i) else -1
         if c == "'":
             got = self._single(buf, i, ",}]")
@@ -736,7 +750,7 @@ class StreamParser(ToolCallStream):
                 return self._wait(i)
             if m is None or buf[end] not in _NUMBER_END:
                 return self._stop(i, "a number this reader does not follow")
-            if self._follower(buf, i, end, _VALUE_END) < 0:
+            if buf[end] not in _DELIMITERS and self._follower(buf, i, end, _VALUE_END) < 0:
                 return -1
             token = m.group()
             number: Any = float(token) if ("." in token or "e" in token or "E" in token) else None
@@ -769,9 +783,12 @@ class StreamParser(ToolCallStream):
                 if incomplete(exc, n):
                     return self._wait(i)
                 return self._stop(i, "an invalid escape in a key")
-            colon = self._follower(buf, i, end, ":")
-            if colon < 0:
-                return -1
+            if end < n and buf[end] == ":" and buf[end - 2] not in "\r\n":
+                colon = end  # (what _follower finds, without the call: most keys)
+            else:
+                colon = self._follower(buf, i, end, ":")
+                if colon < 0:
+                    return -1
             # the colon is read here, as the loop would read it next (one turn fewer)
             frame.key = key
             frame.comma = None
