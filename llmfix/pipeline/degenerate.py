@@ -400,10 +400,9 @@ def _quiet(
     The strings are gathered and looked at together, at C speed: lowered and stripped,
     they meet the placeholders as a set; stripped and joined, a template's first
     characters are searched after each separator; only strings as long as a loop or a run
-    are looked at one by one. Any
-    doubt (a string that may be a placeholder, a type name under a key that names a
-    type) is False: the walk decides, and it alone
-    writes warnings, so what is found is the same either way.
+    are looked at one by one. Any doubt (a string that may be a placeholder, a type name
+    under a key that names a type) is False: the walk decides, and it alone writes
+    warnings, so what is found is the same either way.
     """
     strings: list[str] = []
     add = strings.append
@@ -436,41 +435,38 @@ def _quiet(
             return False  # every value empty
     if not strings:
         return True
+    longest = max(map(len, strings))
     if test is not None:
         # (a string longer than _PLACEHOLDER_MAX is no placeholder but for its start)
-        short = compress(strings, map(_PLACEHOLDER_MAX.__ge__, map(len, strings)))
+        short: Any = strings
+        if longest > _PLACEHOLDER_MAX:
+            short = compress(strings, map(_PLACEHOLDER_MAX.__ge__, map(len, strings)))
         if not test.exact.isdisjoint(map(str.strip, map(str.lower, short))):
             return False
-        if test.templates:
-            starts = "\x00" + "\x00".join(map(str.strip, strings))
-            if any(mark in starts for mark in "<{[") and _TEMPLATE_START.search(starts):
+        if test.templates and _TEMPLATE_START.search("\x00" + "\x00".join(map(str.strip, strings))):
+            return False
+    shortest = min(
+        options.loop_chars if loop else _NEVER, options.whitespace_run if runs else _NEVER
+    )
+    if longest >= shortest:
+        for text in strings:
+            size = len(text)
+            if size < shortest:
+                continue
+            if loop and size >= options.loop_chars and _loop(text, options) is not None:
                 return False
-            if _LOREM_START.search(starts):
+            if (
+                runs
+                and size >= options.whitespace_run
+                and _whitespace_run(text, options.whitespace_run) is not None
+            ):
                 return False
-    if loop or runs:
-        shortest = min(
-            options.loop_chars if loop else _NEVER, options.whitespace_run if runs else _NEVER
-        )
-        if max(map(len, strings)) >= shortest:
-            for text in strings:
-                size = len(text)
-                if size < shortest:
-                    continue
-                if loop and size >= options.loop_chars and _loop(text, options) is not None:
-                    return False
-                if (
-                    runs
-                    and size >= options.whitespace_run
-                    and _whitespace_run(text, options.whitespace_run) is not None
-                ):
-                    return False
     return True
 
 
 # What a stripped string that may be a template begins with, after the separator (see
 # _TEMPLATE: <name>, {{name}}, {name}, [insert ...], lorem ipsum; the same case folding).
-_TEMPLATE_START = re.compile("\x00[<{[]")
-_LOREM_START = re.compile("\x00lorem ipsum", re.IGNORECASE)
+_TEMPLATE_START = re.compile("\x00(?:[<{[]|(?i:lorem ipsum))")
 _NEVER = 1 << 62
 
 
