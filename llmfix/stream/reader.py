@@ -48,6 +48,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from llmfix import codes
+from llmfix.gcpause import paused_gc
 from llmfix.model import Diagnostic, Result, Risk, Severity, Span, build
 from llmfix.pipeline.core import repair_text
 from llmfix.stream.calls import StructuredCall, ToolCallStream
@@ -200,7 +201,8 @@ class StreamParser(ToolCallStream):
                 return self.flush()
         self._buf += "".join(self._pending)
         self._pending.clear()
-        self._run()
+        with paused_gc():  # (a read makes containers and notes, and no cycles)
+            self._run()
         return self._take_events()
 
     def flush(self) -> list[Event]:
@@ -218,7 +220,8 @@ class StreamParser(ToolCallStream):
             self._pending.clear()
             self._eager = True
             try:
-                self._run()
+                with paused_gc():
+                    self._run()
             finally:
                 self._eager = self._growing
         for call in list(self._calls.values()):
