@@ -185,10 +185,12 @@ class StreamParser(ToolCallStream):
             raise ValueError("the stream is closed")
         if not chunk:
             return []
-        self._chunks.append(chunk)
         self._total += len(chunk)
         if self._stopped:
+            self._chunks.append(chunk)
             return self._stopped_tools(chunk)
+        # (kept in _pending only until the next read, which adds them to _chunks joined:
+        # a chunk that is not read at once costs one append)
         self._pending.append(chunk)
         if self._total < self._resume_at:
             quote = self._quote
@@ -199,8 +201,7 @@ class StreamParser(ToolCallStream):
                 return []
             else:  # the stream paused (a live one): show what it holds, as flush() does
                 return self.flush()
-        self._buf += "".join(self._pending)
-        self._pending.clear()
+        self._take_pending()
         with paused_gc():  # (a read makes containers and notes, and no cycles)
             self._run()
         return self._take_events()
@@ -216,8 +217,7 @@ class StreamParser(ToolCallStream):
         does for a chunk that came :data:`QUIET` seconds after the last read).
         """
         if not (self._stopped or self._closed):
-            self._buf += "".join(self._pending)
-            self._pending.clear()
+            self._take_pending()
             self._eager = True
             try:
                 with paused_gc():
@@ -243,9 +243,19 @@ class StreamParser(ToolCallStream):
             self._events.append(Event("reasoning", index=self._index, text=text))
         return self._take_events()
 
+    def _take_pending(self) -> None:
+        """The chunks fed since the last read, joined, onto the buffer and the text."""
+        if self._pending:
+            arrived = "".join(self._pending)
+            self._pending.clear()
+            self._buf += arrived
+            self._chunks.append(arrived)
+
     @property
     def text(self) -> str:
         """Everything fed so far (the text ``close()`` repairs)."""
+        if self._pending and not self._stopped:
+            self._take_pending()  # (not read: _buf is not looked at again until a read)
         if len(self._chunks) > 1:
             self._chunks[:] = ["".join(self._chunks)]
         return self._chunks[0] if self._chunks else ""
