@@ -378,19 +378,24 @@ class StreamParser(ToolCallStream):
         severity = Severity.INFO if risk is None else Severity.WARNING
         if risk is not None and code.id not in self._repairs:
             self._repairs = tuple(sorted((*self._repairs, code.id)))
-        # (what code.at(...) makes, without the frozen __init__: a broken answer has a note
-        # every few members)
-        self.diagnostics.append(
-            build(
-                Diagnostic,
-                code=code.id,
-                severity=severity,
-                stage=code.stage,
-                message=message,
-                span=build(Span, start=start, end=start + length),
-                risk=risk,
-            )
-        )
+        # (what code.at(...) makes, without the frozen __init__ or a call per field: a
+        # broken answer has a note every few members)
+        key = (code.id, severity)
+        fields = _NOTE_FIELDS.get(key)
+        if fields is None:
+            made = build(Diagnostic, code=code.id, severity=severity, stage=code.stage, message="")
+            fields = _NOTE_FIELDS[key] = dict(vars(made))
+        span = _new(Span)
+        placed = span.__dict__
+        placed["start"] = start
+        placed["end"] = start + length
+        note = _new(Diagnostic)
+        placed = note.__dict__
+        placed.update(fields)
+        placed["message"] = message
+        placed["span"] = span
+        placed["risk"] = risk
+        self.diagnostics.append(note)
 
     # -------------------------------------------------------------- prose
 
@@ -880,6 +885,11 @@ class StreamParser(ToolCallStream):
             return None
         self._note(codes.PARSE_SINGLE_QUOTES, Risk.SAFE, i, end + 1 - i, "single-quoted string")
         return text, end + 1
+
+
+# A note's fields but for its message, span and risk, per (code, severity).
+_NOTE_FIELDS: dict[tuple[str, Severity], dict[str, Any]] = {}
+_new = object.__new__
 
 
 def _ends_in_escape(buf: str) -> bool:
