@@ -76,6 +76,7 @@ BATCH = 128  # a shorter one is retried once this many more characters came (1/3
 # text so far, up to 8,192, when that is more), or once no read happened for QUIET seconds
 QUIET = 0.02
 
+_monotonic = time.monotonic
 _TEXT_SPECIAL = re.compile(r"[{\[<`~]")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _NUMBER_TAIL = re.compile(r"[0-9.eE+-]*")
@@ -185,19 +186,18 @@ class StreamParser(ToolCallStream):
             raise ValueError("the stream is closed")
         if not chunk:
             return []
-        self._total += len(chunk)
+        total = self._total = self._total + len(chunk)
         if self._stopped:
             self._chunks.append(chunk)
             return self._stopped_tools(chunk)
         # (kept in _pending only until the next read, which adds them to _chunks joined:
-        # a chunk that is not read at once costs one append)
+        # a chunk that is not read at once costs one append; this path runs per chunk)
         self._pending.append(chunk)
-        if self._total < self._resume_at:
-            quote = self._quote
-            if quote is not None:
+        if total < self._resume_at:
+            if self._quote is not None:
                 if not self._closes_string(chunk):
                     return []
-            elif not self._timed or time.monotonic() - self._read_at < QUIET:
+            elif not self._timed or _monotonic() - self._read_at < QUIET:
                 return []
             else:  # the stream paused (a live one): show what it holds, as flush() does
                 return self.flush()
@@ -353,7 +353,7 @@ class StreamParser(ToolCallStream):
         self._resume_at = max(self._resume_at, self._total + step)
         self._quote = quote
         self._timed = quote is None
-        self._read_at = time.monotonic()
+        self._read_at = _monotonic()
         return -1
 
     def _stop(self, i: int, why: str) -> int:
