@@ -10,6 +10,7 @@ failure), an answer of empty values, one element repeated. Each is a warning wit
 from __future__ import annotations
 
 import json
+import random
 import re
 from pathlib import Path
 from typing import Any
@@ -375,3 +376,104 @@ def test_the_summaries_count_degenerate_answers(workdir: Path) -> None:
     summary = json.loads(report.stdout)["summary"]
     assert summary["items_by_code"]["degenerate.placeholder"] == 2
     assert summary["items_by_family"]["degenerate"] == 2
+
+
+# ------------------------------------------------------------------ the quick screens
+
+
+def _brute_run(text: str, threshold: int) -> tuple[int, int] | None:
+    """The first run of ``threshold`` or more of `` \\t\\r\\n``, one character at a time."""
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] in " \t\r\n":
+            j = i
+            while j < n and text[j] in " \t\r\n":
+                j += 1
+            if j - i >= threshold:
+                return i, j
+            i = j
+        else:
+            i += 1
+    return None
+
+
+def test_whitespace_runs_are_found_as_one_character_at_a_time_finds_them() -> None:
+    from llmfix.pipeline.degenerate import _whitespace_run
+
+    rng = random.Random(5)
+    for _ in range(6000):
+        threshold = rng.choice([1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 50, 200])
+        alphabet = rng.choice([" a", " \n\tx", "ab \r", "  \n\n\t\tq", "a", "é \n"])
+        weights = [rng.random() for _ in alphabet]
+        text = "".join(rng.choices(alphabet, weights=weights, k=rng.randint(0, 600)))
+        if rng.random() < 0.3:  # one run about as long as the threshold
+            at = rng.randint(0, len(text))
+            run = "".join(rng.choices(" \t\r\n", k=rng.randint(0, 2 * threshold + 3)))
+            text = text[:at] + run + text[at:]
+        assert _whitespace_run(text, threshold) == _brute_run(text, threshold), (threshold, text)
+
+
+_WORDS = [
+    "Ada",
+    "string",
+    " STRING ",
+    "todo",
+    "TBD\n",
+    "<name>",
+    "{{x}}",
+    "lorem ipsum dolor",
+    "",
+    "x",
+    "ok",
+    "John Doe",
+    "a\x00b",
+    "\u00a0todo",
+    "K",
+    "Straße",
+    "abc" * 80,
+]
+
+
+def _random_value(rng: random.Random, depth: int = 0) -> Any:
+    roll = rng.random()
+    if depth < 4 and roll < 0.25:
+        keys = rng.choices(
+            ["type", "name", "kind", "note", "a", "b", "format"], k=rng.randint(0, 4)
+        )
+        return {key: _random_value(rng, depth + 1) for key in keys}
+    if depth < 4 and roll < 0.45:
+        if rng.random() < 0.2:  # a run of one element
+            item = _random_value(rng, depth + 1)
+            return [item] * rng.randint(1, 7)
+        return [_random_value(rng, depth + 1) for _ in range(rng.randint(0, 6))]
+    if roll < 0.75:
+        word = rng.choice(_WORDS)
+        if rng.random() < 0.05:  # a loop or a whitespace run inside a string
+            word = "text " + rng.choice(["ab", "xyz ", " ", "\n"]) * rng.randint(50, 260)
+        return word
+    return rng.choice([None, None, 0, 1.5, True, False])
+
+
+def test_the_screen_finds_what_the_walk_finds() -> None:
+    """On values of every shape, the warnings with the screen on are the walk's own: the
+    screen only ever skips a walk that would have found nothing."""
+    import llmfix.pipeline.degenerate as module
+
+    rng = random.Random(35)
+    options = [Degenerate(), Degenerate(placeholders=("n/a", "Ada")), Degenerate(loop_chars=40)]
+    screened = 0
+    for _ in range(4000):
+        value = _random_value(rng)
+        text = json.dumps(value) if rng.random() < 0.5 else None
+        given = rng.choice(options)
+        disabled = frozenset(rng.sample(module.RULE_IDS, rng.randint(0, 2)))
+        quick = degenerate(value, text, None, given, disabled)
+        original = module._quiet
+        module._quiet = lambda *args: False  # the walk alone
+        try:
+            walked = degenerate(value, text, None, given, disabled)
+        finally:
+            module._quiet = original
+        assert quick == walked, value
+        screened += not walked
+    assert screened > 500  # (the screen had work to do)

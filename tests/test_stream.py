@@ -387,3 +387,38 @@ def test_tool_calls_still_released_after_the_reader_stopped() -> None:
     released = [e.call["arguments"] for e in events if e.kind == "tool_call" and e.call]
     assert released == [{"city": "Paris"}, {"city": "Rome"}]
     assert same_result(parser.close(), check_tool_calls(text, ToolRegistry.from_value(TOOLS)))
+
+
+def test_the_notes_are_the_diagnostics_their_codes_make() -> None:
+    """The reader builds its notes field by field (a broken answer has one every few
+    members): each is the value ``code.at(...)`` gives, compares, hashes and serialises
+    as one."""
+    from llmfix import codes
+    from llmfix.model import Span
+
+    parser = llmfix.stream()
+    text = '```json\n[{\'a\': True, b: None, "c": [1, 2,],}, // done\n{"d": False}]\n```'
+    for start in range(0, len(text), 3):
+        parser.feed(text[start : start + 3])
+    parser.flush()
+    notes = parser.diagnostics
+    assert {d.code for d in notes} >= {
+        "parse.single_quotes",
+        "parse.python_literal",
+        "parse.unquoted_key",
+        "parse.trailing_comma",
+        "parse.comment",
+        "extract.fence",
+    }
+    for note in notes:
+        assert note.span is not None
+        made = codes.get(note.code).at(
+            note.message,
+            span=Span(note.span.start, note.span.end),
+            risk=note.risk,
+            severity=note.severity,
+        )
+        assert note == made
+        assert hash(note) == hash(made)
+        assert note.to_dict() == made.to_dict()
+        assert text[note.span.start : note.span.end]  # within the text fed

@@ -8,17 +8,22 @@ is empty; an array of one element repeated. :func:`degenerate` finds each, as a 
 with its own code (``degenerate.*``) and rule id (so ``--disable-rule`` turns one off);
 :func:`llmfix.pipeline.finish.finish` calls it on every value it finishes.
 
-Cost: one walk over the value, and for each string only its end (a loop is found by
-comparing the string's last ``loop_chars`` characters with themselves shifted by each
-period up to ``loop_period``, which is C-speed slice equality and does not grow with the
-string); whitespace runs by looking only at every ``whitespace_run/2``-th character,
-and measuring each run found once. Linear in the size of the answer.
+Cost: one walk over the value that only sorts its leaves; its strings are then looked at
+together (:func:`_quiet`: lowered and stripped in one join, met with the placeholders as a
+set), and only an answer where something may be found is walked again with the checks on
+each string, which write the warnings. A loop is looked for in a string as long as one by
+comparing its last ``loop_chars`` characters with themselves shifted by each period up to
+``loop_period`` (C-speed slice equality that does not grow with the string); a whitespace
+run by searching every ``whitespace_run/4``-th character, taken in one slice, for four
+whitespace ones in a row, and measuring only there. Linear in the size of the answer.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
+from itertools import compress
 from typing import Any
 
 from llmfix import codes
@@ -84,26 +89,42 @@ _SPACES = re.compile(r"[ \t\r\n]*")
 def _whitespace_run(text: str, threshold: int) -> tuple[int, int] | None:
     """``(start, end)`` of the first run of ``threshold`` whitespace characters or more.
 
-    A run that long holds one of the positions ``k·(threshold//2)``: only those are looked
-    at, and only a whitespace one is measured (its end by a regular expression anchored
-    there, its start by stripping the ``threshold`` characters before it), so a text with
-    no such run costs ``2·len/threshold`` look-ups, and each run is measured once.
+    A run that long holds at least ``need = threshold // step`` consecutive positions of
+    the grid ``step - 1 + k·step`` (``step`` a quarter of ``threshold``). The grid's
+    characters are taken in one slice and searched, at C speed, for ``need`` whitespace
+    ones in a row; only such a group (an indented document has few, prose none) is
+    measured, each run once: its end by a regular expression anchored there, its start
+    by stripping the ``step`` characters before it (the grid point before the group is
+    not whitespace, so the run starts after it).
     """
-    step = max(1, threshold // 2)
-    n = len(text)
-    i = step - 1
-    while i < n:
-        if text[i] in _SPACE:
+    step = max(1, threshold // 4)
+    need = threshold // step
+    grid = text[step - 1 :: step]
+    groups = _grid_runs(need)
+    if groups.search(grid) is None:  # (most texts: one C-speed look)
+        return None
+    done = 0  # where the last measured run ends
+    for group in groups.finditer(grid):
+        last = group.end()
+        for k in range(group.start(), last):
+            if last - k < need:
+                break  # a run from here on would reach past the group
+            i = step - 1 + k * step
+            if i < done:
+                continue
             found = _SPACES.match(text, i)
             end = found.end() if found is not None else i + 1
-            before = text[max(0, i - threshold) : i]
+            before = text[max(0, i - step) : i]
             start = i - (len(before) - len(before.rstrip(_WHITESPACE)))
             if end - start >= threshold:
                 return start, end
-            i = end + step - 1 if end > i + 1 else i + step
-            continue
-        i += step
+            done = end
     return None
+
+
+@functools.lru_cache(maxsize=8)
+def _grid_runs(need: int) -> re.Pattern[str]:
+    return re.compile(f"[ \\t\\r\\n]{{{need},}}")
 
 
 def _escape(key: str) -> str:
@@ -305,6 +326,8 @@ def degenerate(
         if type(value) is str and value:
             strings.check(value, None, None, None)
         return out
+    if _quiet(value, test, options, loop, runs, empty, repeated):
+        return out
     # Containers only are queued (breadth first); their strings and scalars are looked at
     # in place, so a leaf costs no allocation.
     queue: list[_Place] = [(value, None, None, None)]
@@ -359,6 +382,92 @@ def degenerate(
             )
         )
     return out
+
+
+def _quiet(
+    value: dict[str, Any] | list[Any],
+    test: _Placeholders | None,
+    options: Degenerate,
+    loop: bool,
+    runs: bool,
+    empty: bool,
+    repeated: bool,
+) -> bool:
+    """Whether the walk of :func:`degenerate` surely finds nothing in ``value`` (a
+    container): most answers, which then cost a walk that only sorts the leaves, not one
+    that calls the checks on each string.
+
+    The strings are gathered and looked at together, at C speed: lowered and stripped,
+    they meet the placeholders as a set; stripped and joined, a template's first
+    characters are searched after each separator; only strings as long as a loop or a run
+    are looked at one by one. Any doubt (a string that may be a placeholder, a type name
+    under a key that names a type) is False: the walk decides, and it alone writes
+    warnings, so what is found is the same either way.
+    """
+    strings: list[str] = []
+    add = strings.append
+    queue: list[Any] = [value]
+    least = options.repeated_elements
+    hollow = nones = other = 0  # empty containers, nulls, numbers and booleans
+    for node in queue:  # (the queue grows while it is read)
+        if type(node) is dict:
+            children: Any = node.values()
+        else:
+            children = node
+            if repeated and len(node) >= least and _repeated(node, least) is not None:
+                return False
+        for child in children:
+            kind = type(child)
+            if kind is str:
+                add(child)
+            elif kind is dict or kind is list:
+                if child:
+                    queue.append(child)
+                else:
+                    hollow += 1
+            elif child is None:
+                nones += 1
+            else:
+                other += 1
+    if empty and not other and hollow + nones + len(strings) >= 2:
+        blank = strings.count("")
+        if blank == len(strings) and blank + nones:
+            return False  # every value empty
+    if not strings:
+        return True
+    longest = max(map(len, strings))
+    if test is not None:
+        # (a string longer than _PLACEHOLDER_MAX is no placeholder but for its start)
+        short: Any = strings
+        if longest > _PLACEHOLDER_MAX:
+            short = compress(strings, map(_PLACEHOLDER_MAX.__ge__, map(len, strings)))
+        if not test.exact.isdisjoint(map(str.strip, map(str.lower, short))):
+            return False
+        if test.templates and _TEMPLATE_START.search("\x00" + "\x00".join(map(str.strip, strings))):
+            return False
+    shortest = min(
+        options.loop_chars if loop else _NEVER, options.whitespace_run if runs else _NEVER
+    )
+    if longest >= shortest:
+        for text in strings:
+            size = len(text)
+            if size < shortest:
+                continue
+            if loop and size >= options.loop_chars and _loop(text, options) is not None:
+                return False
+            if (
+                runs
+                and size >= options.whitespace_run
+                and _whitespace_run(text, options.whitespace_run) is not None
+            ):
+                return False
+    return True
+
+
+# What a stripped string that may be a template begins with, after the separator (see
+# _TEMPLATE: <name>, {{name}}, {name}, [insert ...], lorem ipsum; the same case folding).
+_TEMPLATE_START = re.compile("\x00(?:[<{[]|(?i:lorem ipsum))")
+_NEVER = 1 << 62
 
 
 def _run_diagnostic(run: tuple[int, int], pointer: str | None, text: str | None) -> Diagnostic:

@@ -41,7 +41,6 @@ class ToolCallStream:
         _checked_at: int
         _total: int
         _boundary: bool
-        _chunks: list[str]
         _index: int
 
         @property
@@ -103,7 +102,7 @@ class ToolCallStream:
     def end_tool_call(self, index: int) -> list[Event]:
         """The API says call ``index`` is finished (its block stopped): release it if valid."""
         call = self._calls.get(index)
-        if call is not None and not call.parser._chunks and not call.done:
+        if call is not None and not call.parser._total and not call.done:
             call.done = True  # a call without arguments: {}
             call.empty = True
             self._release_structured()

@@ -48,7 +48,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from llmfix import codes
-from llmfix.model import Diagnostic, Result, Risk, Severity, Span
+from llmfix.gcpause import paused_gc
+from llmfix.model import Diagnostic, Result, Risk, Severity, Span, build
 from llmfix.pipeline.core import repair_text
 from llmfix.stream.calls import StructuredCall, ToolCallStream
 from llmfix.stream.events import Event, View
@@ -75,6 +76,7 @@ BATCH = 128  # a shorter one is retried once this many more characters came (1/3
 # text so far, up to 8,192, when that is more), or once no read happened for QUIET seconds
 QUIET = 0.02
 
+_monotonic = time.monotonic
 _TEXT_SPECIAL = re.compile(r"[{\[<`~]")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _NUMBER_TAIL = re.compile(r"[0-9.eE+-]*")
@@ -91,6 +93,7 @@ _TOOL_MARKER = "[TOOL_CALLS]"
 _BLANK = frozenset(" \t\r\n")
 _NUMBER_END = frozenset(" \t\r\n,]}/")
 _VALUE_END = ",]}/"  # what may follow a complete value inside a container
+_DELIMITERS = frozenset(",]}")  # ... and surely ends it
 
 
 def _refuse_constant(name: str) -> Any:
@@ -183,23 +186,24 @@ class StreamParser(ToolCallStream):
             raise ValueError("the stream is closed")
         if not chunk:
             return []
-        self._chunks.append(chunk)
-        self._total += len(chunk)
+        total = self._total = self._total + len(chunk)
         if self._stopped:
+            self._chunks.append(chunk)
             return self._stopped_tools(chunk)
+        # (kept in _pending only until the next read, which adds them to _chunks joined:
+        # a chunk that is not read at once costs one append; this path runs per chunk)
         self._pending.append(chunk)
-        if self._total < self._resume_at:
-            quote = self._quote
-            if quote is not None:
+        if total < self._resume_at:
+            if self._quote is not None:
                 if not self._closes_string(chunk):
                     return []
-            elif not self._timed or time.monotonic() - self._read_at < QUIET:
+            elif not self._timed or _monotonic() - self._read_at < QUIET:
                 return []
             else:  # the stream paused (a live one): show what it holds, as flush() does
                 return self.flush()
-        self._buf += "".join(self._pending)
-        self._pending.clear()
-        self._run()
+        self._take_pending()
+        with paused_gc():  # (a read makes containers and notes, and no cycles)
+            self._run()
         return self._take_events()
 
     def flush(self) -> list[Event]:
@@ -213,11 +217,11 @@ class StreamParser(ToolCallStream):
         does for a chunk that came :data:`QUIET` seconds after the last read).
         """
         if not (self._stopped or self._closed):
-            self._buf += "".join(self._pending)
-            self._pending.clear()
+            self._take_pending()
             self._eager = True
             try:
-                self._run()
+                with paused_gc():
+                    self._run()
             finally:
                 self._eager = self._growing
         for call in list(self._calls.values()):
@@ -239,9 +243,19 @@ class StreamParser(ToolCallStream):
             self._events.append(Event("reasoning", index=self._index, text=text))
         return self._take_events()
 
+    def _take_pending(self) -> None:
+        """The chunks fed since the last read, joined, onto the buffer and the text."""
+        if self._pending:
+            arrived = "".join(self._pending)
+            self._pending.clear()
+            self._buf += arrived
+            self._chunks.append(arrived)
+
     @property
     def text(self) -> str:
         """Everything fed so far (the text ``close()`` repairs)."""
+        if self._pending and not self._stopped:
+            self._take_pending()  # (not read: _buf is not looked at again until a read)
         if len(self._chunks) > 1:
             self._chunks[:] = ["".join(self._chunks)]
         return self._chunks[0] if self._chunks else ""
@@ -339,7 +353,7 @@ class StreamParser(ToolCallStream):
         self._resume_at = max(self._resume_at, self._total + step)
         self._quote = quote
         self._timed = quote is None
-        self._read_at = time.monotonic()
+        self._read_at = _monotonic()
         return -1
 
     def _stop(self, i: int, why: str) -> int:
@@ -364,9 +378,24 @@ class StreamParser(ToolCallStream):
         severity = Severity.INFO if risk is None else Severity.WARNING
         if risk is not None and code.id not in self._repairs:
             self._repairs = tuple(sorted((*self._repairs, code.id)))
-        self.diagnostics.append(
-            code.at(message, span=Span(start, start + length), risk=risk, severity=severity)
-        )
+        # (what code.at(...) makes, without the frozen __init__ or a call per field: a
+        # broken answer has a note every few members)
+        key = (code.id, severity)
+        fields = _NOTE_FIELDS.get(key)
+        if fields is None:
+            made = build(Diagnostic, code=code.id, severity=severity, stage=code.stage, message="")
+            fields = _NOTE_FIELDS[key] = dict(vars(made))
+        span = _new(Span)
+        placed = span.__dict__
+        placed["start"] = start
+        placed["end"] = start + length
+        note = _new(Diagnostic)
+        placed = note.__dict__
+        placed.update(fields)
+        placed["message"] = message
+        placed["span"] = span
+        placed["risk"] = risk
+        self.diagnostics.append(note)
 
     # -------------------------------------------------------------- prose
 
@@ -591,7 +620,9 @@ class StreamParser(ToolCallStream):
         stack = self._stack
         while True:
             if i < n and buf[i] in _BLANK:
-                i = skip(buf, i)
+                i += 1  # (most often one space, after a comma or a colon)
+                if i < n and buf[i] in _BLANK:
+                    i = skip(buf, i)
             if i >= n:
                 return n
             c = buf[i]
@@ -715,11 +746,14 @@ class StreamParser(ToolCallStream):
                         self._resume_at = self._total + 1
                     return -1
                 return self._stop(i, "an invalid escape in a string")
-            follows = self._follower(buf, i, end, _VALUE_END)
-            if follows < 0:
-                if self._growing and self._waiting is not None:
-                    self._open_string = i
-                return follows
+            # a delimiter right after the closing quote, which no line break precedes, is
+            # what _follower accepts (checked here without the call: most strings)
+            if not (end < n and buf[end] in _DELIMITERS and buf[end - 2] not in "\r\n"):
+                follows = self._follower(buf, i, end, _VALUE_END)
+                if follows < 0:
+                    if self._growing and self._waiting is not None:
+                        self._open_string = i
+                    return follows
             return end if self._attach(text, i) else -1
         if c == "'":
             got = self._single(buf, i, ",}]")
@@ -734,7 +768,7 @@ class StreamParser(ToolCallStream):
                 return self._wait(i)
             if m is None or buf[end] not in _NUMBER_END:
                 return self._stop(i, "a number this reader does not follow")
-            if self._follower(buf, i, end, _VALUE_END) < 0:
+            if buf[end] not in _DELIMITERS and self._follower(buf, i, end, _VALUE_END) < 0:
                 return -1
             token = m.group()
             number: Any = float(token) if ("." in token or "e" in token or "E" in token) else None
@@ -767,9 +801,20 @@ class StreamParser(ToolCallStream):
                 if incomplete(exc, n):
                     return self._wait(i)
                 return self._stop(i, "an invalid escape in a key")
-            if self._follower(buf, i, end, ":") < 0:
-                return -1
-        elif c == "'":
+            if end < n and buf[end] == ":" and buf[end - 2] not in "\r\n":
+                colon = end  # (what _follower finds, without the call: most keys)
+            else:
+                colon = self._follower(buf, i, end, ":")
+                if colon < 0:
+                    return -1
+            # the colon is read here, as the loop would read it next (one turn fewer)
+            frame.key = key
+            frame.comma = None
+            frame.state = _ITEM
+            if not frame.container:
+                self._dirty = True  # its first "key": shows the object
+            return colon + 1
+        if c == "'":
             got = self._single(buf, i, ":")
             if got is None:
                 return -1
@@ -797,14 +842,16 @@ class StreamParser(ToolCallStream):
         The lenient parser reads a quote followed by something else as part of the string,
         and drops a line break right before a closing quote; such text stops the snapshots.
         """
-        after = skip(buf, end)
-        if after >= len(buf):
+        n = len(buf)
+        # (most often the delimiter follows at once: no scan for whitespace)
+        after = end if end < n and buf[end] not in _BLANK else skip(buf, end)
+        if after >= n:
             self._wait(i)
             self._resume_at = self._total + 1  # usually the very next chunk decides
             return -1
         follows = buf[after]
         if follows == "/" and "/" in allowed:
-            if after + 1 >= len(buf):
+            if after + 1 >= n:
                 self._wait(i)
                 self._resume_at = self._total + 1
                 return -1
@@ -838,6 +885,11 @@ class StreamParser(ToolCallStream):
             return None
         self._note(codes.PARSE_SINGLE_QUOTES, Risk.SAFE, i, end + 1 - i, "single-quoted string")
         return text, end + 1
+
+
+# A note's fields but for its message, span and risk, per (code, severity).
+_NOTE_FIELDS: dict[tuple[str, Severity], dict[str, Any]] = {}
+_new = object.__new__
 
 
 def _ends_in_escape(buf: str) -> bool:
