@@ -53,7 +53,7 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -372,22 +372,29 @@ def complete_part(case: EvalCase) -> Any:
     return repair_text(case.text, options=RepairOptions(partial=True)).value
 
 
-def keeps(part: Any, value: Any) -> bool:
-    """Whether ``value`` holds ``part`` unchanged: its keys with the same values (their
-    own complete parts), its items first, in order."""
+def keeps(part: Any, value: Any, *, last: bool = True) -> bool:
+    """Whether ``value`` holds ``part`` unchanged: its keys with the same values, its
+    items first, in order. Along the right edge (``last``: the last key or item at each
+    level), where the cut fell, a scalar may be unfinished: a string or number that
+    ``value``'s starts with, or the ``null`` the partial reading put for a missing value."""
     if isinstance(part, dict):
+        keys = list(part)
         return isinstance(value, dict) and all(
-            k in value and keeps(v, value[k]) for k, v in part.items()
+            k in value and keeps(part[k], value[k], last=last and k == keys[-1]) for k in keys
         )
     if isinstance(part, list):
         if not isinstance(value, list) or len(value) < len(part):
             return False
-        last = len(part) - 1  # the last item may itself be the one cut short
+        end = len(part) - 1
         return all(
-            keeps(p, v) if i == last else p == v
+            keeps(p, v, last=last and i == end)
             for i, (p, v) in enumerate(zip(part, value, strict=False))
         )
-    return bool(part == value)
+    if last and part is None:
+        return True
+    if last and isinstance(part, (str, int, float)) and not isinstance(part, bool):
+        return type(value) is type(part) and str(value).startswith(str(part))
+    return bool(part == value) and type(part) is type(value)
 
 
 def load_corpus(kinds: tuple[str, ...]) -> list[EvalCase]:
@@ -425,6 +432,16 @@ def as_invalid(first: Any) -> Any:
     return replace(first, status=status, diagnostics=kept)
 
 
+ANSWERS: list[Any] = []  # an open file for --answers, else empty
+
+
+def _log_answer(case: EvalCase, way: str, record: dict[str, Any]) -> None:
+    """One line of --answers: what the model was asked and said, whole."""
+    for out in ANSWERS:
+        out.write(json.dumps({"case": case.name, "kind": case.kind, "way": way, **record}) + "\n")
+        out.flush()
+
+
 def llmfix_way(case: EvalCase, config: Any, provider: Any, full: bool) -> Run:
     from llmfix.llm import llm_repair
 
@@ -440,6 +457,7 @@ def llmfix_way(case: EvalCase, config: Any, provider: Any, full: bool) -> Run:
     modes = " ".join(f"{a.kind}/{a.mode or '-'}" for a in outcome.attempts)
     for attempt in outcome.attempts:  # what the model said, for the log
         sys.stderr.write(f"    {attempt.kind}: {(attempt.answer or '')[:100]!a}\n")
+        _log_answer(case, "full re-ask" if full else "llmfix", attempt.to_dict())
     kept = case.kind != "cut_off" or keeps(complete_part(case), outcome.result.value)
     return Run(
         case,
@@ -492,6 +510,16 @@ def plain_way(case: EvalCase, config: Any, provider: Any) -> Run:
         calls += sent[0]
         tokens_in += completion.input_tokens
         tokens_out += completion.output_tokens
+        _log_answer(
+            case,
+            "plain re-ask",
+            {
+                "prompt": prompt,
+                "answer": completion.text,
+                "finish_reason": completion.finish_reason,
+                "tokens": {"input": completion.input_tokens, "output": completion.output_tokens},
+            },
+        )
         result = repair_text(completion.text, validator=validator)
         if result.ok:
             fixed, value = True, result.value
@@ -522,6 +550,7 @@ def evaluate(
         max_attempts=attempts,
         max_tokens=max_tokens,
         cache=False,
+        redact=False,  # the corpus is made up: the log shows the answers as they came
         cache_dir=str(cache_dir),
         timeout=600,
     )
@@ -649,20 +678,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", default="", help="only these case names (comma-separated)")
     parser.add_argument("--ways", default=",".join(WAYS), help="of: " + ", ".join(WAYS))
     parser.add_argument(
+        "--base-url",
+        default="",
+        help="evaluate a server already running there (…/v1), serving the model under "
+        "the name --model gives it, instead of starting one",
+    )
+    parser.add_argument(
+        "--answers", default="", help="append every prompt and answer to this JSON-lines file"
+    )
+    parser.add_argument(
         "--servers",
         default="llama-server,llama-cpp-python",
         help="which servers to evaluate, of those found",
     )
     args = parser.parse_args(argv)
 
+    if args.answers:
+        ANSWERS.append(open(args.answers, "a", encoding="utf-8"))  # noqa: SIM115
+    if args.base_url:
+        alias = QWEN_NAME if args.model == "qwen2.5-coder-1.5b" else MODEL_NAME
+        return run_servers(
+            args, Model(Path(alias), alias), [(f"the server at {args.base_url}", None)]
+        )
     model = pick_model(args.model, args.server_python, args.model_dir, Path(args.model_cache))
     if model is None:
         return 0
-    cases = load_corpus(tuple(k for k in args.kinds.split(",") if k))
-    if args.cases:
-        names = set(args.cases.split(","))
-        cases = [c for c in cases if c.name in names]
-    ways = tuple(w for w in WAYS if w in args.ways.split(","))
     servers: list[tuple[str, Any]] = []
     wanted = set(args.servers.split(","))
     if "llama-server" in wanted and args.llama_server and Path(args.llama_server).exists():
@@ -685,11 +725,25 @@ def main(argv: list[str] | None = None) -> int:
     if not servers:
         sys.stderr.write("skipped: no llama.cpp server to run\n")
         return 0
+    return run_servers(args, model, servers)
+
+
+def run_servers(args: argparse.Namespace, model: Model, servers: list[tuple[str, Any]]) -> int:
+    """Evaluate each server (a function starting it, or ``None``: ``--base-url``) and print
+    its table."""
+    cases = load_corpus(tuple(k for k in args.kinds.split(",") if k))
+    if args.cases:
+        names = set(args.cases.split(","))
+        cases = [c for c in cases if c.name in names]
+    ways = tuple(w for w in WAYS if w in args.ways.split(","))
     day = time.strftime("%Y-%m-%d", time.gmtime())
     for label, start in servers:
         sys.stderr.write(f"{label}:\n")
         load = os.getloadavg()[0]
-        with tempfile.TemporaryDirectory() as scratch, start() as base:
+        with (
+            tempfile.TemporaryDirectory() as scratch,
+            start() if start is not None else nullcontext(args.base_url) as base,
+        ):
             runs = evaluate(
                 base, model.alias, cases, ways, args.max_attempts, args.max_tokens, Path(scratch)
             )

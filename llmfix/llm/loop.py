@@ -60,6 +60,8 @@ from llmfix.llm.continuation import (
     CUT_OFF_CODES,
     ContinuationRequest,
     continuation_request,
+    continuation_tokens,
+    heal,
     is_cut_off,
     joins,
     prefix_of,
@@ -122,6 +124,7 @@ class Attempt:
     # HTTP requests that reached the provider: retries and structured-mode fallbacks
     # included; a try that never connected (refused, DNS, TLS) is not one
     requests: int = 0
+    finish_reason: str | None = None  # why the answer stopped, as the API said it
 
     @property
     def called(self) -> bool:
@@ -143,6 +146,8 @@ class Attempt:
             "retries": self.retries,
             "requests": self.requests,
         }
+        if self.finish_reason is not None:
+            out["finish_reason"] = self.finish_reason
         if self.error is not None:
             out["error"] = self.error
         return out
@@ -259,6 +264,20 @@ def _hit_limit(completion: Completion) -> bool:
     return (completion.finish_reason or "").lower() in _LIMIT_REASONS
 
 
+def _clean(result: Result, text: str) -> bool:
+    """Whether a joined answer is read without a guess: strict JSON with no key twice, or
+    JSON whose only repairs lose nothing (a comment, a trailing comma). A fresh answer
+    written after the prefix needs the lenient reader's guesses to join, and a key written
+    twice keeps its last value there: neither is a continuation."""
+    if strict_json(text):
+        return True
+    return all(
+        d.risk is Risk.LOSSLESS
+        for d in result.diagnostics
+        if d.stage == "parse" and d.risk is not None
+    )
+
+
 def _join_rank(result: Result) -> tuple[int, int]:
     """How good a joined answer is: ok, then whole but invalid, then still cut off."""
     if result.ok:
@@ -354,14 +373,15 @@ class _Loop:
         prefill = True
         while prefix is not None and number < self.config.max_attempts:
             number += 1
-            request = continuation_request(prefix, schema_text)
+            sent = heal(prefix)  # the seam where a token ends; the join keeps all of prefix
+            request = continuation_request(sent, schema_text)
             prompt = self._record(render(request.prefill if prefill else request.prompt))
             clock = time.perf_counter()
             completion, stopped = self._ask_continuation(request, prefill)
             if completion is None:
                 self._record_failure(number, "continuation", prompt, stopped, clock)
                 return number, self.first, self.text, stopped, None
-            joined, joined_text = self._join(prefix, completion.text)
+            joined, joined_text = self._join(sent, prefix, completion.text)
             if joined is not None and is_cut_off(joined) and not _hit_limit(completion):
                 joined = joined_text = None  # it stopped by itself and left it unfinished
             status = joined.status.value if joined is not None else "unjoined"
@@ -374,7 +394,7 @@ class _Loop:
                 # finished message (llama-cpp-python's does) and the model answered anew.
                 # The next attempt shows the prefix in a prompt; when the answer started
                 # over, the server is known to ignore prefills, in later runs too.
-                if started_over(prefix, completion.text):
+                if started_over(sent, completion.text):
                     self.provider.prefill_ignored()
                 prefill = False
                 continue
@@ -385,18 +405,23 @@ class _Loop:
             prefix = prefix_of(joined_text, joined)  # cut off again: continue the longer one
         return number, self.first, self.text, None, None
 
-    def _join(self, prefix: str, continuation: str) -> tuple[Result | None, str | None]:
-        """The best result of the texts the prefix and the continuation make (see
-        :func:`~llmfix.llm.continuation.joins`), among those whose value starts where the
-        prefix does and is strict JSON (or is still cut off: then it is only the longer
-        prefix of the next continuation): an ok one at once, else the least broken."""
+    def _join(self, sent: str, prefix: str, continuation: str) -> tuple[Result | None, str | None]:
+        """The best result of the texts the prefix ``sent`` to the model and the
+        continuation make (see :func:`~llmfix.llm.continuation.joins`), among those that
+        hold the whole ``prefix`` (what was written before the seam was moved back), whose
+        value starts where it does, and that are strict JSON or need no more than lossless
+        repairs (a comment the model added; or are still cut off: then it is only the
+        longer prefix of the next continuation): an ok one at once, else the least
+        broken."""
         found: tuple[Result, str] | None = None
-        for text in joins(prefix, continuation):
+        for text in joins(sent, continuation):
+            if not text.startswith(prefix):
+                continue  # the model rewrote what was written before the seam
             result = repair_text(text, options=self.options, validator=self.validator)
             candidate = result.candidate
             if candidate is None or candidate.synthetic or candidate.span.start != 0:
                 continue  # a value written after the prefix, not a continuation of it
-            if not is_cut_off(result) and not strict_json(candidate.text):
+            if not is_cut_off(result) and not _clean(result, candidate.text):
                 continue  # joined only by the lenient reader's guesses: not cleanly
             if result.ok:
                 return result, text
@@ -492,6 +517,7 @@ class _Loop:
             mode=completion.mode,
             retries=completion.retries,
             requests=0 if completion.cached else self.reached,
+            finish_reason=completion.finish_reason,
         )
         self.attempts.append(attempt)
         self._save(attempt)
@@ -506,7 +532,9 @@ class _Loop:
             lambda meter: self.provider.complete_continuation(
                 request,
                 temperature=self.config.temperature,
-                max_tokens=self.budget.output_room(self.config.max_tokens),
+                max_tokens=self.budget.output_room(
+                    continuation_tokens(request.prefix, self.config.max_tokens)
+                ),
                 timeout=self.config.timeout,
                 meter=meter,
                 prefill=prefill,
