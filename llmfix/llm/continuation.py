@@ -8,10 +8,6 @@ was written, byte for byte.
 
 - :func:`prefix_of` finds that beginning (``None`` when the answer was not cut off, or has
   no JSON value to continue);
-- :func:`heal` moves the seam back to where a token surely ends: a prefix cut inside a word,
-  a key or a number (``"on_ha``) makes the model go on from a token it would never have
-  chosen there, and it writes ``"on_hae"``; given the prefix without that piece, it writes
-  the whole word again (the join must still hold the whole prefix);
 - :func:`continuation_tokens` sizes the request's ``max_tokens`` to what can be missing,
   so that a model that does not stop (an array it keeps adding items to) spends little;
 - :func:`continuation_request` builds the two ways of asking: as an assistant prefill (the
@@ -105,43 +101,6 @@ def prefix_of(text: str, result: Result) -> str | None:
     if len(prefix) < 2 or strict_json(prefix):
         return None  # a whole value: the cut came after it, there is nothing to continue
     return prefix
-
-
-_BARE = frozenset("-+.0123456789eEtrufalsn")
-
-
-def heal(prefix: str) -> str:
-    """``prefix`` with the seam moved back to where a token surely ends.
-
-    Cut inside a string with a space in it (prose): back to the last space in the
-    string, the space dropped (``"…risk of the pay`` → ``"…risk of the``). Cut inside
-    another string (a key, a name, an address): back to before its opening quote. Cut
-    inside a number or ``true``/``false``/``null``: back to before it. Otherwise (the cut
-    fell after a comma, a colon, a bracket or a closing quote) unchanged. Trailing
-    whitespace is dropped. The model writes the dropped piece again, in the tokens it
-    would have chosen, and only a join that still holds the whole prefix is taken."""
-    in_string = escaped = False
-    opened = -1  # the opening quote of the string the prefix ends in
-    for at, char in enumerate(prefix):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string, opened = True, at
-    if in_string:
-        space = prefix.rfind(" ", opened + 2)
-        cut = space if space > opened else opened
-        healed = prefix[:cut].rstrip()
-    else:
-        end = len(prefix)
-        while end > 0 and prefix[end - 1] in _BARE:
-            end -= 1
-        healed = prefix[:end].rstrip()
-    return healed if healed else prefix
 
 
 def continuation_tokens(prefix: str, limit: int) -> int:

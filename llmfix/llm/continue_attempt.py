@@ -23,7 +23,6 @@ from llmfix.llm.continuation import (
     ContinuationRequest,
     continuation_request,
     continuation_tokens,
-    heal,
     is_cut_off,
     joins,
     prefix_of,
@@ -121,7 +120,7 @@ def continue_cut_off(loop: LoopState) -> tuple[int, Result, str, Diagnostic | No
     prefill = True
     while prefix is not None and number < loop.config.max_attempts:
         number += 1
-        sent = heal(prefix)  # the seam where a token ends; the join keeps all of prefix
+        sent = prefix
         request = continuation_request(sent, schema_text)
         prompt = loop._record(render(request.prefill if prefill else request.prompt))
         clock = time.perf_counter()
