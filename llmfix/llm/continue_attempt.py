@@ -120,15 +120,14 @@ def continue_cut_off(loop: LoopState) -> tuple[int, Result, str, Diagnostic | No
     prefill = True
     while prefix is not None and number < loop.config.max_attempts:
         number += 1
-        sent = prefix
-        request = continuation_request(sent, schema_text)
+        request = continuation_request(prefix, schema_text)
         prompt = loop._record(render(request.prefill if prefill else request.prompt))
         clock = time.perf_counter()
         completion, stopped = _ask(loop, request, prefill)
         if completion is None:
             loop._record_failure(number, "continuation", prompt, stopped, clock)
             return number, loop.first, loop.text, stopped, None
-        joined, joined_text = _join(loop, sent, prefix, completion.text)
+        joined, joined_text = _join(loop, prefix, completion.text)
         if joined is not None and is_cut_off(joined) and not _hit_limit(completion):
             joined = joined_text = None  # it stopped by itself and left it unfinished
         status = joined.status.value if joined is not None else "unjoined"
@@ -141,7 +140,7 @@ def continue_cut_off(loop: LoopState) -> tuple[int, Result, str, Diagnostic | No
             # finished message (llama-cpp-python's does) and the model answered anew.
             # The next attempt shows the prefix in a prompt; when the answer started
             # over, the server is known to ignore prefills, in later runs too.
-            if started_over(sent, completion.text):
+            if started_over(prefix, completion.text):
                 loop.provider.prefill_ignored()
             prefill = False
             continue
@@ -153,20 +152,14 @@ def continue_cut_off(loop: LoopState) -> tuple[int, Result, str, Diagnostic | No
     return number, loop.first, loop.text, None, None
 
 
-def _join(
-    loop: LoopState, sent: str, prefix: str, continuation: str
-) -> tuple[Result | None, str | None]:
-    """The best result of the texts the prefix ``sent`` to the model and the
-    continuation make (see :func:`~llmfix.llm.continuation.joins`), among those that
-    hold the whole ``prefix`` (what was written before the seam was moved back), whose
-    value starts where it does, and that are strict JSON or need no more than lossless
-    repairs (a comment the model added; or are still cut off: then it is only the
-    longer prefix of the next continuation): an ok one at once, else the least
-    broken."""
+def _join(loop: LoopState, prefix: str, continuation: str) -> tuple[Result | None, str | None]:
+    """The best result of the texts the prefix and the continuation make (see
+    :func:`~llmfix.llm.continuation.joins`), among those whose value starts where the
+    prefix does and that are strict JSON or need no more than lossless repairs (a comment
+    the model added; or are still cut off: then it is only the longer prefix of the next
+    continuation): an ok one at once, else the least broken."""
     found: tuple[Result, str] | None = None
-    for text in joins(sent, continuation):
-        if not text.startswith(prefix):
-            continue  # the model rewrote what was written before the seam
+    for text in joins(prefix, continuation):
         result = repair_text(text, options=loop.options, validator=loop.validator)
         candidate = result.candidate
         if candidate is None or candidate.synthetic or candidate.span.start != 0:
