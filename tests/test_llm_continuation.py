@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from llmfix.llm import LlmConfig, LlmRepairOutcome, llm_repair
-from llmfix.llm.continuation import joins, prefix_of, strict_json
+from llmfix.llm.continuation import continuation_tokens, joins, prefix_of, strict_json
 from llmfix.model import Status
 from llmfix.pipeline.core import repair_text
 from llmfix.pipeline.stops import Finish, apply_finish
@@ -399,3 +399,48 @@ def test_a_prefill_sent_back_with_a_continuation_that_does_not_join_is_not_a_sta
     ]
     run(server, validator, cache_dir=str(tmp_path))
     assert "continue_final_message" in server.requests[2].body
+
+
+# ------------------------------------------------------ the first value, a comment, the room
+
+
+def test_a_model_that_goes_on_after_the_value_closes_gives_its_first_value(
+    server: LlmServer, validator: SchemaValidator
+) -> None:
+    rest = WHOLE[len(CUT) :] + '\n\nI hope this helps! Another one: {"name": "Grace"}'
+    server.enqueue(openai_reply(rest))
+    outcome = run(server, validator, stop="length")
+    assert (outcome.result.status, outcome.result.value) == (Status.LLM_REPAIRED, json.loads(WHOLE))
+
+
+def test_a_comment_the_model_adds_in_its_continuation_does_not_stop_the_join(
+    server: LlmServer, validator: SchemaValidator
+) -> None:
+    rest = WHOLE[len(CUT) :].replace(', "bio"', ' // the languages she read\n, "bio"')
+    server.enqueue(openai_reply(rest))
+    outcome = run(server, validator, stop="length")
+    assert (outcome.result.status, outcome.result.value) == (Status.LLM_REPAIRED, json.loads(WHOLE))
+
+
+def test_a_join_that_needs_a_guess_is_not_taken(
+    server: LlmServer, validator: SchemaValidator
+) -> None:
+    """A continuation that only joins by the lenient reader's guesses (here a missing
+    comma and a key written twice) is no clean continuation."""
+    rest = WHOLE[len(CUT) :].replace(', "bio"', ' "bio"').replace("}", ', "age": 37}')
+    server.enqueue(openai_reply(rest), openai_reply(rest))
+    outcome = run(server, validator, stop="length")
+    assert outcome.result.status is Status.TRUNCATED
+    assert [a.status for a in outcome.attempts] == ["unjoined", "unjoined"]
+
+
+def test_a_continuation_asks_for_what_can_be_missing_not_the_whole_limit(
+    server: LlmServer, validator: SchemaValidator
+) -> None:
+    """max_tokens is the prefix's tokens once more (3 characters a token) plus 64: a
+    model that keeps adding items stops early and is continued again."""
+    server.enqueue(continuing(WHOLE))
+    run(server, validator, stop="length", max_tokens=4096)
+    assert server.requests[0].body["max_tokens"] == continuation_tokens(CUT, 4096)
+    assert continuation_tokens(CUT, 4096) == len(CUT) // 3 + 64
+    assert continuation_tokens(CUT, 50) == 50

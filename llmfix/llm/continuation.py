@@ -8,6 +8,8 @@ was written, byte for byte.
 
 - :func:`prefix_of` finds that beginning (``None`` when the answer was not cut off, or has
   no JSON value to continue);
+- :func:`continuation_tokens` sizes the request's ``max_tokens`` to what can be missing,
+  so that a model that does not stop (an array it keeps adding items to) spends little;
 - :func:`continuation_request` builds the two ways of asking: as an assistant prefill (the
   prefix is the start of the model's own message: Anthropic messages, and OpenAI-compatible
   servers that take ``continue_final_message``, such as vLLM and llama.cpp's
@@ -21,7 +23,9 @@ was written, byte for byte.
   The caller validates each; only a join that keeps the whole prefix, and whose value is
   strict JSON with no key twice (:func:`strict_json`), is ever accepted: a model that
   ignored the prefill and wrote a fresh answer after it must not get its values in through
-  the lenient reader (a repeated key's last value wins there).
+  the lenient reader (a repeated key's last value wins there). When the model went on
+  after the value closed (a second value, a remark), the first complete value is a join
+  too.
 """
 
 from __future__ import annotations
@@ -49,6 +53,19 @@ CONTINUE_SYSTEM = (
     "exactly where it stops: do not repeat what was already written, do not start over, do "
     "not add an explanation or Markdown code fences."
 )
+# What to write: the shortest end that makes the answer whole. Nobody knows how long the
+# answer was meant to be (the model does not see the question either), and a model told
+# only to "continue" an array goes on adding items until the token limit.
+FINISH = (
+    "Finish it as soon as it can be finished: complete the value being written, add only "
+    "what the schema still requires, and close every open bracket."
+)
+
+# A continuation's max_tokens: room for the prefix once more (a server that ignores the
+# prefill may make the model write it again), plus this many tokens, at most.
+CONTINUATION_ROOM = 64
+# Characters per token, counted low (JSON tokenizes at 3–4), so the room is not too small.
+CHARS_PER_TOKEN = 3
 
 
 def is_cut_off(result: Result) -> bool:
@@ -84,6 +101,24 @@ def prefix_of(text: str, result: Result) -> str | None:
     if len(prefix) < 2 or strict_json(prefix):
         return None  # a whole value: the cut came after it, there is nothing to continue
     return prefix
+
+
+def continuation_tokens(prefix: str, limit: int) -> int:
+    """The ``max_tokens`` of a continuation of ``prefix``: the prefix's tokens once more,
+    plus :data:`CONTINUATION_ROOM`, and no more than ``limit``. A continuation that
+    reaches it is continued again while attempts are left; a model that keeps going (an
+    array of invented items) is stopped early."""
+    return max(1, min(limit, len(prefix) // CHARS_PER_TOKEN + CONTINUATION_ROOM))
+
+
+def first_value_end(text: str) -> int | None:
+    """Where the first strict JSON value of ``text`` (starting at its first character)
+    ends, or ``None`` when it is not one."""
+    try:
+        _, end = json.JSONDecoder(object_pairs_hook=_no_repeats).raw_decode(text)
+    except (ValueError, RecursionError):
+        return None
+    return end
 
 
 class _RepeatedKey(ValueError):
@@ -123,11 +158,11 @@ def continuation_request(prefix: str, schema_text: str | None) -> ContinuationRe
     about = "Your answer was cut off by the token limit."
     if schema_text is not None:
         about += f" The whole answer must validate against this JSON Schema:\n{schema_text}"
-    prefill_user = about + "\n\nContinue your answer from exactly where it stops."
+    prefill_user = about + "\n\nContinue your answer from exactly where it stops. " + FINISH
     prompt_user = (
         about + "\n\nHere is the answer as far as it got:\n<<<\n" + prefix + "\n>>>\n\n"
         "Write only the text that comes after its last character, so that the answer "
-        "followed by your text is one complete JSON value. Do not repeat any of it."
+        "followed by your text is one complete JSON value. Do not repeat any of it. " + FINISH
     )
     system = {"role": "system", "content": CONTINUE_SYSTEM}
     return ContinuationRequest(
@@ -176,7 +211,8 @@ def joins(prefix: str, continuation: str) -> list[str]:
     """The texts the prefix and the continuation can make, the likeliest first, each
     starting with the whole prefix: the continuation repeated the prefix (it started over:
     taken alone), a repeat at the seam taken off, the two side by side (as the model
-    wrote it, and with the seam's whitespace dropped)."""
+    wrote it, and with the seam's whitespace dropped); after each, its first complete
+    value when the model went on after it closed."""
     out: list[str] = []
     for text in (continuation, _strip_fence(continuation)):
         head = text.lstrip()
@@ -186,4 +222,9 @@ def joins(prefix: str, continuation: str) -> list[str]:
             out.append(prefix + text.lstrip()[n:])
         out.append(prefix + text)
         out.append(prefix + text.lstrip())
-    return list(dict.fromkeys(out))
+    firsts = []
+    for text in out:
+        end = first_value_end(text)
+        if end is not None and text[end:].strip():
+            firsts.append(text[:end])
+    return list(dict.fromkeys(out + firsts))

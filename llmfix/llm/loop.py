@@ -1,9 +1,9 @@
 """The LLM repair loop: ask, verify, keep the best, stop — bounded and recorded.
 
-Over 800 lines on purpose: one bounded loop whose steps (ask, verify, keep the best, stop,
-record) share its state; the prompt, the partial merge, the continuation's prefix and seam,
-retries, the run's budgets (:mod:`llmfix.llm.budget`) and the cache are modules of their
-own.
+One bounded loop whose steps (ask, verify, keep the best, stop, record) share its state;
+the continuation attempts (:mod:`llmfix.llm.continue_attempt`), the prompt, the partial
+merge, the continuation's prefix and seam, retries, the run's budgets
+(:mod:`llmfix.llm.budget`) and the cache are modules of their own.
 
 :func:`llm_repair` takes a response the pipeline could not make valid and asks the
 configured model to fix it, at most ``config.max_attempts`` times. An answer cut off by the
@@ -56,16 +56,8 @@ from llmfix.files.atomic import write_atomic
 from llmfix.llm.budget import CallBudget
 from llmfix.llm.cache import AnswerCache, cache_key
 from llmfix.llm.config import LlmConfig
-from llmfix.llm.continuation import (
-    CUT_OFF_CODES,
-    ContinuationRequest,
-    continuation_request,
-    is_cut_off,
-    joins,
-    prefix_of,
-    started_over,
-    strict_json,
-)
+from llmfix.llm.continuation import CUT_OFF_CODES, is_cut_off
+from llmfix.llm.continue_attempt import continue_cut_off
 from llmfix.llm.prompt import (
     PartialRequest,
     PreviousAttempt,
@@ -122,6 +114,7 @@ class Attempt:
     # HTTP requests that reached the provider: retries and structured-mode fallbacks
     # included; a try that never connected (refused, DNS, TLS) is not one
     requests: int = 0
+    finish_reason: str | None = None  # why the answer stopped, as the API said it
 
     @property
     def called(self) -> bool:
@@ -143,6 +136,8 @@ class Attempt:
             "retries": self.retries,
             "requests": self.requests,
         }
+        if self.finish_reason is not None:
+            out["finish_reason"] = self.finish_reason
         if self.error is not None:
             out["error"] = self.error
         return out
@@ -248,24 +243,6 @@ def _rank(result: Result) -> tuple[int, int]:
     return (1 if result.status is Status.INVALID else 2, len(result.errors))
 
 
-_JOIN_ORDER = {Status.INVALID: 1, Status.TRUNCATED: 2}
-
-# Stop reasons that say an answer hit the token limit (OpenAI-compatible, Anthropic).
-_LIMIT_REASONS = frozenset({"length", "max_tokens", "model_context_window_exceeded"})
-
-
-def _hit_limit(completion: Completion) -> bool:
-    """Whether the answer stopped at the token limit (so there is more to continue)."""
-    return (completion.finish_reason or "").lower() in _LIMIT_REASONS
-
-
-def _join_rank(result: Result) -> tuple[int, int]:
-    """How good a joined answer is: ok, then whole but invalid, then still cut off."""
-    if result.ok:
-        return (0, 0)
-    return (_JOIN_ORDER.get(result.status, 3), len(result.errors))
-
-
 class _Loop:
     def __init__(
         self,
@@ -321,7 +298,7 @@ class _Loop:
         best, text, stopped, success = self.first, self.text, None, None
         number = 0
         if self.config.continuation and is_cut_off(self.first):
-            number, best, text, stopped, success = self._continue()
+            number, best, text, stopped, success = continue_cut_off(self)
             if success is None and (stopped is not None or best is self.first):
                 return self._outcome(self._failed(best, stopped, time.perf_counter() - started))
         if success is None:
@@ -338,71 +315,6 @@ class _Loop:
             provider=self.provider.name,
             model=self.provider.model,
         )
-
-    def _continue(self) -> tuple[int, Result, str, Diagnostic | None, Result | None]:
-        """Ask the model to continue the cut-off answer (:mod:`llmfix.llm.continuation`)
-        while what it joins to is still cut off and attempts are left.
-
-        Gives the attempts used, the best result and its text, why the model stopped being
-        asked, and the joined result when it is ok. When a continuation joined into a whole
-        answer that is still invalid, that answer (not the cut-off one) is what the repair
-        loop goes on with; when none joined, the rules' result stands (a model asked to
-        repair a cut-off answer would invent its end and may rewrite its beginning)."""
-        prefix = prefix_of(self.text, self.first)
-        schema_text = json.dumps(self.schema, ensure_ascii=False) if self.schema else None
-        number = 0
-        prefill = True
-        while prefix is not None and number < self.config.max_attempts:
-            number += 1
-            request = continuation_request(prefix, schema_text)
-            prompt = self._record(render(request.prefill if prefill else request.prompt))
-            clock = time.perf_counter()
-            completion, stopped = self._ask_continuation(request, prefill)
-            if completion is None:
-                self._record_failure(number, "continuation", prompt, stopped, clock)
-                return number, self.first, self.text, stopped, None
-            joined, joined_text = self._join(prefix, completion.text)
-            if joined is not None and is_cut_off(joined) and not _hit_limit(completion):
-                joined = joined_text = None  # it stopped by itself and left it unfinished
-            status = joined.status.value if joined is not None else "unjoined"
-            errors = error_lines(joined.errors) if joined is not None else []
-            self._record_answer(number, "continuation", prompt, completion, status, errors, clock)
-            if joined is None or joined_text is None:
-                if completion.mode != "prefill":
-                    break
-                # A prefill that did not join: the server may have taken the prefix as a
-                # finished message (llama-cpp-python's does) and the model answered anew.
-                # The next attempt shows the prefix in a prompt; when the answer started
-                # over, the server is known to ignore prefills, in later runs too.
-                if started_over(prefix, completion.text):
-                    self.provider.prefill_ignored()
-                prefill = False
-                continue
-            if joined.ok:
-                return number, joined, joined_text, None, joined
-            if not is_cut_off(joined):  # whole, but invalid: the repair loop goes on with it
-                return number, joined, joined_text, None, None
-            prefix = prefix_of(joined_text, joined)  # cut off again: continue the longer one
-        return number, self.first, self.text, None, None
-
-    def _join(self, prefix: str, continuation: str) -> tuple[Result | None, str | None]:
-        """The best result of the texts the prefix and the continuation make (see
-        :func:`~llmfix.llm.continuation.joins`), among those whose value starts where the
-        prefix does and is strict JSON (or is still cut off: then it is only the longer
-        prefix of the next continuation): an ok one at once, else the least broken."""
-        found: tuple[Result, str] | None = None
-        for text in joins(prefix, continuation):
-            result = repair_text(text, options=self.options, validator=self.validator)
-            candidate = result.candidate
-            if candidate is None or candidate.synthetic or candidate.span.start != 0:
-                continue  # a value written after the prefix, not a continuation of it
-            if not is_cut_off(result) and not strict_json(candidate.text):
-                continue  # joined only by the lenient reader's guesses: not cleanly
-            if result.ok:
-                return result, text
-            if found is None or _join_rank(result) < _join_rank(found[0]):
-                found = (result, text)
-        return found if found is not None else (None, None)
 
     def _repair(
         self, done: int, best: Result, text: str
@@ -492,26 +404,10 @@ class _Loop:
             mode=completion.mode,
             retries=completion.retries,
             requests=0 if completion.cached else self.reached,
+            finish_reason=completion.finish_reason,
         )
         self.attempts.append(attempt)
         self._save(attempt)
-
-    def _ask_continuation(
-        self, request: ContinuationRequest, prefill: bool
-    ) -> tuple[Completion | None, Diagnostic | None]:
-        """The continuation (cached or requested), or the reason there is none."""
-        return self._request(
-            {"continuation": True, "prefill": prefill, "messages": list(request.prefill)},
-            None,
-            lambda meter: self.provider.complete_continuation(
-                request,
-                temperature=self.config.temperature,
-                max_tokens=self.budget.output_room(self.config.max_tokens),
-                timeout=self.config.timeout,
-                meter=meter,
-                prefill=prefill,
-            ),
-        )
 
     def _ask(
         self, messages: list[dict[str, str]], schema: Any
