@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("starlette")
+pytest.importorskip("aiohttp")
 pytest.importorskip("uvicorn")
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")
@@ -75,6 +75,7 @@ class Proxy:
         config = uvicorn.Config(self.app, host="127.0.0.1", port=0, log_level="warning")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.clients: list[Any] = []  # the SDK clients made, closed with the proxy
 
     def __enter__(self) -> Proxy:
         self.thread.start()
@@ -85,6 +86,8 @@ class Proxy:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        for client in self.clients:
+            client.close()
         self.server.should_exit = True
         self.thread.join(timeout=10)
 
@@ -95,11 +98,15 @@ class Proxy:
 
     def openai(self, **options: Any) -> Any:
         options = {"max_retries": 0, **options}
-        return openai.OpenAI(api_key=KEY, base_url=f"{self.url}/v1", **options)
+        client = openai.OpenAI(api_key=KEY, base_url=f"{self.url}/v1", **options)
+        self.clients.append(client)
+        return client
 
     def anthropic(self, **options: Any) -> Any:
         options = {"max_retries": 0, **options}
-        return anthropic.Anthropic(api_key=KEY, base_url=self.url, **options)
+        client = anthropic.Anthropic(api_key=KEY, base_url=self.url, **options)
+        self.clients.append(client)
+        return client
 
     def metrics(self) -> dict[str, float]:
         text = httpx.get(f"{self.url}/metrics").text
