@@ -417,9 +417,11 @@ class ProxyApp:
                 except Exception as error:  # never break the app's stream on a bug of ours
                     failed = f"llmfix: internal error, stream passed unchecked: {error!r}"
                     out = guard.abandon(b"")
-                added += time.perf_counter() - started
                 if out:
                     await _body(send, out)
+                if not threaded:
+                    guard.prepare()  # work ahead, once what arrived has gone out
+                added += time.perf_counter() - started
             else:
                 if failed is None:
                     started = time.perf_counter()
