@@ -1,33 +1,40 @@
 """`llmfix proxy` under load: what it adds to a request, against the upstream direct.
 
-Run: ``nice -n 10 .venv/bin/python bench/bench_proxy.py [--requests N] [--memory N]``.
-Prints a markdown table.
+Run: ``nice -n 10 .venv/bin/python bench/bench_proxy.py [--requests N] [--paced-requests N]
+[--pace-ms MS] [--memory N] [--workers N]``. Prints markdown tables and the load average.
 
-Three processes: an upstream (a small Starlette app under uvicorn, answering every chat
-completion at once with the same answer of about 1 KB), ``llmfix proxy`` in front of it (the
-command a user runs), and this one, the clients: 50 concurrent streaming clients (httpx,
-asyncio), each sending requests one after the other. Rounds alternate between the upstream
-direct and the proxy, so that whatever else the machine does slows both sides alike.
+Three processes: an upstream (a bare ASGI app under uvicorn streaming the same answer of
+about 1 KB in 40 chunks), ``llmfix proxy`` in front of it (the command a user runs), and
+this one, the clients: 50 concurrent streaming clients (aiohttp on uvloop, the cheapest
+client at hand: they share the cores with what they measure), each sending requests one
+after the other. Rounds alternate between the upstream direct and the proxy, so that
+whatever else the machine does slows both sides alike.
 
-Two answers, both streamed as the OpenAI chat API streams (one SSE chunk per delta):
+Two paces: ``burst``, every chunk sent at once (the 50 clients then queue for the CPU, and
+the figures say how much CPU each request takes more than how long the proxy delays it),
+and ``paced``, one chunk every ``--pace-ms`` (50 ms: a 1 KB answer in about two seconds,
+some 130 tokens a second, as a fast hosted model streams), the clients' first requests
+spread over one answer's time as independent users' are.
+
+Four answers, streamed as the OpenAI chat API streams (one SSE chunk per delta):
 
 - ``pass-through``: the JSON text answer to a request that asks for no JSON: nothing to
   check, the proxy relays the bytes (what the HTTP hops alone cost);
-- ``tool call, valid``: a ``get_weather``-like call whose 1 KB of arguments arrive in 24
-  deltas: the proxy holds the call, reads it as it comes, releases it, and sends the
+- ``tool call, valid``: a ``get_weather``-like call whose 1 KB of arguments arrive in 40
+  deltas: the proxy holds the call, checks it once complete, releases it, and sends the
   verdict chunk;
 - ``tool call, repaired``: the same with ``days`` a string where the schema wants an
   integer: the call is released repaired (one delta carrying the whole arguments);
-- ``json text, repaired``: a 1 KB JSON answer to a ``response_format`` json_schema request, with the
-  same damage: the text deltas pass at once; the verdict comes at the end.
+- ``json text, repaired``: a 1 KB JSON answer to a ``response_format`` json_schema request,
+  with the same damage: the text deltas pass at once; the verdict comes at the end.
 
 Per request: the latency (request sent to last byte) and the time to first byte (TTFB).
 "added" is the proxy's median (p99) minus the direct median (p99), both measured in the
 same rounds. ``own`` is the proxy's own measure of its added time (its
 ``llmfix_proxy_added_seconds`` histogram: reading, checking, rewriting, not the network
 hops), wall time, so it grows when the machine is busy; ``proxy CPU`` is the CPU time the
-proxy process used per request (HTTP in and out included), which does not. Memory: the
-proxy's resident set size after each tenth of ``--memory`` requests.
+proxy's processes used per request (HTTP in and out included). Memory: the resident set
+size of the proxy's processes after each tenth of ``--memory`` requests.
 """
 
 from __future__ import annotations
