@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("starlette")
+pytest.importorskip("aiohttp")
 pytest.importorskip("uvicorn")
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")
@@ -75,6 +75,7 @@ class Proxy:
         config = uvicorn.Config(self.app, host="127.0.0.1", port=0, log_level="warning")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.clients: list[Any] = []  # the SDK clients made, closed with the proxy
 
     def __enter__(self) -> Proxy:
         self.thread.start()
@@ -85,6 +86,8 @@ class Proxy:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        for client in self.clients:
+            client.close()
         self.server.should_exit = True
         self.thread.join(timeout=10)
 
@@ -95,11 +98,15 @@ class Proxy:
 
     def openai(self, **options: Any) -> Any:
         options = {"max_retries": 0, **options}
-        return openai.OpenAI(api_key=KEY, base_url=f"{self.url}/v1", **options)
+        client = openai.OpenAI(api_key=KEY, base_url=f"{self.url}/v1", **options)
+        self.clients.append(client)
+        return client
 
     def anthropic(self, **options: Any) -> Any:
         options = {"max_retries": 0, **options}
-        return anthropic.Anthropic(api_key=KEY, base_url=self.url, **options)
+        client = anthropic.Anthropic(api_key=KEY, base_url=self.url, **options)
+        self.clients.append(client)
+        return client
 
     def metrics(self) -> dict[str, float]:
         text = httpx.get(f"{self.url}/metrics").text
@@ -582,6 +589,96 @@ def test_llm_repair_is_opt_in_and_repairs_what_rules_cannot(
     assert json.loads(raw.parse().choices[0].message.content) == {"name": "Ada", "age": 36}
     assert raw.headers["x-llmfix-status"] == "llm_repaired"
     assert len(server.requests) == 2  # the upstream, then the repair model
+
+
+@pytest.fixture
+def repair_model(
+    server: LlmServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> Iterator[tuple[Any, Any]]:
+    """The run and the opt-in LLM repair (``--llm``), its model the local server."""
+    from llmfix.proxy.whole import model_repair
+    from llmfix.run.repair import start_llm
+    from llmfix.run.settings import LlmFlags
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-repair-model-key-0123456789")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    model = LlmFlags(
+        enabled=True, model="test-model", provider="openai", base_url=server.openai_base,
+        cache=False, max_attempts=1,
+    )  # fmt: skip
+    run = repair_run(RepairFlags(llm=model))
+    llm = start_llm(run)
+    assert llm is not None
+    try:
+        yield run, model_repair(llm, run)
+    finally:
+        llm.close()
+
+
+def test_llm_repair_of_a_tool_call(server: LlmServer, repair_model: tuple[Any, Any]) -> None:
+    """A call no rule can mend (``days`` is missing) goes to the model with the tool's
+    parameters as its schema; the app gets the model's arguments."""
+    run, model = repair_model
+    server.enqueue(
+        chat_completion(None, [("call_1", "get_weather", ['{"city": "Rome"}'])]),
+        chat_completion('{"city": "Rome", "days": 1}'),  # the repair model's answer
+    )
+    with Proxy(ProxySettings(server.url, run, model=model)) as proxy:
+        raw = proxy.openai().chat.completions.with_raw_response.create(
+            model="m", messages=ASK, tools=CHAT_TOOLS
+        )
+    call = raw.parse().choices[0].message.tool_calls[0]
+    assert json.loads(call.function.arguments) == {"city": "Rome", "days": 1}
+    assert raw.headers["x-llmfix-status"] == "llm_repaired"
+    sent = json.dumps(server.requests[1].body)  # the model was given the tool's parameters
+    assert '"required": ["city", "days"]' in sent
+
+
+def test_llm_repair_of_a_streamed_tool_call(
+    server: LlmServer, repair_model: tuple[Any, Any]
+) -> None:
+    """A held call the rules leave failing is sent to the model at the stream's end and
+    released with the model's arguments: the SDK's final completion has them."""
+    run, model = repair_model
+    server.enqueue(
+        chat_stream(calls=[("call_1", "get_weather", ['{"city": ', '"Oslo"}'])]),
+        chat_completion('{"city": "Oslo", "days": 2}'),
+    )
+    with Proxy(ProxySettings(server.url, run, model=model)) as proxy:
+        client = proxy.openai()
+        with client.chat.completions.stream(model="m", messages=ASK, tools=CHAT_TOOLS) as stream:
+            chunks = list(stream)
+            final = stream.get_final_completion()
+    call = final.choices[0].message.tool_calls[0]
+    assert call.id == "call_1"
+    assert json.loads(call.function.arguments) == {"city": "Oslo", "days": 2}
+    verdict = [c for c in chunks if c.type == "chunk"][-1].chunk.model_extra["llmfix"]
+    assert verdict["status"] == "llm_repaired"
+    assert verdict["passed"] is True
+    assert len(server.requests) == 2
+
+
+def test_llm_repair_of_a_streamed_text_reaches_the_final_response(
+    server: LlmServer, repair_model: tuple[Any, Any]
+) -> None:
+    """A streamed JSON text the rules leave failing: its deltas went out as they came;
+    the model's repair is in the Responses API's final response object."""
+    run, model = repair_model
+    server.enqueue(
+        responses_stream(['{"name": ', '"Ada"}']),
+        chat_completion('{"name": "Ada", "age": 36}'),
+    )
+    fmt = {"type": "json_schema", "name": "person", "schema": PERSON}
+    with Proxy(ProxySettings(server.url, run, model=model)) as proxy:
+        events = list(
+            proxy.openai().responses.create(
+                model="m", input="Who?", text={"format": fmt}, stream=True
+            )
+        )
+    done = events[-1]
+    assert done.type == "response.completed"
+    assert json.loads(done.response.output_text) == {"name": "Ada", "age": 36}
+    assert done.model_extra["llmfix"]["status"] == "llm_repaired"
 
 
 def test_chat_stream_invalid_text_under_the_error_policy(server: LlmServer) -> None:

@@ -18,7 +18,7 @@ import pytest
 from tests.llm_server import LlmServer
 from tests.proxy_wire import chat_completion
 
-pytest.importorskip("starlette")
+pytest.importorskip("aiohttp")
 pytest.importorskip("uvicorn")
 openai = pytest.importorskip("openai")
 
@@ -110,3 +110,50 @@ def test_bad_flags_are_one_line_and_exit_2(tmp_path: Path, args: list[str], said
     assert said in stderr
     assert len(stderr.strip().splitlines()) == 1
     assert "Traceback" not in stderr
+
+
+def test_workers_count_together_and_log_whole_lines(server: LlmServer, tmp_path: Path) -> None:
+    """`--workers 2`: each request on a connection of its own (the kernel spreads them over
+    the workers); /metrics counts all of them whichever worker answers it, and the log
+    holds one whole line per exchange."""
+    port = _free_port()
+    log = tmp_path / "exchanges.jsonl"
+    process = _llmfix(
+        "proxy", "--upstream", server.url, "--listen", f"127.0.0.1:{port}",
+        "--workers", "2", "--log", str(log),
+        cwd=tmp_path,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    asks = 12
+    fmt = {
+        "type": "json_schema",
+        "json_schema": {"name": "p", "schema": json.loads(PERSON.read_text())},
+    }
+    try:
+        _wait_until_up(url, process)
+        server.enqueue(*(chat_completion('{"name": "Ada", "age": "36"}') for _ in range(asks)))
+        for _ in range(asks):
+            with httpx.Client() as client:  # a new connection each time
+                answer = client.post(
+                    f"{url}/v1/chat/completions",
+                    json={"model": "m", "messages": [], "response_format": fmt},
+                    headers={"authorization": "Bearer sk-x"},
+                )
+                assert answer.headers["x-llmfix-status"] == "repaired"
+        scraped = []
+        for _ in range(6):
+            with httpx.Client() as client:
+                scraped.append(client.get(f"{url}/metrics").text)
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    assert "(2 workers)" in stderr
+    line = 'llmfix_proxy_requests_total{route="/v1/chat/completions",status="repaired"}'
+    for text in scraped:
+        assert f"{line} {asks}" in text
+        assert f'llmfix_proxy_repairs_total{{rule="coerce_integer"}} {asks}' in text
+    lines = log.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == asks
+    assert {json.loads(line)["llmfix"]["status"] for line in lines} == {"repaired"}
+    assert len({json.loads(line)["custom_id"] for line in lines}) == asks
+    assert process.returncode == 0

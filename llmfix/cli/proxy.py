@@ -126,9 +126,18 @@ def proxy(
             help="Seconds to wait for the upstream between two reads.",
         ),
     ] = 600.0,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            metavar="N",
+            min=1,
+            help="Serve in N processes (POSIX); /metrics counts them all.",
+        ),
+    ] = 1,
     llm: Annotated[
         Optional[bool],  # noqa: UP045
-        shared("llm", "Ask a model to repair a text answer the rules cannot (opt-in)."),
+        shared("llm", "Ask a model to repair an answer or tool call the rules cannot (opt-in)."),
     ] = None,
     model: ModelOption = None,
     provider: ProviderOption = None,
@@ -146,8 +155,9 @@ def proxy(
     ANTHROPIC_BASE_URL=http://127.0.0.1:8787.
     """
     try:
-        # lazy: only `llmfix proxy` needs the proxy extra (starlette, uvicorn)
-        from llmfix.proxy.app import ProxySettings, serve
+        # lazy: only `llmfix proxy` needs the proxy extra (uvicorn, aiohttp)
+        from llmfix.proxy.app import ProxySettings
+        from llmfix.proxy.workers import serve
     except ImportError as error:
         raise fail(
             f"llmfix proxy needs the proxy extra ({error.name} is missing): "
@@ -189,8 +199,12 @@ def proxy(
             redact=not no_redact,
             model=None if model_run is None else model_repair(model_run, run),
         )
-        say(f"llmfix proxy: http://{host}:{port} -> {upstream}")
-        serve(settings, host.strip("[]"), int(port))
+        many = f" ({workers} workers)" if workers > 1 else ""
+        say(f"llmfix proxy: http://{host}:{port} -> {upstream}{many}")
+        try:
+            serve(settings, host.strip("[]"), int(port), workers)
+        except OSError as error:
+            raise fail(f"cannot serve on {listen}: {error}") from None
         return ExitCode.OK
 
     execute(flags, go)

@@ -11,8 +11,12 @@ with the schema the request itself carries (``response_format``, ``text.format``
   until complete and valid, the last event carries the verdict;
 - :mod:`llmfix.proxy.exchanges` — the JSONL log of every exchange (redacted);
 - :mod:`llmfix.proxy.metrics` — the Prometheus counters of ``/metrics``;
-- :mod:`llmfix.proxy.app` — the ASGI application (Starlette) and its server (uvicorn).
+- :mod:`llmfix.proxy.app` — the ASGI application, its server (uvicorn) and its upstream
+  client (aiohttp);
+- :mod:`llmfix.proxy.workers` — several processes on one port (``--workers``), their
+  counters added up.
 
-Only :mod:`llmfix.proxy.app` needs the ``proxy`` extra (``pip install 'llmfix[proxy]'``);
-this package imports nothing, so that ``llmfix --help`` does not pay for it.
+Only :mod:`llmfix.proxy.app` and :mod:`llmfix.proxy.workers` need the ``proxy`` extra
+(``pip install 'llmfix[proxy]'``); this package imports nothing, so that ``llmfix --help``
+does not pay for it.
 """

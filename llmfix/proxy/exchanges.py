@@ -15,10 +15,11 @@ numbers; :mod:`llmfix.llm.redact`), unless the proxy was started with ``--no-red
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from llmfix.errors import InputError
 from llmfix.llm.redact import redact, scrub
@@ -49,16 +50,21 @@ def redacted(value: Any, secrets: Iterable[str], *, personal: bool = True) -> An
 
 
 class ExchangeLog:
-    """Appends one line per exchange to ``path`` (a JSONL file), from any thread."""
+    """Appends one line per exchange to ``path`` (a JSONL file), from any thread and any
+    number of processes (``--workers``): each line goes to the file in one ``write`` on a
+    descriptor opened for appending, under an advisory lock where the system has one, so
+    that lines from several workers never interleave."""
 
     def __init__(self, path: str, *, redact_personal: bool = True) -> None:
         self.path = path
         self.redact_personal = redact_personal
         self._lock = threading.Lock()
         self._count = 0
+        self._tag = f"{os.getpid()}-"
         try:
             target = Path(path).expanduser()
-            self._file: IO[str] = target.open("a", encoding="utf-8")
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+            self._fd: int | None = os.open(target, flags, 0o644)
         except OSError as error:
             raise InputError(path, f"cannot open the exchange log: {error.strerror}") from None
 
@@ -79,7 +85,7 @@ class ExchangeLog:
             number = self._count
         secrets = tuple(secrets)
         line = {
-            "custom_id": f"proxy-{int(time.time() * 1000)}-{number}",
+            "custom_id": f"proxy-{int(time.time() * 1000)}-{self._tag}{number}",
             "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "route": route,
             "stream": stream,
@@ -90,11 +96,32 @@ class ExchangeLog:
             },
             "llmfix": verdict,
         }
-        text = json.dumps(line, ensure_ascii=False) + "\n"
+        data = (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8")
         with self._lock:
-            self._file.write(text)
-            self._file.flush()
+            if self._fd is None:
+                return
+            _append(self._fd, data)
 
     def close(self) -> None:
         with self._lock:
-            self._file.close()
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+
+def _append(fd: int, data: bytes) -> None:
+    """``data`` at the end of the file, whole: one write (looped only if the system
+    writes less), under ``flock`` where there is one."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: one process writes the log
+        fcntl = None  # type: ignore[assignment]
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_UN)

@@ -25,7 +25,6 @@ the Responses API's final ``response.completed`` object carries the repaired tex
 
 from __future__ import annotations
 
-import copy
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -35,10 +34,10 @@ from llmfix.model import Result, Severity, Status
 from llmfix.proxy.verdict import Verdict, verdict_of
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
     from llmfix.proxy.expect import Expectation
+    from llmfix.proxy.whole import ModelRepair
     from llmfix.run.settings import RepairRun
+    from llmfix.schema.validate import SchemaValidator
     from llmfix.stream.wire import Delta
 
 # The events that end a stream, by API (their data is where the verdict goes).
@@ -62,14 +61,13 @@ def _parse(raw: bytes) -> _Event:
     data: list[str] = []
     for line in raw.decode("utf-8", "replace").splitlines():
         field, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
-        if field == "event":
-            name = value
-        elif field == "data":
-            data.append(value)
+        if field == "data":
+            data.append(value[1:] if value[:1] == " " else value)
+        elif field == "event":
+            name = value[1:] if value[:1] == " " else value
     text = "\n".join(data) if data else None
     record = None
-    if text is not None and text.strip() != "[DONE]":
+    if text is not None and text.lstrip()[:1] == "{":
         try:
             found = json.loads(text)
         except ValueError:
@@ -88,7 +86,12 @@ class StreamGuard:
     :data:`llmfix.proxy.expect.ROUTES`; ``on_failure`` is ``pass`` or ``error``."""
 
     def __init__(
-        self, api: str, expect: Expectation, run: RepairRun, on_failure: str = "pass"
+        self,
+        api: str,
+        expect: Expectation,
+        run: RepairRun,
+        on_failure: str = "pass",
+        model: ModelRepair | None = None,
     ) -> None:
         # (start-up: loaded by the first streamed request)
         from llmfix.stream.reader import StreamParser
@@ -98,6 +101,7 @@ class StreamGuard:
         self.expect = expect
         self.run = run
         self.on_failure = on_failure
+        self.model = model
         self.decoder = WireDecoder()
         self.parser = (
             None
@@ -105,7 +109,9 @@ class StreamGuard:
             else StreamParser(options=run.options, registry=expect.registry, tools=True)
         )
         self.verdict: Verdict | None = None
-        self._buffer = b""
+        self._buffer = bytearray()
+        self._crlf = False  # the upstream ends its lines with CR LF (or CR)
+        self._out: list[bytes] = []  # what one read gave so far
         self._queue: list[_Event] = []
         self._blocks: dict[int, int] = {}  # Anthropic block / Responses output index → call
         self._args: dict[int, list[str]] = {}  # each call's argument text as it came
@@ -118,36 +124,43 @@ class StreamGuard:
         self._stopped = False  # an error event was sent: nothing more goes out
         self._chat: dict[str, Any] = {}  # id, created, model of the last chat chunk
         self._text_value: Any = None  # the repaired JSON text answer, when it passes
+        self._early: tuple[int, Result] | None = None  # (length, check) of a whole text
 
     # ------------------------------------------------------------------ feeding
 
     def feed(self, data: bytes) -> bytes:
-        """The bytes to send on now for ``data`` from the upstream."""
-        return b"".join(self.events(data))
-
-    def events(self, data: bytes) -> Iterator[bytes]:
-        """What to send on for ``data``, event by event: one read from the upstream may hold
-        many events, and the first goes out before the rest are read."""
-        self._buffer += data
+        """The bytes to send on now for ``data`` from the upstream: every complete event
+        in it, as it came or rewritten, in one piece (what arrived together goes out
+        together, in one write). Events that pass unchanged are the upstream's bytes."""
+        buffer = self._buffer
+        buffer += data
+        if not self._crlf and b"\r" in data:
+            self._crlf = True
+        out = self._out
+        start = 0
         while True:
-            end, size = _boundary(self._buffer)
+            end, size = _boundary(buffer, start, self._crlf)
             if end < 0:
-                return
-            raw, self._buffer = self._buffer[: end + size], self._buffer[end + size :]
+                break
+            raw = bytes(buffer[start : end + size])
             try:
-                out = self._event(raw)
+                sent = self._event(raw)
             except Exception:
-                self._buffer = raw + self._buffer  # for abandon(): nothing is lost
+                del buffer[:start]  # for abandon(): nothing is lost
                 raise
-            if out:
-                yield out
+            start = end + size
+            if sent:
+                out.append(sent)
+        del buffer[:start]
+        self._out = []
+        return out[0] if len(out) == 1 else b"".join(out)
 
     def close(self) -> bytes:
         """The upstream ended: what is left to send (the verdict, when not yet given)."""
         out = b""
-        if self._buffer.strip():
-            out = self._event(self._buffer + b"\n\n")
-        self._buffer = b""
+        if bytes(self._buffer).strip():
+            out = self._event(bytes(self._buffer) + b"\n\n")
+        self._buffer.clear()
         if self.verdict is None:
             out += self._finish(None)
         return out
@@ -155,10 +168,29 @@ class StreamGuard:
     def abandon(self, data: bytes) -> bytes:
         """Stop checking (the guard itself failed): what it held and ``data``, as they came;
         what follows is to be passed on untouched."""
-        held = b"".join(event.raw for event in self._queue) + self._buffer + data
+        held = b"".join(self._out) + b"".join(event.raw for event in self._queue)
+        held += bytes(self._buffer) + data
+        self._out = []
         self._queue.clear()
-        self._buffer = b""
+        self._buffer.clear()
         return held
+
+    def prepare(self) -> None:
+        """Work ahead while the upstream is quiet (call it after sending what
+        :meth:`feed` gave): a JSON text answer that reads as a whole JSON value is
+        checked now, so that the stream's end has only its stop reason to apply."""
+        if not self.expect.json or self.verdict is not None or self._stopped:
+            return
+        content = self.decoder.content
+        if self._early is not None and self._early[0] == len(content):
+            return
+        if content.rstrip()[-1:] not in ("}", "]"):
+            return
+        try:
+            json.loads(content)
+        except ValueError:
+            return
+        self._early = (len(content), self._check_text(content))
 
     @property
     def message(self) -> dict[str, Any]:
@@ -170,17 +202,25 @@ class StreamGuard:
         if self._stopped:
             return b""
         event = _parse(raw)
-        if event.data is not None and event.data.strip() == "[DONE]":
-            head = self._finish(None) if self.verdict is None else b""
-            return head if self._stopped else head + raw
-        deltas = self.decoder.feed(raw)
-        record = event.record or {}
+        record = event.record
+        if record is None:
+            if event.data is not None and event.data.strip() == "[DONE]":
+                self.decoder.feed(raw)
+                head = self._finish(None) if self.verdict is None else b""
+                return head if self._stopped else head + raw
+            deltas = self.decoder.feed(raw)  # (not JSON: the decoder notes the error)
+            record = {}
+        else:
+            deltas = self.decoder.feed_record(record)
         if self.api == "openai-chat" and record.get("id"):
             self._chat = {k: record.get(k) for k in ("id", "created", "model")}
-        event.call = self._bind(event, record, deltas)
-        self._feed_calls(deltas)
+        event.call = self._bind(event, record, deltas) if deltas or self._blocks else None
+        if deltas and self.parser is not None:
+            self._feed_calls(deltas)
         if record.get("type") in _FINAL.get(self.api, ()):
             return self._finish(event)
+        if not self._queue and event.call is None:
+            return raw  # nothing held: it passes as it came
         self._queue.append(event)
         return self._drain()
 
@@ -262,27 +302,35 @@ class StreamGuard:
         from llmfix.pipeline.stops import apply_finish, stream_finish
 
         decoder, run = self.decoder, self.run
+        partial = run.options.partial
         finish = stream_finish(decoder.format, decoder.stop_reason, decoder.refusal)
         checked: list[tuple[Result, list[str]]] = []
         if self.expect.json or (finish is not None and finish.kind == "refused"):
-            # (start-up: loaded by the first streamed request that asked for JSON)
-            from llmfix.pipeline.core import repair_text
-
-            text = repair_text(
-                decoder.content, options=run.options, validator=self.expect.validator
-            )
-            text = apply_finish(text, finish, partial=run.options.partial)
-            failed = gate_failures(text, run.fail_on, run.max_risk, partial=run.options.partial)
+            content = decoder.content
+            early = self._early
+            text = early[1] if early is not None and early[0] == len(content) else None
+            text = apply_finish(text or self._check_text(content), finish, partial=partial)
+            failed = gate_failures(text, run.fail_on, run.max_risk, partial=partial)
+            if failed and self.model is not None and text.status is not Status.REFUSED:
+                text = self.model(content, text, self.expect.validator, "the streamed answer")
+                failed = gate_failures(text, run.fail_on, run.max_risk, partial=partial)
             checked.append((text, failed))
             if not failed and text.status not in (Status.VALID, Status.EXTRACTED):
                 self._text_value = text.value
         bad_calls: set[int] = set()
         if self.parser is not None and self._args:
             self._feed_calls([], final=True)
-            calls = apply_finish(self.parser.close(), finish, partial=run.options.partial)
-            failed = gate_failures(calls, run.fail_on, run.max_risk, partial=run.options.partial)
-            checked.append((calls, failed))
+            calls = apply_finish(self.parser.close(), finish, partial=partial)
+            failed = gate_failures(calls, run.fail_on, run.max_risk, partial=partial)
             bad_calls = _failed_calls(calls)
+            redone = None
+            if failed and bad_calls and self.model is not None:
+                redone = self._calls_by_model(calls, bad_calls, finish)
+            if redone is None:
+                checked.append((calls, failed))
+            else:
+                checked += redone
+                bad_calls = {k for k, (_, failures) in enumerate(redone) if failures}
             for k, call in enumerate(calls.value or ()):
                 if k not in self._ready and k not in bad_calls and isinstance(call, dict):
                     self._ready[k] = dict(call)
@@ -298,6 +346,49 @@ class StreamGuard:
         out = self._drain()
         return out + self._verdict_event(final, verdict)
 
+    def _check_text(self, text: str, validator: SchemaValidator | None = None) -> Result:
+        """The pipeline's result on ``text``: the JSON text answer (checked against the
+        request's schema), or a call's arguments (against ``validator``)."""
+        # (start-up: loaded by the first streamed request that asked for JSON)
+        from llmfix.pipeline.core import repair_text
+
+        if validator is None:
+            validator = self.expect.validator
+        return repair_text(text, options=self.run.options, validator=validator)
+
+    def _calls_by_model(
+        self, calls: Result, bad: set[int], finish: Any
+    ) -> list[tuple[Result, list[str]]] | None:
+        """The calls judged one by one, those the rules left failing sent to the model
+        (``--llm``); a repaired call is released with the model's arguments. ``None``
+        when a failing call names no tool of the request's (no model can mend that)."""
+        from llmfix.batch.gate import gate_failures
+        from llmfix.pipeline.stops import apply_finish
+
+        run, registry = self.run, self.expect.registry
+        assert registry is not None
+        assert self.model is not None
+        values = calls.value if isinstance(calls.value, list) else []
+        if any(k >= len(values) or not isinstance(values[k], dict) for k in bad):
+            return None
+        if any(values[k].get("name") not in registry.names for k in bad):
+            return None
+        partial = run.options.partial
+        judged: list[tuple[Result, list[str]]] = []
+        for k, call in enumerate(values):
+            name = call.get("name") if isinstance(call, dict) else None
+            validator = registry.validator_for(name) if isinstance(name, str) else None
+            text = "".join(self._args.get(k, ())).strip() or "{}"
+            result = apply_finish(self._check_text(text, validator), finish, partial=partial)
+            failed = gate_failures(result, run.fail_on, run.max_risk, partial=partial)
+            if failed and k in bad:
+                result = self.model(text, result, validator, f"tool call {name}")
+                failed = gate_failures(result, run.fail_on, run.max_risk, partial=partial)
+                if not failed and isinstance(call, dict):
+                    self._ready[k] = {**call, "arguments": result.value}
+            judged.append((result, failed))
+        return judged
+
     def _verdict_event(self, final: _Event | None, verdict: Verdict) -> bytes:
         said = verdict.to_dict()
         if self.api == "openai-chat":
@@ -305,7 +396,7 @@ class StreamGuard:
             return _sse(None, chunk)
         if final is None or final.record is None:
             return b""
-        record = copy.deepcopy(final.record)
+        record = final.record  # (parsed for this event alone: changed in place)
         if self.api == "openai-responses":
             self._fix_response(record.get("response"))
         record["llmfix"] = said
@@ -355,7 +446,7 @@ class StreamGuard:
         if index is None or changed is None or event.record is None:
             return event.raw
         call, arguments = changed
-        record = copy.deepcopy(event.record)
+        record = event.record  # (parsed for this event alone: changed in place)
         name = call.get("name")
         first = index not in self._sent_args
         kind = record.get("type")
@@ -458,10 +549,13 @@ def _complete(parts: list[str]) -> bool:
         return False
 
 
-def _boundary(buffer: bytes) -> tuple[int, int]:
-    """Where the first event in ``buffer`` ends (the blank line), and the blank line's
-    length; ``(-1, 0)`` when no event is complete yet."""
-    found = [(buffer.find(sep), len(sep)) for sep in (b"\n\n", b"\r\n\r\n", b"\r\r")]
+def _boundary(buffer: bytearray, start: int, crlf: bool) -> tuple[int, int]:
+    """Where the first event in ``buffer`` from ``start`` ends (the blank line), and the
+    blank line's length; ``(-1, 0)`` when no event is complete yet. A stream whose lines
+    end in LF alone (every API's) needs one search."""
+    if not crlf:
+        return buffer.find(b"\n\n", start), 2
+    found = [(buffer.find(sep, start), len(sep)) for sep in (b"\n\n", b"\r\n\r\n", b"\r\r")]
     found = [f for f in found if f[0] >= 0]
     return min(found) if found else (-1, 0)
 

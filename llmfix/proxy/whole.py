@@ -24,9 +24,11 @@ if TYPE_CHECKING:
     from llmfix.proxy.expect import Expectation
     from llmfix.run.llm import LlmRun
     from llmfix.run.settings import RepairRun
+    from llmfix.schema.validate import SchemaValidator
 
-# The model's repair of one answer the rules left broken: (item, result) → result.
-ModelRepair = Callable[["Item", Result, "Expectation"], Result]
+# The model's repair of one answer the rules left failing: (its text, the rules' result,
+# the schema it must match, a name for the model's records) → the model's result.
+ModelRepair = Callable[[str, Result, "SchemaValidator | None", str], Result]
 
 
 @dataclass(frozen=True)
@@ -56,8 +58,9 @@ def check_whole(
             continue
         result = check_item(item, profile)
         failures = gate_failures(result, run.fail_on, run.max_risk, partial=run.options.partial)
-        if failures and model is not None and item.tool is None:
-            result = model(item, result, expect)
+        if failures and model is not None and _mendable(item, expect):
+            validator = expect.validator if item.tool is None else expect.tools.get(item.tool)
+            result = model(item.text, result, validator, item.id)
             failures = gate_failures(result, run.fail_on, run.max_risk, partial=run.options.partial)
         checked.append((item, result, failures))
     verdict = verdict_of((result, failures) for _, result, failures in checked)
@@ -87,22 +90,29 @@ def _covered(item: Item, expect: Expectation) -> bool:
     return finish is not None and finish.kind == "refused" and expect.registry is not None
 
 
+def _mendable(item: Item, expect: Expectation) -> bool:
+    """Whether the model may repair this answer: the text, or a call of a tool the
+    request offers (a call of an unknown tool is no JSON problem a model can mend)."""
+    return item.tool is None or (expect.registry is not None and item.tool in expect.tools)
+
+
 def model_repair(llm: LlmRun, run: RepairRun) -> ModelRepair:
-    """The opt-in LLM repair of a text answer the rules left failing (``--llm``): the
-    run's model, its attempts and its call budget (``--max-llm-calls``, for the life of
-    the proxy), one request at a time."""
+    """The opt-in LLM repair of an answer the rules left failing (``--llm``): a text
+    answer or a tool call's arguments, whole or streamed; the run's model, its attempts
+    and its call budget (``--max-llm-calls``, for the life of the proxy process), one
+    repair at a time (the calls run in worker threads, off the proxy's event loop)."""
     import threading
 
     lock = threading.Lock()
 
-    def repair(item: Item, result: Result, expect: Expectation) -> Result:
+    def repair(text: str, result: Result, validator: SchemaValidator | None, name: str) -> Result:
         with lock:
             repaired, _ = llm.repair(
-                item.text,
+                text,
                 result,
-                validator=expect.validator,
+                validator=validator,
                 options=run.options,
-                name=item.id,
+                name=name,
                 max_risk=run.max_risk,
             )
         return repaired

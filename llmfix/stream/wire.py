@@ -115,6 +115,11 @@ class WireDecoder:
                 return self._text(text)
         return self._lines(final=False)
 
+    def feed_record(self, record: dict[str, Any]) -> list[Delta]:
+        """Decode one record its reader already parsed (an SSE event's data, a JSON line),
+        so that a reader that looks at the events itself (the proxy) parses each once."""
+        return self._record(record)
+
     def close(self) -> list[Delta]:
         """The stream ended: decode what is left."""
         rest = self._utf8.decode(b"", final=True)  # a character the bytes ended inside
