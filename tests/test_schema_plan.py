@@ -276,6 +276,32 @@ def test_the_same_schema_dict_gets_its_compiled_validator_back() -> None:
     )
 
 
+def test_a_schema_dict_edited_deep_inside_between_calls_is_judged_as_it_is_now() -> None:
+    """The caches under ``repair`` (validators, plans, schema repair's tables) are keyed by
+    the schema dict's identity; an edit deep inside that same dict must still change the
+    verdict of the next call, as a new dict would."""
+    import llmfix
+
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {"n": {"type": "integer"}, "s": {"type": "string"}},
+        "required": ["n"],
+    }
+    text = '{"n": "3", "s": "x"}'
+    first = llmfix.repair(text, schema=schema)
+    assert (first.status, first.value) == ("repaired", {"n": 3, "s": "x"})
+    schema["properties"]["n"]["type"] = "string"  # a property's type
+    second = llmfix.repair(text, schema=schema)
+    assert (second.status, second.value) == ("valid", {"n": "3", "s": "x"})
+    schema["properties"]["s"]["enum"] = ["y"]  # a keyword added to a subschema
+    third = llmfix.repair(text, schema=schema)
+    assert third.status == "invalid"
+    assert [error.code for error in third.errors] == ["schema.enum"]
+    schema["properties"]["s"] = {"type": "integer"}  # a subschema replaced
+    fourth = llmfix.repair('{"n": "3", "s": "7"}', schema=schema)
+    assert (fourth.status, fourth.value) == ("repaired", {"n": "3", "s": 7})
+
+
 def test_the_same_schema_spec_gets_its_compiled_validator_back() -> None:
     spec = schema_from_value({"type": "string", "title": "spec cache case"})
     first = make_validator(spec)
