@@ -30,12 +30,14 @@ from llmfix.inputs import (
     KINDS,
     MESSAGES,
     Item,
+    LineBatch,
     ReadOptions,
     WalkNotes,
     count_records,
     discover_files,
     field_tokens,
     items_from_file,
+    items_or_lines,
 )
 from llmfix.model import ExitCode
 from llmfix.options import make_options
@@ -423,7 +425,13 @@ def _items(
     settings: Settings,
     readers: dict[str, ReadOptions],
     notes: WalkNotes | None = None,
-) -> Iterator[Item]:
+    *,
+    lines: bool = False,
+) -> Iterator[Item | LineBatch]:
+    """The items of every file, in order; with ``lines``, a JSON Lines file's lines come
+    unparsed, in batches its pool's workers parse (see :func:`~llmfix.inputs.items_or_lines`).
+    """
+    read = items_or_lines if lines else items_from_file
 
     unlisted = {os.path.normpath(k): v for k, v in notes.unlisted.items()} if notes else {}
     within = notes.within if notes else {}  # where each file was listed: read it there
@@ -435,7 +443,7 @@ def _items(
             error = codes.INPUT_UNREADABLE.at(problem)
             yield Item(id=path, source=path, line=1, text="", kind="file", error=error, profile=key)
             continue
-        yield from items_from_file(path, readers[key], key, within.get(path))
+        yield from read(path, readers[key], key, within.get(path))
 
 
 def _outcomes(
@@ -455,9 +463,12 @@ def _outcomes(
     from llmfix.batch.pool import run_items
 
     if engine == "local":
-        items = _items(files, settings, readers, notes)
         if judging is None:
-            return run_items(items, profiles, limits)
+            return run_items(_items(files, settings, readers, notes), profiles, limits)
+        # Every item judged where it is checked, but for those the run needs whole: a
+        # worker can parse the records too, and this process reads lines and merges.
+        lines = limits.jobs != 1
+        items = _items(files, settings, readers, notes, lines=lines)
         return run_items(items, profiles, limits, judging)
     # lazy: check, check -f json start without it
     from llmfix.engines import Job, plan_units, run_engine
