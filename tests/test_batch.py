@@ -271,3 +271,16 @@ def test_a_dead_worker_is_an_item_error_and_the_run_goes_on(
     outcomes = list(run_items(run, profiles, limits))
     codes = [o.error.code if o.error else o.status for o in outcomes]
     assert (len(codes), codes[1]) == (6, "batch.worker_crashed")
+
+
+def test_the_pool_starts_early_when_the_input_is_plainly_large() -> None:
+    from llmfix.batch.pool import PROBE_SECONDS, _pool_pays
+
+    probe = PROBE_SECONDS * 1.2
+    big = BatchLimits(jobs=2, input_size=50_000_000)
+    assert _pool_pays(probe, 1_000_000, big)  # 49 MB left at 60 ms per MB: start now
+    assert not _pool_pays(PROBE_SECONDS / 2, 1_000_000, big)  # too little measured yet
+    assert not _pool_pays(probe, 1_000_000, BatchLimits(jobs=2))  # size not known
+    small = BatchLimits(jobs=2, input_size=1_500_000)
+    assert not _pool_pays(probe, 1_000_000, small)  # 30 ms of work left: stay here
+    assert _pool_pays(small.serial_budget, 1_000_000, small)  # the serial budget spent

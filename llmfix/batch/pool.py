@@ -64,6 +64,13 @@ MAX_CHUNK = 256
 
 MAX_POOL_RESTARTS = 3
 
+# With the input's size known (BatchLimits.input_size): after this much serial work, the
+# pool starts at once if the work left, at the rate measured so far, is at least
+# POOL_PAYS_SECONDS (the pool's start is paid back from about 0.8 s of work left, in
+# bench/bench_batch.py's crossover), instead of after the whole serial budget.
+PROBE_SECONDS = 0.05
+POOL_PAYS_SECONDS = 1.0
+
 # A chunk in flight: its units, what was sent for each (a payload; an Outcome for an item
 # not to be checked; a batch of lines), and the worker's answer to come (per unit: an
 # item's result, its counts alone (see Judging), None for one not sent; a batch of
@@ -243,7 +250,9 @@ def run_items(
     source = iter(items)
     spent = 0.0
     checked = 0
+    read = 0  # characters read so far, against limits.input_size
     for unit in source:
+        read += unit.size if isinstance(unit, LineBatch) else len(unit.text)
         for item in unit.items() if isinstance(unit, LineBatch) else (unit,):
             prepared = payload_of(item, limits)
             if isinstance(prepared, Outcome):
@@ -254,9 +263,19 @@ def run_items(
             yield outcome
             spent += outcome.seconds
             checked += 1
-        if jobs > 1 and checked and spent >= limits.serial_budget:
+        if jobs > 1 and checked and _pool_pays(spent, read, limits):
             yield from _run_pool(source, profiles, limits, jobs, spent / checked, judging)
             return
+
+
+def _pool_pays(spent: float, read: int, limits: BatchLimits) -> bool:
+    """Whether to start the pool, ``spent`` seconds into checking the first ``read``
+    characters: the serial budget is spent, or (the input's size known) what is left
+    will plainly pay for starting it."""
+    if spent >= limits.serial_budget:
+        return True
+    left = limits.input_size - read
+    return spent >= PROBE_SECONDS and left > 0 and spent / max(read, 1) * left >= POOL_PAYS_SECONDS
 
 
 def _run_pool(

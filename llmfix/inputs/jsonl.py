@@ -65,6 +65,11 @@ class LineBatch:
     lines: tuple[tuple[int, str], ...]
     notes: tuple[tuple[int, Diagnostic], ...] = ()  # what reading found, by line
 
+    @property
+    def size(self) -> int:
+        """Characters in these lines (their line endings counted)."""
+        return sum(len(line) + 1 for _, line in self.lines)
+
     def items(self) -> Iterator[Item]:
         """The items of these lines, in order (see :func:`jsonl_file`)."""
         found = _jsonl_lines(self.lines, self.name, self.options, dict(self.notes))

@@ -101,7 +101,10 @@ def run_check(
     earlier = _earlier(run.compare)
     history = _history(run.history)
     limits = BatchLimits(
-        jobs=settings.jobs, item_timeout=settings.timeout, max_item_size=settings.max_item_size
+        jobs=settings.jobs,
+        item_timeout=settings.timeout,
+        max_item_size=settings.max_item_size,
+        input_size=_input_size(files),
     )
     fixer = _fixer(settings, files, notes)
     rows = _results_writer(run)
@@ -178,6 +181,19 @@ def run_check(
     if settings.format == "baseline":  # recording the failures is what was asked: done
         return ExitCode.OK
     return ExitCode.FAILED if summary.failed else ExitCode.OK
+
+
+def _input_size(files: list[str]) -> int:
+    """Bytes of the files to check, as far as a look at each says (stdin, a URL, a file
+    that cannot be looked at: 0); the pool starts early on a large input (see
+    ``BatchLimits.input_size``). Only a figure: nothing is read here."""
+    total = 0
+    for path in files:
+        if path == "-" or "://" in path:
+            continue
+        with contextlib.suppress(OSError):
+            total += os.path.getsize(path)
+    return total
 
 
 def _judging(
