@@ -36,6 +36,7 @@ from llmfix.inputs import (
     count_records,
     discover_files,
     field_tokens,
+    is_url,
     items_from_file,
     items_or_lines,
 )
@@ -189,7 +190,7 @@ def _input_size(files: list[str]) -> int:
     ``BatchLimits.input_size``). Only a figure: nothing is read here."""
     total = 0
     for path in files:
-        if path == "-" or "://" in path:
+        if path == "-" or is_url(path):
             continue
         with contextlib.suppress(OSError):
             total += os.path.getsize(path)
