@@ -271,3 +271,58 @@ def test_a_dead_worker_is_an_item_error_and_the_run_goes_on(
     outcomes = list(run_items(run, profiles, limits))
     codes = [o.error.code if o.error else o.status for o in outcomes]
     assert (len(codes), codes[1]) == (6, "batch.worker_crashed")
+
+
+def test_the_pool_starts_early_when_the_input_is_plainly_large() -> None:
+    from llmfix.batch.pool import PROBE_SECONDS, _pool_pays
+
+    probe = PROBE_SECONDS * 1.2
+    big = BatchLimits(jobs=2, input_size=50_000_000)
+    assert _pool_pays(probe, 1_000_000, big)  # 49 MB left at 60 ms per MB: start now
+    assert not _pool_pays(PROBE_SECONDS / 2, 1_000_000, big)  # too little measured yet
+    assert not _pool_pays(probe, 1_000_000, BatchLimits(jobs=2))  # size not known
+    small = BatchLimits(jobs=2, input_size=1_500_000)
+    assert not _pool_pays(probe, 1_000_000, small)  # 30 ms of work left: stay here
+    assert _pool_pays(small.serial_budget, 1_000_000, small)  # the serial budget spent
+
+
+def test_a_dead_worker_reading_lines_is_an_error_on_each_of_their_items(
+    profiles: dict[str, Profile], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A worker that dies on a batch of JSON Lines lines: each item of the batch (and of
+    the rest of its chunk) is a ``batch.worker_crashed`` error, a line that is not JSON
+    keeps its own error, and the run ends with every item accounted for."""
+    import json
+    import os
+
+    from llmfix.inputs import LineBatch, ReadOptions, items_or_lines
+
+    real = batch.check_text
+
+    def dies_on_crash(text: str, profile: Profile, tool: str | None = None, **kw: Any) -> Any:
+        if text == "CRASH" and os.getpid() != parent:
+            os._exit(3)
+        return real(text, profile, tool, **kw)
+
+    parent = os.getpid()
+    monkeypatch.setattr(batch, "check_text", dies_on_crash)
+    texts = ["{}"] * 4 + ["CRASH", "{}", "not json"] + ["{}"] * 3
+    lines = [json.dumps({"text": t}) if t != "not json" else "{oops" for t in texts]
+    path = tmp_path / "answers.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    units = list(jsonl_batches_of(str(path), ReadOptions(field="text"), 3))
+    assert all(isinstance(u, LineBatch) for u in units)
+    limits = BatchLimits(jobs=2, serial_budget=0.0)
+    found = [o.error.code if o.error else o.status for o in run_items(units, profiles, limits)]
+    # lines 1-3 checked here; 4-6 in the batch whose worker died; 7 is not JSON
+    assert found[3:6] == ["batch.worker_crashed"] * 3
+    assert found[6] == "input.bad_record"
+    assert found[:3] == ["invalid"] * 3  # checked, here (the fixture's schema wants fields)
+    assert len(found) == 10
+    assert list(items_or_lines(str(path), ReadOptions(field="text")))  # (the default size)
+
+
+def jsonl_batches_of(path: str, options: Any, size: int) -> Any:
+    from llmfix.inputs.jsonl import jsonl_batches
+
+    return jsonl_batches(path, options, size=size)

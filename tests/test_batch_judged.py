@@ -3,6 +3,7 @@ every outcome here, and every item a reporter or writer reads still comes back w
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -11,7 +12,7 @@ from llmfix import codes
 from llmfix.batch.core import BatchLimits, Outcome, Profile
 from llmfix.batch.judge import BatchSummary, Judging, Need, Tallied, judge
 from llmfix.batch.pool import run_items
-from llmfix.inputs import Item
+from llmfix.inputs import Item, LineBatch, ReadOptions, items_from_file, items_or_lines
 from llmfix.model import Risk
 from llmfix.pipeline.stops import Finish
 from llmfix.schema.load import schema_from_value
@@ -117,3 +118,59 @@ def test_every_item_is_whole_when_the_run_needs_all(profiles: dict[str, Profile]
 def test_in_process_items_are_whole(profiles: dict[str, Profile]) -> None:
     found = list(run_items(_items(40), profiles, BatchLimits(jobs=1), Judging(need="none")))
     assert all(isinstance(o, Outcome) for o in found)
+
+
+def _jsonl(path: Any, n: int) -> None:
+    """A JSON Lines file of answers in ``text``, with lines a reader has to report."""
+    with open(path, "wb") as out:
+        for i in range(n):
+            if i % 23 == 4:
+                out.write(b'{"text": "cut off\n')  # not a JSON record
+            elif i % 29 == 6:
+                out.write(b'{"output": "no text field here"}\n')  # --field names nothing
+            elif i % 31 == 8:
+                out.write(b'{"text": "{\\"name\\": \\"B\xff\\", \\"age\\": 1}"}\n')  # bad byte
+            elif i % 37 == 9:
+                out.write(b"\n")  # blank: no item
+            elif i % 41 == 10:
+                out.write(b'{"text": "' + b"x" * 600 + b'"}\n')  # over the line limit
+            else:
+                record = {"id": f"r{i}", "g": f"g{i % 3}", "text": TEXTS[i % len(TEXTS)]}
+                out.write(json.dumps(record).encode() + b"\n")
+
+
+@pytest.mark.parametrize("need", ["none", "failing"])
+def test_workers_read_the_lines_as_this_process_does(
+    profiles: dict[str, Profile], tmp_path: Any, need: Need
+) -> None:
+    """Lines of a JSON Lines file parsed in the workers (``LineBatch``) give the outcomes,
+    in order, and the summary that reading every item here gives."""
+    path = tmp_path / "answers.jsonl"
+    _jsonl(path, 300)
+    read = ReadOptions(field="text", group_by="g", max_bytes=400)
+    gate = Judging(need=need)
+    here, whole_here = _summary(
+        list(run_items(items_from_file(str(path), read), profiles, BatchLimits(jobs=1))), gate
+    )
+    units = list(items_or_lines(str(path), read))
+    assert any(isinstance(u, LineBatch) for u in units)
+    found = list(run_items(units, profiles, BatchLimits(jobs=2, serial_budget=0.0), gate))
+    there, whole = _summary(found, gate)
+    assert there.to_dict() | {"seconds": 0} == here.to_dict() | {"seconds": 0}
+    assert [o.item.id for o in found] == [c.item.id for c in whole_here]  # input order
+    assert any(isinstance(o, Tallied) for o in found)
+    # What a reporter reads of a failing line is there, naming the line.
+    errors = {c.item.id: c.outcome.error for c in whole if c.outcome.error is not None}
+    mine = {c.item.id: c.outcome.error for c in whole_here if c.outcome.error is not None}
+    assert errors == mine
+    assert "line 5 is not a JSON record" in errors[f"{path}:5"].message
+    assert errors[f"{path}:7"].code == "input.missing_field"
+    assert errors[f"{path}:11"].code == "input.too_large"
+
+
+def test_a_file_read_for_tool_results_is_not_cut_in_batches(tmp_path: Any) -> None:
+    path = tmp_path / "log.jsonl"
+    path.write_text('{"jsonrpc": "2.0", "id": 1, "result": {}}\n', encoding="utf-8")
+    read = ReadOptions(tool_results=True)  # a result names its tool by an earlier request
+    units = list(items_or_lines(str(path), read))
+    assert units == list(items_from_file(str(path), read))  # (a batch would not be)

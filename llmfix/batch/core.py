@@ -79,6 +79,9 @@ class BatchLimits:
     max_item_size: int = 10_000_000
     serial_budget: float = SERIAL_BUDGET
     window: int = 0  # chunks in flight; 0: two per worker
+    # Bytes of the files to read, when known (0: not known): the pool starts as soon as
+    # what is left plainly pays for it, not after the whole serial budget (see run_items).
+    input_size: int = 0
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,12 @@ an item that none of the run's reporters and writers reads whole comes back as i
 summary counts (a :class:`~llmfix.batch.judge.Tallied`) instead of its pickled result:
 on a run over many answers most of them pass, and sending each one's result back to be
 unpickled and judged here cost this process as much as the checking cost a worker.
+
+The items may come as :class:`~llmfix.inputs.LineBatch` es (lines of a JSON Lines file
+read but not parsed, from :func:`~llmfix.inputs.items_or_lines`): in the pool, a worker
+parses a batch's records, takes out their items and checks them, so this process only
+reads lines, merges what comes back and writes. Before the pool starts, a batch is read
+here, item by item, as any item is.
 """
 
 from __future__ import annotations
@@ -39,6 +45,8 @@ from llmfix.batch.core import (
 )
 from llmfix.batch.hints import FieldHints as FieldHints  # cli/check.py imports it from here
 from llmfix.batch.judge import Counts, Judging, Tallied
+from llmfix.inputs.jsonl import LineBatch
+from llmfix.model import Diagnostic
 from llmfix.options import make_room
 
 if TYPE_CHECKING:
@@ -56,9 +64,22 @@ MAX_CHUNK = 256
 
 MAX_POOL_RESTARTS = 3
 
-# A chunk in flight: its items, what was sent for each, and the worker's answer to come
-# (per item: its result, its counts alone (see Judging), or None for one not sent).
-_InFlight = tuple["list[Item]", "list[Payload | Outcome]", "Future[list[WorkDone | Counts | None]]"]
+# With the input's size known (BatchLimits.input_size): after this much serial work, the
+# pool starts at once if the work left, at the rate measured so far, is at least
+# POOL_PAYS_SECONDS (the pool's start is paid back from about 0.8 s of work left, in
+# bench/bench_batch.py's crossover), instead of after the whole serial budget.
+PROBE_SECONDS = 0.05
+POOL_PAYS_SECONDS = 1.0
+
+# A chunk in flight: its units, what was sent for each (a payload; an Outcome for an item
+# not to be checked; a batch of lines), and the worker's answer to come (per unit: an
+# item's result, its counts alone (see Judging), None for one not sent; a batch of
+# lines' outcomes).
+_InFlight = tuple[
+    "list[Item | LineBatch]",
+    "list[Payload | Outcome | LineBatch]",
+    "Future[list[WorkDone | Counts | list[Outcome | Tallied] | None]]",
+]
 
 
 def cpu_count() -> int:
@@ -137,18 +158,26 @@ def _alive(pid: int) -> bool:
 
 
 def _run_chunk(
-    payloads: list[Payload | None], judged: list[bool] | None = None
-) -> list[WorkDone | Counts | None]:
+    payloads: list[Payload | LineBatch | None],
+    judged: list[bool] | None = None,
+    max_item_size: int | None = None,
+) -> list[WorkDone | Counts | list[Outcome | Tallied] | None]:
     """Check a chunk in a worker; ``judged``: the items it may judge and send back as
-    their counts (see :class:`~llmfix.batch.judge.Judging`)."""
+    their counts (see :class:`~llmfix.batch.judge.Judging`). A batch of lines is parsed
+    here and comes back as its items' outcomes (see :func:`_check_lines`)."""
     profiles = _WORKER["profiles"]
     timeout = _WORKER["timeout"]
     judging: Judging | None = _WORKER["judging"]
-    out: list[WorkDone | Counts | None] = []
+    out: list[WorkDone | Counts | list[Outcome | Tallied] | None] = []
     flags = [False] * len(payloads) if judged is None else judged
     for payload, own in zip(payloads, flags, strict=True):
         if payload is None:
             out.append(None)
+            continue
+        if isinstance(payload, LineBatch):
+            size = BatchLimits.max_item_size if max_item_size is None else max_item_size
+            limits = BatchLimits(item_timeout=timeout, max_item_size=size)
+            out.append(_check_lines(payload, profiles, limits, judging))
             continue
         done = check_payload(payload, profiles, timeout)
         result = done[0]
@@ -162,9 +191,36 @@ def _run_chunk(
     return out
 
 
+def _check_lines(
+    batch: LineBatch,
+    profiles: Mapping[str, Profile],
+    limits: BatchLimits,
+    judging: Judging | None,
+) -> list[Outcome | Tallied]:
+    """The outcomes of a batch of lines' items, in order: each checked as
+    :func:`run_items` checks an item, and with ``judging`` one the run does not need
+    whole is its counts (a :class:`~llmfix.batch.judge.Tallied`)."""
+    found: list[Outcome | Tallied] = []
+    for item in batch.items():
+        prepared = payload_of(item, limits)
+        if isinstance(prepared, Outcome):
+            found.append(prepared)
+            continue
+        done = check_payload(prepared, profiles, limits.item_timeout)
+        result = done[0]
+        if judging is not None and result is not None and _judged_there(item):
+            partial = profiles[item.profile].options.partial
+            counts = judging.counts(result, done[3], partial=partial)
+            if counts is not None:
+                found.append(Tallied(item, counts))
+                continue
+        found.append(outcome_of(item, done, profiles))
+    return found
+
+
 @overload
 def run_items(
-    items: Iterable[Item],
+    items: Iterable[Item | LineBatch],
     profiles: Mapping[str, Profile],
     limits: BatchLimits | None = None,
     judging: None = None,
@@ -173,7 +229,7 @@ def run_items(
 
 @overload
 def run_items(
-    items: Iterable[Item],
+    items: Iterable[Item | LineBatch],
     profiles: Mapping[str, Profile],
     limits: BatchLimits | None,
     judging: Judging,
@@ -181,7 +237,7 @@ def run_items(
 
 
 def run_items(
-    items: Iterable[Item],
+    items: Iterable[Item | LineBatch],
     profiles: Mapping[str, Profile],
     limits: BatchLimits | None = None,
     judging: Judging | None = None,
@@ -194,23 +250,36 @@ def run_items(
     source = iter(items)
     spent = 0.0
     checked = 0
-    for item in source:
-        prepared = payload_of(item, limits)
-        if isinstance(prepared, Outcome):
-            yield prepared
-            continue
-        done = check_payload(prepared, profiles, limits.item_timeout, item.decoded)
-        outcome = outcome_of(item, done, profiles)
-        yield outcome
-        spent += outcome.seconds
-        checked += 1
-        if jobs > 1 and spent >= limits.serial_budget:
+    read = 0  # characters read so far, against limits.input_size
+    for unit in source:
+        read += unit.size if isinstance(unit, LineBatch) else len(unit.text)
+        for item in unit.items() if isinstance(unit, LineBatch) else (unit,):
+            prepared = payload_of(item, limits)
+            if isinstance(prepared, Outcome):
+                yield prepared
+                continue
+            done = check_payload(prepared, profiles, limits.item_timeout, item.decoded)
+            outcome = outcome_of(item, done, profiles)
+            yield outcome
+            spent += outcome.seconds
+            checked += 1
+        if jobs > 1 and checked and _pool_pays(spent, read, limits):
             yield from _run_pool(source, profiles, limits, jobs, spent / checked, judging)
             return
 
 
+def _pool_pays(spent: float, read: int, limits: BatchLimits) -> bool:
+    """Whether to start the pool, ``spent`` seconds into checking the first ``read``
+    characters: the serial budget is spent, or (the input's size known) what is left
+    will plainly pay for starting it."""
+    if spent >= limits.serial_budget:
+        return True
+    left = limits.input_size - read
+    return spent >= PROBE_SECONDS and left > 0 and spent / max(read, 1) * left >= POOL_PAYS_SECONDS
+
+
 def _run_pool(
-    source: Iterator[Item],
+    source: Iterator[Item | LineBatch],
     profiles: Mapping[str, Profile],
     limits: BatchLimits,
     jobs: int,
@@ -219,7 +288,7 @@ def _run_pool(
 ) -> Iterator[Outcome | Tallied]:
     size = _chunk_size(mean_seconds)
     window = limits.window or 2 * jobs
-    pool = _Pool(jobs, profiles, limits.item_timeout, judging)
+    pool = _Pool(jobs, profiles, limits.item_timeout, judging, limits.max_item_size)
     pending: deque[_InFlight] = deque()
     # What the workers measured: the chunk size follows it. (The first items checked here
     # cost more than the rest, their modules loading as the first answer of each kind
@@ -230,8 +299,8 @@ def _run_pool(
         while True:
             chunk = _take(source, size)
             if chunk:
-                prepared = [payload_of(item, limits) for item in chunk]
-                judged = None if judging is None else [_judged_there(item) for item in chunk]
+                prepared = [_sent(unit, limits) for unit in chunk]
+                judged = None if judging is None else [_judged_there(unit) for unit in chunk]
                 pending.append((chunk, prepared, pool.submit(prepared, judged)))
             while pending and (len(pending) >= window or not chunk):
                 for done in pool.collect(*pending.popleft(), pending):
@@ -250,17 +319,28 @@ def _chunk_size(mean_seconds: float) -> int:
     return max(1, min(MAX_CHUNK, int(CHUNK_SECONDS / max(mean_seconds, 1e-6))))
 
 
-def _judged_there(item: Item) -> bool:
+def _judged_there(item: Item | LineBatch) -> bool:
     """Whether a worker may judge ``item`` alone: its verdict depends on its result only
-    (no stop reason from the API, no bytes the reader replaced)."""
+    (no stop reason from the API, no bytes the reader replaced). (A batch of lines: the
+    worker asks this of each of its items.)"""
+    if isinstance(item, LineBatch):
+        return False
     return item.finish is None and not item.diagnostics
 
 
-def _take(source: Iterator[Item], size: int) -> list[Item]:
-    chunk = []
-    for item in source:
-        chunk.append(item)
-        if len(chunk) >= size:
+def _sent(unit: Item | LineBatch, limits: BatchLimits) -> Payload | Outcome | LineBatch:
+    """What to send a worker for ``unit`` (see :func:`~llmfix.batch.core.payload_of`)."""
+    return unit if isinstance(unit, LineBatch) else payload_of(unit, limits)
+
+
+def _take(source: Iterator[Item | LineBatch], size: int) -> list[Item | LineBatch]:
+    """The next units, about ``size`` items' worth (a batch of lines: one per line)."""
+    chunk: list[Item | LineBatch] = []
+    taken = 0
+    for unit in source:
+        chunk.append(unit)
+        taken += len(unit.lines) if isinstance(unit, LineBatch) else 1
+        if taken >= size:
             break
     return chunk
 
@@ -274,11 +354,13 @@ class _Pool:
         profiles: Mapping[str, Profile],
         timeout: float | None,
         judging: Judging | None = None,
+        max_item_size: int = BatchLimits.max_item_size,
     ) -> None:
         self.jobs = jobs
         self.profiles = profiles
         self.timeout = timeout
         self.judging = judging
+        self.max_item_size = max_item_size
         self.restarts = 0
         self.executor: ProcessPoolExecutor | None = self._start()
 
@@ -292,26 +374,31 @@ class _Pool:
         )
 
     def submit(
-        self, prepared: list[Payload | Outcome], judged: list[bool] | None = None
-    ) -> Future[list[WorkDone | Counts | None]]:
+        self, prepared: list[Payload | Outcome | LineBatch], judged: list[bool] | None = None
+    ) -> Future[list[WorkDone | Counts | list[Outcome | Tallied] | None]]:
         from concurrent.futures import Future
 
         payloads = [None if isinstance(p, Outcome) else p for p in prepared]
         if self.executor is None:  # gave up on workers: run here
-            done: Future[list[WorkDone | Counts | None]] = Future()
-            checked: list[WorkDone | Counts | None] = [
-                None if p is None else check_payload(p, self.profiles, self.timeout)
+            done: Future[list[WorkDone | Counts | list[Outcome | Tallied] | None]] = Future()
+            limits = BatchLimits(item_timeout=self.timeout, max_item_size=self.max_item_size)
+            checked: list[WorkDone | Counts | list[Outcome | Tallied] | None] = [
+                None
+                if p is None
+                else _check_lines(p, self.profiles, limits, None)
+                if isinstance(p, LineBatch)
+                else check_payload(p, self.profiles, self.timeout)
                 for p in payloads
             ]
             done.set_result(checked)
             return done
-        return self.executor.submit(_run_chunk, payloads, judged)
+        return self.executor.submit(_run_chunk, payloads, judged, self.max_item_size)
 
     def collect(
         self,
-        chunk: list[Item],
-        prepared: list[Payload | Outcome],
-        future: Future[list[WorkDone | Counts | None]],
+        chunk: list[Item | LineBatch],
+        prepared: list[Payload | Outcome | LineBatch],
+        future: Future[list[WorkDone | Counts | list[Outcome | Tallied] | None]],
         pending: deque[_InFlight],
     ) -> Iterator[Outcome | Tallied]:
         from concurrent.futures.process import BrokenProcessPool
@@ -323,28 +410,46 @@ class _Pool:
             error = codes.BATCH_WORKER_CRASHED.at(
                 "the worker process checking this item died (out of memory, or a crash)",
             )
-            results = [None] * len(chunk)
-            prepared = [
-                p if isinstance(p, Outcome) else Outcome(i, None, error)
-                for i, p in zip(chunk, prepared, strict=True)
-            ]
-        for item, ready, done in zip(chunk, prepared, results, strict=True):
+            for unit, ready in zip(chunk, prepared, strict=True):
+                if isinstance(ready, Outcome):
+                    yield ready
+                else:
+                    yield from _crashed(unit, error, self.max_item_size)
+            return
+        for unit, ready, done in zip(chunk, prepared, results, strict=True):
             if isinstance(ready, Outcome):
                 yield ready
+            elif isinstance(done, list):  # a batch of lines: its items' outcomes
+                yield from done
             elif isinstance(done, Counts):
-                yield Tallied(item, done)
+                assert not isinstance(unit, LineBatch)
+                yield Tallied(unit, done)
             elif done is not None:
-                yield outcome_of(item, done, self.profiles)
+                assert not isinstance(unit, LineBatch)
+                yield outcome_of(unit, done, self.profiles)
 
     def _restart(self, pending: deque[_InFlight]) -> None:
         self.shutdown()
         self.restarts += 1
         self.executor = self._start() if self.restarts <= MAX_POOL_RESTARTS else None
         for index, (chunk, prepared, _) in enumerate(pending):
-            judged = None if self.judging is None else [_judged_there(item) for item in chunk]
+            judged = None if self.judging is None else [_judged_there(unit) for unit in chunk]
             pending[index] = (chunk, prepared, self.submit(prepared, judged))
 
     def shutdown(self) -> None:
         if self.executor is not None:
             self.executor.shutdown(wait=True, cancel_futures=True)
             self.executor = None
+
+
+def _crashed(unit: Item | LineBatch, error: Diagnostic, max_item_size: int) -> list[Outcome]:
+    """What a unit whose worker died comes to: the error, on the item or on each item of
+    the batch of lines (read here; one not to be checked keeps its own outcome)."""
+    if not isinstance(unit, LineBatch):
+        return [Outcome(unit, None, error)]
+    limits = BatchLimits(max_item_size=max_item_size)
+    found: list[Outcome] = []
+    for item in unit.items():
+        prepared = payload_of(item, limits)
+        found.append(prepared if isinstance(prepared, Outcome) else Outcome(item, None, error))
+    return found

@@ -72,7 +72,13 @@ from llmfix.inputs.fields import (
     set_field,
 )
 from llmfix.inputs.items import KINDS, MESSAGES, Item, Kind, Messages, ReadOptions
-from llmfix.inputs.jsonl import items_from_lines, jsonl_file, parquet_items
+from llmfix.inputs.jsonl import (
+    LineBatch,
+    items_from_lines,
+    jsonl_batches,
+    jsonl_file,
+    parquet_items,
+)
 from llmfix.inputs.records import _with_finish, record_items, response_shape
 from llmfix.inputs.sources import (
     STDIN,
@@ -100,6 +106,7 @@ __all__ = [
     "STDIN_NAME",
     "Item",
     "Kind",
+    "LineBatch",
     "Messages",
     "ReadOptions",
     "TextSource",
@@ -116,6 +123,7 @@ __all__ = [
     "items_from_file",
     "items_from_lines",
     "items_from_text",
+    "items_or_lines",
     "open_url",
     "parquet_items",
     "read_chunks",
@@ -192,6 +200,23 @@ def items_from_file(
         return
     items = items_from_text(source.text, name, options, kind, source)
     yield from _with_profile(items, profile) if profile else items
+
+
+def items_or_lines(
+    path: str, options: ReadOptions, profile: str = "", within: Within | None = None
+) -> Iterator[Item | LineBatch]:
+    """What :func:`items_from_file` reads, but a JSON Lines file's lines left unparsed, in
+    :class:`~llmfix.inputs.jsonl.LineBatch` es (each gives its items when asked): for a
+    pool whose workers parse them. Other files, stdin, a saved stream and a file read for
+    tool results come as their items."""
+    if (
+        file_kind(path, options.kind) == "jsonl"
+        and path != STDIN
+        and not options.tool_results
+        and not _saved_stream_file(path, options, within)
+    ):
+        return jsonl_batches(path, options, profile, within)
+    return items_from_file(path, options, profile, within)
 
 
 def items_from_text(

@@ -3,6 +3,7 @@ value back where its text came from (``--write-fixed``)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
@@ -11,6 +12,7 @@ from llmfix.inputs.items import Item
 from llmfix.jsontext import dumps
 
 
+@functools.lru_cache(maxsize=64)  # a run asks for the same few, once per record
 def field_tokens(spec: str) -> tuple[str | int, ...]:
     """``/a/0/b`` (JSON Pointer, RFC 6901) or ``a.0.b`` (dotted path) → ``("a", 0, "b")``.
 

@@ -7,7 +7,7 @@ import codecs
 import itertools
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import IO, Any
 
 from llmfix import codes
@@ -34,18 +34,99 @@ def jsonl_file(path: str, options: ReadOptions, within: Within | None = None) ->
     try:
         handle: IO[bytes] = open_url(path) if is_url(path) else open_regular(path, within=within)
     except InputError as exc:
-        error = codes.INPUT_UNREADABLE.at(exc.problem)
-        yield Item(id=path, source=path, line=1, text="", kind="file", error=error)
+        yield _unreadable(path, exc.problem)
         return
     except ReadRefused as exc:
-        error = codes.INPUT_UNREADABLE.at(refused(path, exc).problem)
-        yield Item(id=path, source=path, line=1, text="", kind="file", error=error)
+        yield _unreadable(path, refused(path, exc).problem)
         return
     try:
         lines = JsonLines(handle, options.encoding, options.max_bytes)
         yield from _jsonl_lines(lines, path, options, lines.notes)
     finally:
         handle.close()
+
+
+# Lines per :class:`LineBatch`: a few milliseconds of checking, so that the pool's chunks
+# (made of whole batches) still balance across workers.
+BATCH_LINES = 64
+
+
+@dataclass(frozen=True)
+class LineBatch:
+    """Consecutive lines of a JSON Lines file, read (bounded, decoded to text) but not yet
+    parsed: :meth:`items` turns them into the file's items exactly as
+    :func:`jsonl_file` does. A ``check -j N`` run sends these to its workers, so that
+    parsing each record and taking ``--field`` out of it happens there, not in the
+    process that reads the files and merges the results."""
+
+    name: str
+    options: ReadOptions
+    profile: str
+    lines: tuple[tuple[int, str], ...]
+    notes: tuple[tuple[int, Diagnostic], ...] = ()  # what reading found, by line
+
+    @property
+    def size(self) -> int:
+        """Characters in these lines (their line endings counted)."""
+        return sum(len(line) + 1 for _, line in self.lines)
+
+    def items(self) -> Iterator[Item]:
+        """The items of these lines, in order (see :func:`jsonl_file`)."""
+        found = _jsonl_lines(self.lines, self.name, self.options, dict(self.notes))
+        if not self.profile:
+            return found
+        return (replace(item, profile=self.profile) for item in found)
+
+
+def jsonl_batches(
+    path: str,
+    options: ReadOptions,
+    profile: str = "",
+    within: Within | None = None,
+    size: int = BATCH_LINES,
+) -> Iterator[Item | LineBatch]:
+    """The lines of a JSON Lines file as :class:`LineBatch` es of ``size`` lines, read as
+    :func:`jsonl_file` reads them (where ``within`` says, each line bounded); an
+    unreadable file is one error item. Not for a file whose records depend on earlier
+    ones (``ReadOptions.tool_results``: an MCP result names its tool by its request)."""
+    if options.tool_results:
+        raise ValueError("a file read for tool results is read in one piece (jsonl_file)")
+    try:
+        handle: IO[bytes] = open_url(path) if is_url(path) else open_regular(path, within=within)
+    except InputError as exc:
+        yield _unreadable(path, exc.problem, profile)
+        return
+    except ReadRefused as exc:
+        yield _unreadable(path, refused(path, exc).problem, profile)
+        return
+    try:
+        lines = JsonLines(handle, options.encoding, options.max_bytes)
+        batch: list[tuple[int, str]] = []
+        for pair in lines:
+            batch.append(pair)
+            if len(batch) >= size:
+                yield _batch(path, options, profile, batch, lines.notes)
+                batch = []
+        if batch:
+            yield _batch(path, options, profile, batch, lines.notes)
+    finally:
+        handle.close()
+
+
+def _unreadable(path: str, problem: str, profile: str = "") -> Item:
+    error = codes.INPUT_UNREADABLE.at(problem)
+    return Item(id=path, source=path, line=1, text="", kind="file", error=error, profile=profile)
+
+
+def _batch(
+    name: str,
+    options: ReadOptions,
+    profile: str,
+    lines: list[tuple[int, str]],
+    notes: dict[int, Diagnostic],
+) -> LineBatch:
+    found = tuple((n, notes.pop(n)) for n, _ in lines if n in notes) if notes else ()
+    return LineBatch(name, options, profile, tuple(lines), found)
 
 
 class JsonLines:

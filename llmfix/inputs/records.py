@@ -203,10 +203,13 @@ def _field_item(
             hint="check --field (a JSON Pointer like /output or a dotted path like output.text)",
         )
         return Item(id=base, text="", kind="field", error=error, **common)
+    # (one per record of a --field run: without the frozen dataclass __init__)
     if isinstance(value, str):
-        return Item(id=base, text=value, kind="field", target=tokens, **common)
+        return build(Item, id=base, text=value, kind="field", target=tokens, **common)
     text = dumps(value)
-    return Item(id=base, text=text, kind="field", target=tokens, target_kind="value", **common)
+    return build(
+        Item, id=base, text=text, kind="field", target=tokens, target_kind="value", **common
+    )
 
 
 def _shape(record: Any) -> tuple[str, Any, tuple[str | int, ...]]:

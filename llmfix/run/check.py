@@ -30,12 +30,15 @@ from llmfix.inputs import (
     KINDS,
     MESSAGES,
     Item,
+    LineBatch,
     ReadOptions,
     WalkNotes,
     count_records,
     discover_files,
     field_tokens,
+    is_url,
     items_from_file,
+    items_or_lines,
 )
 from llmfix.model import ExitCode
 from llmfix.options import make_options
@@ -99,7 +102,10 @@ def run_check(
     earlier = _earlier(run.compare)
     history = _history(run.history)
     limits = BatchLimits(
-        jobs=settings.jobs, item_timeout=settings.timeout, max_item_size=settings.max_item_size
+        jobs=settings.jobs,
+        item_timeout=settings.timeout,
+        max_item_size=settings.max_item_size,
+        input_size=_input_size(files),
     )
     fixer = _fixer(settings, files, notes)
     rows = _results_writer(run)
@@ -176,6 +182,19 @@ def run_check(
     if settings.format == "baseline":  # recording the failures is what was asked: done
         return ExitCode.OK
     return ExitCode.FAILED if summary.failed else ExitCode.OK
+
+
+def _input_size(files: list[str]) -> int:
+    """Bytes of the files to check, as far as a look at each says (stdin, a URL, a file
+    that cannot be looked at: 0); the pool starts early on a large input (see
+    ``BatchLimits.input_size``). Only a figure: nothing is read here."""
+    total = 0
+    for path in files:
+        if path == "-" or is_url(path):
+            continue
+        with contextlib.suppress(OSError):
+            total += os.path.getsize(path)
+    return total
 
 
 def _judging(
@@ -423,7 +442,13 @@ def _items(
     settings: Settings,
     readers: dict[str, ReadOptions],
     notes: WalkNotes | None = None,
-) -> Iterator[Item]:
+    *,
+    lines: bool = False,
+) -> Iterator[Item | LineBatch]:
+    """The items of every file, in order; with ``lines``, a JSON Lines file's lines come
+    unparsed, in batches its pool's workers parse (see :func:`~llmfix.inputs.items_or_lines`).
+    """
+    read = items_or_lines if lines else items_from_file
 
     unlisted = {os.path.normpath(k): v for k, v in notes.unlisted.items()} if notes else {}
     within = notes.within if notes else {}  # where each file was listed: read it there
@@ -435,7 +460,7 @@ def _items(
             error = codes.INPUT_UNREADABLE.at(problem)
             yield Item(id=path, source=path, line=1, text="", kind="file", error=error, profile=key)
             continue
-        yield from items_from_file(path, readers[key], key, within.get(path))
+        yield from read(path, readers[key], key, within.get(path))
 
 
 def _outcomes(
@@ -455,9 +480,12 @@ def _outcomes(
     from llmfix.batch.pool import run_items
 
     if engine == "local":
-        items = _items(files, settings, readers, notes)
         if judging is None:
-            return run_items(items, profiles, limits)
+            return run_items(_items(files, settings, readers, notes), profiles, limits)
+        # Every item judged where it is checked, but for those the run needs whole: a
+        # worker can parse the records too, and this process reads lines and merges.
+        lines = limits.jobs != 1
+        items = _items(files, settings, readers, notes, lines=lines)
         return run_items(items, profiles, limits, judging)
     # lazy: check, check -f json start without it
     from llmfix.engines import Job, plan_units, run_engine
