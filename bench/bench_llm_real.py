@@ -454,7 +454,9 @@ def llmfix_way(case: EvalCase, config: Any, provider: Any, full: bool) -> Run:
         case.text, first, validator=validator, config=config, provider=provider, name=case.name
     )
     seconds = time.perf_counter() - start
-    modes = " ".join(f"{a.kind}/{a.mode or '-'}" for a in outcome.attempts)
+    modes = " ".join(
+        f"{a.kind}/{a.mode or '-'}{'+grammar' if a.grammar else ''}" for a in outcome.attempts
+    )
     for attempt in outcome.attempts:  # what the model said, for the log
         sys.stderr.write(f"    {attempt.kind}: {(attempt.answer or '')[:100]!a}\n")
         _log_answer(case, "full re-ask" if full else "llmfix", attempt.to_dict())

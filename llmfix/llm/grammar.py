@@ -31,6 +31,7 @@ the model chooses its own tokens for it, and the join still holds every written 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +46,11 @@ MAX_GRAMMAR_CHARS = 24_000
 MAX_ENUM = 64
 # The longest word the prefill is moved back over; a longer one is not healed.
 MAX_HEAL = 48
+
+# The start of a JSON number (what a number cut anywhere looks like).
+_NUMBER_START = re.compile(
+    r"-?(?:(?:0|[1-9][0-9]*)(?:\.(?:[0-9]+(?:[eE][-+]?[0-9]*)?)?|[eE][-+]?[0-9]*)?)?"
+)
 
 _WS = "ws"
 _CHAR = r'[^"\\\x7F\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} )'
@@ -236,6 +242,12 @@ def _scan(text: str, schema: Any) -> tuple[list[_Frame], _Token | None, bool]:
     if token is not None:
         quoted = token.kind in ("string", "key")
         token.text = text[token.start + (1 if quoted else 0) :]
+        if token.kind == "literal" and not any(
+            w.startswith(token.text) for w in ("true", "false", "null")
+        ):
+            raise _Unreadable
+        if token.kind == "number" and not _NUMBER_START.fullmatch(token.text):
+            raise _Unreadable
     if not stack and token is None:
         raise _Unreadable
     return stack, token, False
