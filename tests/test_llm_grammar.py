@@ -405,3 +405,14 @@ def test_an_answer_that_does_not_write_the_healed_text_does_not_join(
     outcome = repair(server, validator, tmp_path, max_attempts=1)
     assert outcome.result.status is Status.TRUNCATED
     assert outcome.attempts[0].status == "unjoined"
+
+
+def test_a_hostile_schema_does_not_make_the_grammar_grow_without_bound() -> None:
+    # 3,000 optional properties: every one may come first, a quadratic grammar; given up
+    # while it is built, for the schema-free one
+    props = {f"p{i}": {"type": "string"} for i in range(3000)}
+    found = continuation_grammar("{", {"type": "object", "properties": props})
+    assert found is not None
+    assert not found.from_schema
+    deep = "[" * 50_000
+    assert continuation_grammar(deep, None) is None  # too large even without a schema

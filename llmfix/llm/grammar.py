@@ -101,6 +101,10 @@ class _Unreadable(Exception):
     """The prefix is not the start of one strict JSON value: no grammar is built."""
 
 
+class _TooLarge(Exception):
+    """The grammar grew past :data:`MAX_GRAMMAR_CHARS` while it was built."""
+
+
 @dataclass
 class _Frame:
     kind: str  # "object" or "array"
@@ -130,9 +134,12 @@ def continuation_grammar(prefix: str, schema: Any = None) -> ContinuationGrammar
         return None
     cut = _heal_at(prefix, token)
     healed = prefix[cut:]
-    for follow in (schema is not None, False):
+    for follow in dict.fromkeys((schema is not None, False)):
         builder = _Builder(schema if follow else None)
-        rest = builder.rest(stack, token)
+        try:
+            rest = builder.rest(stack, token)
+        except _TooLarge:
+            continue
         body = _seq(_literal(healed) if healed else "", rest)
         text = builder.render(body)
         if len(text) <= MAX_GRAMMAR_CHARS:
@@ -389,6 +396,13 @@ class _Builder:
         self.rules: dict[str, str] = {}
         self.used: set[str] = {_WS}
         self.named: dict[tuple[int, int], str] = {}
+        self.size = 0  # characters of the rules so far: past MAX_GRAMMAR_CHARS, _TooLarge
+
+    def _grow(self, text: str) -> str:
+        self.size += len(text)
+        if self.size > MAX_GRAMMAR_CHARS:
+            raise _TooLarge
+        return text
 
     def render(self, root: str) -> str:
         lines = [f"root ::= {root}"]
@@ -410,7 +424,7 @@ class _Builder:
 
     def _new(self, body: str) -> str:
         name = f"r{len(self.rules) + 1}"
-        self.rules[name] = body
+        self.rules[name] = self._grow(body)
         return name
 
     # -- a whole value of a schema node
@@ -425,7 +439,7 @@ class _Builder:
         name = f"r{len(self.rules) + 1}"
         self.rules[name] = ""  # reserved: a recursive schema refers to it
         self.named[key] = name
-        self.rules[name] = self._shape(node, depth)
+        self.rules[name] = self._grow(self._shape(node, depth))
         return name
 
     def _shape(self, node: dict[str, Any], depth: int) -> str:
@@ -486,7 +500,7 @@ class _Builder:
         for at in range(len(props)):
             name, required, node = props[at]
             member = f'{_json_literal(name)} ws ":" ws {self.value(node, depth + 1)}'
-            firsts.append(_seq(member, self._after(props[at + 1 :], depth)))
+            firsts.append(self._grow(_seq(member, self._after(props[at + 1 :], depth))))
             if required:
                 break
         body = " | ".join(f"( {f} )" for f in firsts)
@@ -499,7 +513,7 @@ class _Builder:
         parts = []
         for name, required, node in props:
             member = f'ws "," ws {_json_literal(name)} ws ":" ws {self.value(node, depth + 1)}'
-            parts.append(member if required else f"( {member} )?")
+            parts.append(self._grow(member if required else f"( {member} )?"))
         if not parts:
             return ""
         return self._new(" ".join(parts)) if len(parts) > 1 else parts[0]
