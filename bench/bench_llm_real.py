@@ -24,6 +24,8 @@ the library, by
 
 - ``llmfix``: :func:`llmfix.llm.llm_repair` as `repair --llm` runs it (for a cut-off answer:
   a continuation from its valid beginning first);
+- ``no grammar`` (cut-off only): the same, with ``continuation_grammar`` off: no grammar
+  of the rest of the value, no token healing (what a server without the field gets);
 - ``full re-ask`` (cut-off only): the same loop asked for the whole answer again (the
   cut-off answer shown as invalid; continuation and partial requests off);
 - ``plain re-ask``: what most frameworks do: "here is your invalid JSON, fix it" with the
@@ -442,26 +444,31 @@ def _log_answer(case: EvalCase, way: str, record: dict[str, Any]) -> None:
         out.flush()
 
 
-def llmfix_way(case: EvalCase, config: Any, provider: Any, full: bool) -> Run:
+def llmfix_way(case: EvalCase, config: Any, provider: Any, way: str) -> Run:
     from llmfix.llm import llm_repair
 
     validator, first = first_result(case)
+    full = way == "full re-ask"
     if full:
         first = as_invalid(first)
         config = config.with_overrides(continuation=False, partial=False)
+    elif way == "no grammar":
+        config = config.with_overrides(continuation_grammar=False)
     start = time.perf_counter()
     outcome = llm_repair(
         case.text, first, validator=validator, config=config, provider=provider, name=case.name
     )
     seconds = time.perf_counter() - start
-    modes = " ".join(f"{a.kind}/{a.mode or '-'}" for a in outcome.attempts)
+    modes = " ".join(
+        f"{a.kind}/{a.mode or '-'}{'+grammar' if a.grammar else ''}" for a in outcome.attempts
+    )
     for attempt in outcome.attempts:  # what the model said, for the log
         sys.stderr.write(f"    {attempt.kind}: {(attempt.answer or '')[:100]!a}\n")
-        _log_answer(case, "full re-ask" if full else "llmfix", attempt.to_dict())
+        _log_answer(case, way, attempt.to_dict())
     kept = case.kind != "cut_off" or keeps(complete_part(case), outcome.result.value)
     return Run(
         case,
-        "full re-ask" if full else "llmfix",
+        way,
         outcome.result.ok,
         outcome.calls,
         outcome.input_tokens,
@@ -530,7 +537,8 @@ def plain_way(case: EvalCase, config: Any, provider: Any) -> Run:
     return Run(case, "plain re-ask", fixed, calls, tokens_in, tokens_out, seconds, "", kept)
 
 
-WAYS = ("llmfix", "full re-ask", "plain re-ask")
+WAYS = ("llmfix", "no grammar", "full re-ask", "plain re-ask")
+CUT_OFF_ONLY = ("no grammar", "full re-ask")  # ways only the cut-off kind has
 
 
 def evaluate(
@@ -557,14 +565,14 @@ def evaluate(
     runs: list[Run] = []
     for case in cases:
         for way in ways:
-            if way == "full re-ask" and case.kind != "cut_off":
+            if way in CUT_OFF_ONLY and case.kind != "cut_off":
                 continue
             provider = make_provider(config)  # a fresh provider: what it knows comes from disk
             try:
                 if way == "plain re-ask":
                     run = plain_way(case, config, provider)
                 else:
-                    run = llmfix_way(case, config, provider, way == "full re-ask")
+                    run = llmfix_way(case, config, provider, way)
             finally:
                 provider.close()
             sys.stderr.write(
@@ -595,7 +603,7 @@ def print_table(title: str, runs: list[Run]) -> None:
         "| output tokens | seconds | calls / fix | tokens / fix | seconds / fix |"
     )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    order = ("llmfix", "full re-ask", "plain re-ask")
+    order = WAYS
     for kind in KINDS:
         for way in order:
             rows = [r for r in runs if r.case.kind == kind and r.way == way]
@@ -607,7 +615,9 @@ def print_table(title: str, runs: list[Run]) -> None:
             tin = sum(r.input_tokens for r in rows)
             tout = sum(r.output_tokens for r in rows)
             secs = sum(r.seconds for r in rows)
-            label = "continuation" if kind == "cut_off" and way == "llmfix" else way
+            label = way
+            if kind == "cut_off" and way in ("llmfix", "no grammar"):
+                label = "continuation" if way == "llmfix" else "continuation, no grammar"
             print(
                 f"| {kind} | {label} | {fixed}/{len(rows)} | {kept} | {calls} | {tin} | {tout} | "
                 f"{secs:.1f} | {per_fix(calls, fixed)} | {per_fix(tin + tout, fixed)} | "
@@ -615,19 +625,23 @@ def print_table(title: str, runs: list[Run]) -> None:
             )
     cont = [r for r in runs if r.case.kind == "cut_off" and r.way == "llmfix"]
     full = [r for r in runs if r.case.kind == "cut_off" and r.way == "full re-ask"]
+    bare = [r for r in runs if r.case.kind == "cut_off" and r.way == "no grammar"]
     if cont and full:
+        extra = " continuation, no grammar: fixed, output tokens |" if bare else ""
         print(
             "\n| cut-off case | written before the cut | continuation: fixed, output tokens "
-            "| full re-ask: fixed, output tokens |"
+            f"|{extra} full re-ask: fixed, output tokens |"
         )
-        print("|---|---:|---:|---:|")
+        print("|---|---:|---:|---:|" + ("---:|" if bare else ""))
         for c in cont:
             f = next((r for r in full if r.case.name == c.case.name), None)
             if f is None:
                 continue
+            b = next((r for r in bare if r.case.name == c.case.name), None)
+            middle = f" {_mark(b)} {b.output_tokens} |" if b is not None else ""
             print(
                 f"| {c.case.name} | {len(c.case.text)} characters | "
-                f"{_mark(c)} {c.output_tokens} | {_mark(f)} {f.output_tokens} |"
+                f"{_mark(c)} {c.output_tokens} |{middle} {_mark(f)} {f.output_tokens} |"
             )
         out_c = sum(r.output_tokens for r in cont)
         out_f = sum(r.output_tokens for r in full)

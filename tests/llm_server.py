@@ -207,6 +207,7 @@ def continuing(
     prefill: str = "honour",
     prompt: bool = True,
     model: str = "test-model",
+    grammar: str = "ignore",
 ) -> Reply:
     """A model that would write ``whole``, asked to continue a cut-off answer.
 
@@ -216,6 +217,13 @@ def continuing(
     finished message and the answer starts over: all of ``whole``). Asked with a prompt
     (no prefill), the reply is the rest after the prefix the prompt shows when ``prompt``,
     else all of ``whole``. Token counts are about 4 characters a token.
+
+    A request with llama.cpp's ``grammar`` field: ``ignore`` (taken and not applied, as a
+    server that drops unknown fields does), ``take`` (the reply must match the
+    grammar, checked with :mod:`tests.gbnf`; one that does not is answered 500, so the
+    test fails), ``refuse`` (HTTP 400 naming the field, as an API without it answers) or
+    ``unreadable`` (HTTP 400 "failed to parse grammar", as llama-server answers a
+    grammar it cannot read).
     """
 
     def respond(request: Recorded) -> Reply:
@@ -232,6 +240,11 @@ def continuing(
             return error_reply(
                 400, "Unrecognized request argument supplied: continue_final_message", style=style
             )
+        constraint = body.get("grammar") if style == "openai" else None
+        if constraint is not None and grammar == "refuse":
+            return error_reply(400, "Unrecognized request argument supplied: grammar")
+        if constraint is not None and grammar == "unreadable":
+            return error_reply(400, "Failed to initialize samplers: failed to parse grammar")
         text = whole
         if prefilled and prefill == "honour":
             prefix = str(last.get("content", ""))
@@ -243,6 +256,11 @@ def continuing(
             prefix = shown[start + len(PROMPT_OPEN) : end] if 0 <= start < end else ""
             if prefix and whole.startswith(prefix):
                 text = whole[len(prefix) :]
+        if isinstance(constraint, str) and grammar == "take":
+            from tests.gbnf import matches
+
+            if not matches(constraint, text):
+                return error_reply(500, f"the reply {text!r} does not match the grammar")
         size = sum(tokens_of(str(m.get("content", ""))) for m in messages)
         if style == "anthropic":
             reply = anthropic_text_reply(text)

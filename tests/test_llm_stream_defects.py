@@ -126,16 +126,23 @@ def no_continuation(env: dict[str, str]) -> dict[str, str]:
 
 def asked_to_continue(server: LlmServer) -> bool:
     """Whether the server was asked to continue the cut-off prefix: first with a prefill,
-    then (that one not joining) with the prefix shown in a prompt, never anything else."""
+    then (that one not joining) with the prefix shown in a prompt, never anything else.
+    The prefill stops before the word the cut fell in (token healing), and the grammar
+    sent with it starts with that word."""
     request, *then = server.requests
-    if len(then) > 1 or any(CUT_TEXT not in r.user_prompt() for r in then):
-        return False
     body = request.body
     last = body["messages"][-1]
+    prefill = str(last.get("content", ""))
+    healed = CUT_TEXT[len(prefill) :]
+    if len(then) > 1 or any(prefill not in r.user_prompt() for r in then):
+        return False
     return (
         body.get("continue_final_message") is True
         and body.get("add_generation_prompt") is False
-        and last == {"role": "assistant", "content": CUT_TEXT}
+        and last["role"] == "assistant"
+        and CUT_TEXT.startswith(prefill)
+        and len(prefill) > 2
+        and str(body.get("grammar", "")).startswith(f"root ::= {json.dumps(healed)}")
         and "response_format" not in body
     )
 
@@ -177,7 +184,8 @@ def test_check_llm_without_continuation_does_not_send_a_cut_off_answer(
 def test_check_llm_continues_a_cut_off_answer(
     server: LlmServer, tmp_path: Path, schema: Path, env: dict[str, str]
 ) -> None:
-    rest = 'ling", "summary": "Charged twice", "team": "payments"}'
+    # the rest after the healed prefill: the cut word ("bil") first, written whole
+    rest = ' "billing", "summary": "Charged twice", "team": "payments"}'
     server.enqueue(openai_reply(rest, completion_tokens=12))
     data = cut_off_dir(tmp_path)
     done = check_llm(data, schema, env, server.openai_base, "--no-cache", "-f", "json")

@@ -11,7 +11,9 @@ on the first request. The pieces:
   :class:`Attempt`;
 - :mod:`llmfix.llm.continuation` — continuing an answer the token limit cut off from its
   valid beginning (an assistant prefill where the provider takes one), instead of asking
-  for all of it again; the loop's continuation attempts are :mod:`llmfix.llm.continue_attempt`;
+  for all of it again; the loop's continuation attempts are :mod:`llmfix.llm.continue_attempt`,
+  sent with a grammar of the rest of the value (:mod:`llmfix.llm.grammar`) to servers that
+  take llama.cpp's ``grammar`` field;
 - :class:`AnswerCache` (:mod:`llmfix.llm.cache`) and :func:`redact`
   (:mod:`llmfix.llm.redact`);
 - :mod:`llmfix.run.llm` — LLM repair for a whole `repair` or `check` run: whether it is on

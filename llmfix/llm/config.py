@@ -75,6 +75,9 @@ class LlmConfig:
     max_calls: int | None = None  # model requests per run, all responses together
     # issue 36: continue a cut-off answer from its valid beginning (see llmfix.llm.continuation)
     continuation: bool = True
+    # send a grammar of the rest of the value with a continuation, to servers that take
+    # llama.cpp's ``grammar`` field (see llmfix.llm.grammar); never to known hosted APIs
+    continuation_grammar: bool = True
     max_run_tokens: int | None = None  # input + output tokens per run (--max-llm-tokens)
     max_cost: float | None = None  # US dollars per run (--max-llm-cost); needs a price
     # model → {"input": USD per million input tokens, "output": USD per million output}
@@ -271,6 +274,7 @@ _KEY_TYPES: dict[str, tuple[str, Any]] = {
     "save_prompts": ("a directory path", _opt(lambda v: isinstance(v, str))),
     "max_calls": ("a whole number ≥ 0", _opt(_is_int)),
     "continuation": ("true or false", lambda v: isinstance(v, bool)),
+    "continuation_grammar": ("true or false", lambda v: isinstance(v, bool)),
     "max_run_tokens": ("a whole number ≥ 0", _opt(_is_int)),
     "max_cost": ("a number of US dollars", _opt(_is_number)),
     "prices": (

@@ -15,6 +15,9 @@ was written, byte for byte.
   servers that take ``continue_final_message``, such as vLLM and llama.cpp's
   ``llama-server``) and as a plain prompt that shows the prefix and asks for what follows
   it exactly (any other server); the provider picks the one it can send;
+- :mod:`llmfix.llm.grammar` builds the grammar of what may follow the prefix, sent with
+  the request to servers that take one (token healing moves the prefill back to a word's
+  start; :func:`joins` is then given that shorter prefill);
 - :func:`joins` lists the texts the prefix and the model's continuation can make: the two
   side by side, the same with what the model repeated of the prefix's end taken off at the
   seam, or the continuation alone when it holds the whole prefix (llama.cpp's

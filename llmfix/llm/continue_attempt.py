@@ -8,6 +8,10 @@ this module asks the model through the loop (its cache, budget and records:
 loop, a whole invalid one goes on to the repair steps, one still cut off is continued
 again, one that does not join is asked once more with the prompt (a server may have taken
 the prefill as a finished message) or leaves the rules' result as it was.
+
+Each continuation goes with a grammar of the rest of the value
+(:mod:`llmfix.llm.grammar`) when ``config.continuation_grammar`` is on and the provider
+can send one (:class:`Constrained`); the provider decides whether the server gets it.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from llmfix.llm.budget import CallBudget
@@ -29,6 +34,7 @@ from llmfix.llm.continuation import (
     started_over,
     strict_json,
 )
+from llmfix.llm.grammar import continuation_grammar
 from llmfix.llm.prompt import error_lines, render
 from llmfix.llm.providers import Completion, Meter, Provider
 from llmfix.model import Diagnostic, Result, Risk, Status
@@ -71,6 +77,28 @@ class LoopState(Protocol):
     def _request(
         self, question: Any, schema: Any, send: Callable[[Meter], Completion]
     ) -> tuple[Completion | None, Diagnostic | None]: ...
+
+
+@dataclass(frozen=True)
+class Constrained:
+    """A continuation asked with a grammar: ``request`` for the prefill the grammar
+    starts after (the prefix, or less of it: token healing), ``grammar`` in GBNF."""
+
+    request: ContinuationRequest
+    grammar: str
+
+
+def constrained_request(
+    prefix: str, schema: Any, schema_text: str | None, config: LlmConfig
+) -> Constrained | None:
+    """The grammar-constrained request for ``prefix``, or ``None`` (turned off, or the
+    prefix is not strict JSON so far)."""
+    if not config.continuation_grammar:
+        return None
+    found = continuation_grammar(prefix, schema)
+    if found is None:
+        return None
+    return Constrained(continuation_request(found.prefill, schema_text), found.text)
 
 
 _JOIN_ORDER = {Status.INVALID: 1, Status.TRUNCATED: 2}
@@ -121,13 +149,21 @@ def continue_cut_off(loop: LoopState) -> tuple[int, Result, str, Diagnostic | No
     while prefix is not None and number < loop.config.max_attempts:
         number += 1
         request = continuation_request(prefix, schema_text)
+        constrained = constrained_request(prefix, loop.schema, schema_text, loop.config)
         prompt = loop._record(render(request.prefill if prefill else request.prompt))
         clock = time.perf_counter()
-        completion, stopped = _ask(loop, request, prefill)
+        completion, stopped = _ask(loop, request, prefill, constrained)
         if completion is None:
             loop._record_failure(number, "continuation", prompt, stopped, clock)
             return number, loop.first, loop.text, stopped, None
-        joined, joined_text = _join(loop, prefix, completion.text)
+        if completion.grammar and constrained is not None:
+            prompt = loop._record(
+                render(constrained.request.prefill if prefill else constrained.request.prompt)
+            )
+            base = constrained.request.prefix  # the healed prefill: the answer starts before
+        else:
+            base = prefix
+        joined, joined_text = _join(loop, prefix, completion.text, base)
         if joined is not None and is_cut_off(joined) and not _hit_limit(completion):
             joined = joined_text = None  # it stopped by itself and left it unfinished
         status = joined.status.value if joined is not None else "unjoined"
@@ -152,14 +188,19 @@ def continue_cut_off(loop: LoopState) -> tuple[int, Result, str, Diagnostic | No
     return number, loop.first, loop.text, None, None
 
 
-def _join(loop: LoopState, prefix: str, continuation: str) -> tuple[Result | None, str | None]:
-    """The best result of the texts the prefix and the continuation make (see
-    :func:`~llmfix.llm.continuation.joins`), among those whose value starts where the
+def _join(
+    loop: LoopState, prefix: str, continuation: str, base: str
+) -> tuple[Result | None, str | None]:
+    """The best result of the texts the prefill ``base`` (the prefix, or less of it when
+    healed) and the continuation make (see :func:`~llmfix.llm.continuation.joins`), among
+    those that hold the whole prefix and whose value starts where the
     prefix does and that are strict JSON or need no more than lossless repairs (a comment
     the model added; or are still cut off: then it is only the longer prefix of the next
     continuation): an ok one at once, else the least broken."""
     found: tuple[Result, str] | None = None
-    for text in joins(prefix, continuation):
+    for text in joins(base, continuation):
+        if not text.startswith(prefix):
+            continue  # a healed prefill's rest that does not write the dropped text
         result = repair_text(text, options=loop.options, validator=loop.validator)
         candidate = result.candidate
         if candidate is None or candidate.synthetic or candidate.span.start != 0:
@@ -174,11 +215,18 @@ def _join(loop: LoopState, prefix: str, continuation: str) -> tuple[Result | Non
 
 
 def _ask(
-    loop: LoopState, request: ContinuationRequest, prefill: bool
+    loop: LoopState, request: ContinuationRequest, prefill: bool, constrained: Constrained | None
 ) -> tuple[Completion | None, Diagnostic | None]:
     """The continuation (cached or requested), or the reason there is none."""
+    question: dict[str, Any] = {
+        "continuation": True,
+        "prefill": prefill,
+        "messages": list(request.prefill),
+    }
+    if constrained is not None:
+        question["grammar"] = constrained.grammar
     return loop._request(
-        {"continuation": True, "prefill": prefill, "messages": list(request.prefill)},
+        question,
         None,
         lambda meter: loop.provider.complete_continuation(
             request,
@@ -189,5 +237,6 @@ def _ask(
             timeout=loop.config.timeout,
             meter=meter,
             prefill=prefill,
+            constrained=constrained,
         ),
     )

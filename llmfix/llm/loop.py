@@ -115,6 +115,7 @@ class Attempt:
     # included; a try that never connected (refused, DNS, TLS) is not one
     requests: int = 0
     finish_reason: str | None = None  # why the answer stopped, as the API said it
+    grammar: bool = False  # a continuation asked with a grammar of the rest of the value
 
     @property
     def called(self) -> bool:
@@ -138,6 +139,8 @@ class Attempt:
         }
         if self.finish_reason is not None:
             out["finish_reason"] = self.finish_reason
+        if self.grammar:
+            out["grammar"] = True
         if self.error is not None:
             out["error"] = self.error
         return out
@@ -405,6 +408,7 @@ class _Loop:
             retries=completion.retries,
             requests=0 if completion.cached else self.reached,
             finish_reason=completion.finish_reason,
+            grammar=completion.grammar,
         )
         self.attempts.append(attempt)
         self._save(attempt)

@@ -12,6 +12,7 @@ from llmfix.llm.providers.base import (
     ANTHROPIC_VERSION,
     WRAP_KEY,
     Completion,
+    ConstrainedRequest,
     ContinuationRequest,
     Message,
     Meter,
@@ -84,8 +85,10 @@ class AnthropicProvider(HttpProvider):
         timeout: float,
         meter: Meter | None = None,
         prefill: bool = True,
+        constrained: ConstrainedRequest | None = None,
     ) -> Completion:
-        """The rest of ``request.prefix`` as plain text: the prefix is the last, assistant
+        """The rest of ``request.prefix`` as plain text (``constrained`` is not used: the
+        messages API takes no grammar): the prefix is the last, assistant
         message (Anthropic continues it; the answer holds only what follows). A model that
         refuses a prefill (HTTP 400 about it) is asked with the prompt instead, and
         remembered. Completion.mode says which: ``prefill`` or ``prompt``; ``prefill=False``

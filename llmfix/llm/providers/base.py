@@ -73,6 +73,7 @@ class Completion:
     cached: bool = False  # served from the on-disk cache, no request made
     unreached: int = 0  # of those retries, tries that never reached the server
     rate_limited: int = 0  # of those retries, tries answered HTTP 429
+    grammar: bool = False  # a continuation asked with a grammar of the rest of the value
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -82,6 +83,7 @@ class Completion:
             "model": self.model,
             "mode": self.mode,
             "finish_reason": self.finish_reason,
+            "grammar": self.grammar,
         }
 
     @classmethod
@@ -93,6 +95,7 @@ class Completion:
             model=data.get("model"),
             mode=str(data.get("mode") or ""),
             finish_reason=data.get("finish_reason"),
+            grammar=data.get("grammar") is True,
         )
 
 
@@ -109,6 +112,19 @@ class ContinuationRequest(Protocol):
 
     @property
     def prompt(self) -> Sequence[Message]: ...
+
+
+class ConstrainedRequest(Protocol):
+    """A continuation asked with a grammar (built by
+    :func:`llmfix.llm.continue_attempt.constrained_request`): ``request`` holds the
+    prefill, maybe moved back to a token boundary (token healing), and ``grammar`` is the
+    GBNF grammar of what follows it, for servers that take llama.cpp's ``grammar`` field."""
+
+    @property
+    def request(self) -> ContinuationRequest: ...
+
+    @property
+    def grammar(self) -> str: ...
 
 
 class Provider(Protocol):
@@ -139,6 +155,7 @@ class Provider(Protocol):
         timeout: float,
         meter: Meter | None = None,
         prefill: bool = True,
+        constrained: ConstrainedRequest | None = None,
     ) -> Completion: ...
 
     def prefill_ignored(self) -> None:

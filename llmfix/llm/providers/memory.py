@@ -3,7 +3,8 @@ answer cache, so a fallback costs one refused request per server, not one per ru
 
 llama-cpp-python's server answers ``response_format: json_schema`` with HTTP 500 and takes
 ``json_object`` with a schema; an OpenAI reasoning model refuses ``max_tokens``; a server
-that does not take ``continue_final_message`` refuses an assistant prefill. A provider
+that does not take ``continue_final_message`` refuses an assistant prefill, one that does
+not take llama.cpp's ``grammar`` field refuses a constrained continuation. A provider
 learns each of these from one refused request. :class:`ServerMemory` keeps what it learnt
 per provider, base URL and model in ``<cache dir>/servers.json`` (the base URL and model
 are hashed: the file names no host), and the next run's provider starts from it.
@@ -35,7 +36,7 @@ MAX_ENTRIES = 200
 MAX_BYTES = 256 * 1024
 
 # What a record may hold: each a flag, or (refused_modes) a list of structured modes.
-FLAGS = ("max_completion_tokens", "no_temperature", "no_prefill")
+FLAGS = ("max_completion_tokens", "no_temperature", "no_prefill", "no_grammar")
 
 
 def server_key(provider: str, base_url: str, model: str) -> str:

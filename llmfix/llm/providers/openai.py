@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from llmfix.llm.providers.base import (
     WRAP_INSTRUCTION,
     Completion,
+    ConstrainedRequest,
     ContinuationRequest,
     Message,
     Meter,
@@ -16,11 +18,14 @@ from llmfix.llm.providers.base import (
 )
 from llmfix.llm.providers.schemas import (
     about_continuation,
+    about_grammar,
     about_response_format,
+    grammar_unsupported,
     mentions,
     never,
     response_format,
     structured_modes,
+    takes_grammar,
     tool_name,
     unwrap,
 )
@@ -98,9 +103,18 @@ class OpenAIProvider(HttpProvider):
         timeout: float,
         meter: Meter | None = None,
         prefill: bool = True,
+        constrained: ConstrainedRequest | None = None,
     ) -> Completion:
         """The rest of ``request.prefix``, as plain text (no ``response_format``: what
         follows a prefix is not a JSON value of its own).
+
+        With ``constrained``, a server that may take llama.cpp's ``grammar`` field (not a
+        known hosted API: :func:`takes_grammar`; not one remembered to refuse it) is sent
+        ``constrained.request`` with ``grammar``, the grammar of the rest of the value.
+        A refusal about the field (HTTP 400/422 naming ``grammar``, or an unknown-field
+        error) is remembered and the request sent again without it; a grammar the server
+        could not read is dropped for this request only. Completion.grammar says whether
+        it went with the answer.
 
         First as an assistant prefill: the prefix is the last, assistant message, with
         ``continue_final_message: true`` and ``add_generation_prompt: false`` (vLLM,
@@ -112,27 +126,40 @@ class OpenAIProvider(HttpProvider):
         url = f"{self.base_url}/chat/completions"
         headers = self._headers()
         wanted = prefill
-        for _ in range(4):
+        grammar = constrained is not None and takes_grammar(self.base_url)
+        for _ in range(6):
             prefill = wanted and not self.adjust.no_prefill and not self.config.is_default_endpoint
-            messages = request.prefill if prefill else request.prompt
+            use = constrained if grammar and not self.adjust.no_grammar else None
+            asked = use.request if use is not None else request
+            messages = asked.prefill if prefill else asked.prompt
             body: dict[str, Any] = {"model": self.model, "messages": [dict(m) for m in messages]}
             if prefill:
                 body["continue_final_message"] = True
                 body["add_generation_prompt"] = False
+            if use is not None:
+                body["grammar"] = use.grammar
             self._sampling(body, temperature, max_tokens)
             answer = self.transport.post(
                 url,
                 headers,
                 body,
                 timeout,
-                keep=about_continuation if prefill else never,
+                keep=_keep(prefill, use is not None),
                 meter=meter,
             )
             if answer.status < 300:
-                return self._completion(answer, "prefill" if prefill else "prompt", False, url)
+                mode = "prefill" if prefill else "prompt"
+                done = self._completion(answer, mode, False, url)
+                return replace(done, grammar=use is not None)
             if self._adjusted(answer, body):
                 continue
             text = answer.text
+            if use is not None and about_grammar(answer.status, text):
+                if grammar_unsupported(text):
+                    self.adjust.no_grammar = True
+                    self.learn()
+                grammar = False
+                continue
             if prefill and (answer.status in (400, 422) or about_continuation(answer.status, text)):
                 self.adjust.no_prefill = True
                 self.learn()
@@ -196,3 +223,15 @@ class OpenAIProvider(HttpProvider):
             unreached=answer.unreached,
             rate_limited=answer.rate_limited,
         )
+
+
+def _keep(prefill: bool, grammar: bool) -> Callable[[int, str], bool]:
+    """Which error answers to a continuation are not retried but looked at: those about
+    the prefill, and those about the grammar."""
+
+    def keep(status: int, text: str) -> bool:
+        return (prefill and about_continuation(status, text)) or (
+            grammar and about_grammar(status, text)
+        )
+
+    return keep

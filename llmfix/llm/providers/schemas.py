@@ -184,6 +184,68 @@ def about_continuation(status: int, text: str) -> bool:
     return any(word in lowered for word in _CONTINUATION_WORDS)
 
 
+def about_grammar(status: int, text: str) -> bool:
+    """Whether an error answer to a constrained continuation is about its ``grammar``
+    (the field refused, or the grammar not read): then it is sent again without one."""
+    if status not in (400, 422, 500, 501):
+        return False
+    lowered = text.lower()
+    if "grammar" in lowered:
+        return True
+    named_other = any(word in lowered for word in _CONTINUATION_WORDS)
+    return grammar_unsupported(text) and not named_other
+
+
+# How servers say they take no such field (OpenAI, pydantic-based servers, others).
+_UNKNOWN_FIELD_WORDS = (
+    "unrecognized request argument",
+    "unknown field",
+    "unknown parameter",
+    "unrecognized field",
+    "extra fields not permitted",
+    "extra_forbidden",
+    "not supported",
+    "unsupported",
+)
+
+
+def grammar_unsupported(text: str) -> bool:
+    """Whether an error answer says the server takes no ``grammar`` field (remembered),
+    not that it could not read this one (``failed to parse grammar``: not remembered)."""
+    lowered = text.lower()
+    if "parse" in lowered and "grammar" in lowered:
+        return False
+    return any(word in lowered for word in _UNKNOWN_FIELD_WORDS)
+
+
+# Hosted APIs that take no llama.cpp ``grammar`` field: a continuation sent there goes
+# without one (a refusal would cost a request; some answer 400 for any unknown field).
+HOSTED_APIS = (
+    "api.openai.com",
+    "openai.azure.com",
+    "api.anthropic.com",
+    "openrouter.ai",
+    "api.groq.com",
+    "api.mistral.ai",
+    "api.deepseek.com",
+    "api.together.xyz",
+    "api.fireworks.ai",
+    "generativelanguage.googleapis.com",
+    "api.x.ai",
+    "api.cohere.ai",
+    "api.perplexity.ai",
+)
+
+
+def takes_grammar(base_url: str) -> bool:
+    """Whether a continuation to ``base_url`` may carry a ``grammar``: not to a known
+    hosted API (or a subdomain of one)."""
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(base_url).hostname or "").lower()
+    return not any(host == h or host.endswith("." + h) for h in HOSTED_APIS)
+
+
 def never(status: int, text: str) -> bool:
     return False
 

@@ -372,6 +372,7 @@ class _Adjustments:
     max_completion_tokens: bool = False  # OpenAI reasoning models refuse max_tokens
     no_temperature: bool = False  # some models refuse any temperature but their own
     no_prefill: bool = False  # the server refused to continue an assistant message
+    no_grammar: bool = False  # the server refused llama.cpp's ``grammar`` field
 
     def to_record(self) -> dict[str, Any]:
         return {
@@ -379,6 +380,7 @@ class _Adjustments:
             "max_completion_tokens": self.max_completion_tokens,
             "no_temperature": self.no_temperature,
             "no_prefill": self.no_prefill,
+            "no_grammar": self.no_grammar,
         }
 
     @classmethod
@@ -388,6 +390,7 @@ class _Adjustments:
             max_completion_tokens=record.get("max_completion_tokens") is True,
             no_temperature=record.get("no_temperature") is True,
             no_prefill=record.get("no_prefill") is True,
+            no_grammar=record.get("no_grammar") is True,
         )
 
 
