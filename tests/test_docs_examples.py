@@ -29,7 +29,6 @@ into the console blocks of pages (those without ``...`` lines), run
 from __future__ import annotations
 
 import doctest
-import inspect
 import os
 import re
 import secrets
@@ -310,22 +309,6 @@ def page_failures(page: Path, where: Path, name: str = "") -> Iterator[str]:
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)
-        _close_litellm_clients()
-
-
-def _close_litellm_clients() -> None:
-    """LiteLLM keeps the SDK clients it makes in a cache of its own, open until the process
-    ends; after a page that used it they are closed here, so no socket is left for the
-    interpreter's exit to warn about."""
-    litellm = sys.modules.get("litellm")
-    cache = getattr(litellm, "in_memory_llm_clients_cache", None)
-    if cache is None:
-        return
-    for client in list(getattr(cache, "cache_dict", {}).values()):
-        close = getattr(client, "close", None)
-        if callable(close) and not inspect.iscoroutinefunction(close):
-            close()
-    cache.flush_cache()
 
 
 def _show(lines: list[str]) -> str:
