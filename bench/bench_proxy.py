@@ -450,6 +450,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.in_process_only:
         return
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # BENCH_PROXY_PATH: run the proxy of another checkout (an earlier commit) against the
+    # same upstream and clients
+    proxy_env = {**env, "PYTHONPATH": os.environ.get("BENCH_PROXY_PATH", str(ROOT))}
     up_port, proxy_port = _free_port(), _free_port()
     upstream_url = f"http://127.0.0.1:{up_port}"
     proxy_url = f"http://127.0.0.1:{proxy_port}"
@@ -463,7 +466,7 @@ def main(argv: list[str] | None = None) -> None:
     proxy = subprocess.Popen(
         [sys.executable, "-m", "llmfix", "proxy", "--upstream", upstream_url, "--listen",
          f"127.0.0.1:{proxy_port}", "--workers", str(args.workers)],
-        env=env,
+        env=proxy_env,
         cwd=ROOT,
         stderr=open(os.environ.get("BENCH_PROXY_LOG", os.devnull), "w"),  # noqa: SIM115
     )  # fmt: skip
