@@ -10,6 +10,11 @@ client at hand: they share the cores with what they measure), each sending reque
 after the other. Rounds alternate between the upstream direct and the proxy, so that
 whatever else the machine does slows both sides alike.
 
+The upstream keeps an idle connection ``--upstream-keep-alive`` seconds (60): long enough
+for the proxy's pooled connections to outlive a round of the upstream direct, as they do
+under steady use (``5``, uvicorn's default, makes the first request of every client in
+every proxy round open a new upstream connection).
+
 Two paces: ``burst``, every chunk sent at once (the 50 clients then queue for the CPU, and
 the figures say how much CPU each request takes more than how long the proxy delays it),
 and ``paced``, one chunk every ``--pace-ms`` (50 ms: a 1 KB answer in about two seconds,
@@ -61,6 +66,12 @@ ROOT = Path(__file__).resolve().parent.parent
 CLIENTS = 50
 PIECES = 40  # the answer's deltas: 1 KB in 40 chunks of about 26 bytes
 PACE_MS = 50.0  # the paced upstream's wait between two chunks
+# How long the upstream keeps an idle connection open. uvicorn's default, 5 s, is shorter
+# than one round of the upstream direct: the proxy's pooled connections were closed while
+# the direct round ran, and the first request of every client in every proxy round paid a
+# new upstream connection (half the requests of a 100-request round). A proxy in steady
+# use keeps its connections busy; ``--upstream-keep-alive 5`` measures the other case.
+KEEP_ALIVE = 60
 
 WEATHER = {
     "type": "object",
@@ -116,7 +127,7 @@ def _stream(kind: str) -> list[bytes]:
 # ---------------------------------------------------------------------- the upstream
 
 
-def serve_upstream(port: int) -> None:
+def serve_upstream(port: int, keep_alive: int = KEEP_ALIVE) -> None:
     """The upstream: every chat completion streamed chunk by chunk, at once, or with
     ``bench_pace_ms`` milliseconds between two chunks when the request says so (a model
     writing its answer). A bare ASGI app, so that it costs the shared cores little."""
@@ -151,7 +162,14 @@ def serve_upstream(port: int) -> None:
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+    uvicorn.run(
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        access_log=False,
+        timeout_keep_alive=keep_alive,
+    )
 
 
 # ---------------------------------------------------------------------- the clients
@@ -413,11 +431,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--memory", type=int, default=10_000, help="requests for the RSS run")
     parser.add_argument("--clients", type=int, default=CLIENTS, help="concurrent clients")
     parser.add_argument("--workers", type=int, default=1, help="the proxy's --workers")
+    parser.add_argument(
+        "--upstream-keep-alive",
+        type=int,
+        default=KEEP_ALIVE,
+        help="seconds the upstream keeps an idle connection",
+    )
     parser.add_argument("--serve-upstream", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--in-process-only", action="store_true", help="only the in-process timing")
     args = parser.parse_args(argv)
     if args.serve_upstream:
-        serve_upstream(args.serve_upstream)
+        serve_upstream(args.serve_upstream, args.upstream_keep_alive)
         return
     print(f"load average at start: {_load()}\n")
     print("the proxy's work on one 1 KB stream, in process (best of 7 x 20):\n")
@@ -426,17 +450,23 @@ def main(argv: list[str] | None = None) -> None:
     if args.in_process_only:
         return
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # BENCH_PROXY_PATH: run the proxy of another checkout (an earlier commit) against the
+    # same upstream and clients
+    proxy_env = {**env, "PYTHONPATH": os.environ.get("BENCH_PROXY_PATH", str(ROOT))}
     up_port, proxy_port = _free_port(), _free_port()
     upstream_url = f"http://127.0.0.1:{up_port}"
     proxy_url = f"http://127.0.0.1:{proxy_port}"
     here = str(Path(__file__).resolve())
     upstream = subprocess.Popen(
-        [sys.executable, here, "--serve-upstream", str(up_port)], env=env, cwd=ROOT
-    )
+        [sys.executable, here, "--serve-upstream", str(up_port),
+         "--upstream-keep-alive", str(args.upstream_keep_alive)],
+        env=env,
+        cwd=ROOT,
+    )  # fmt: skip
     proxy = subprocess.Popen(
         [sys.executable, "-m", "llmfix", "proxy", "--upstream", upstream_url, "--listen",
          f"127.0.0.1:{proxy_port}", "--workers", str(args.workers)],
-        env=env,
+        env=proxy_env,
         cwd=ROOT,
         stderr=open(os.environ.get("BENCH_PROXY_LOG", os.devnull), "w"),  # noqa: SIM115
     )  # fmt: skip

@@ -52,8 +52,10 @@ def serve(settings: ProxySettings, host: str, port: int, workers: int = 1) -> No
 
 
 def uvicorn_options(host: str, port: int) -> dict[str, Any]:
-    """How the proxy's uvicorn runs: quiet, and no ``server``/``date`` headers of its own
-    (the upstream's pass)."""
+    """How the proxy's uvicorn runs: quiet, no ``server``/``date`` headers of its own
+    (the upstream's pass), and no ``X-Forwarded-*`` middleware: the proxy never looks at
+    the client's address or scheme, and the middleware's work would sit in front of every
+    request's forwarding."""
     return {
         "host": host,
         "port": port,
@@ -61,6 +63,7 @@ def uvicorn_options(host: str, port: int) -> dict[str, Any]:
         "access_log": False,
         "server_header": False,
         "date_header": False,
+        "proxy_headers": False,
         "lifespan": "on",
     }
 
