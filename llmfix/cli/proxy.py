@@ -202,7 +202,7 @@ def proxy(
         many = f" ({workers} workers)" if workers > 1 else ""
         say(f"llmfix proxy: http://{host}:{port} -> {upstream}{many}")
         try:
-            serve(settings, host.strip("[]"), int(port), workers)
+            serve(settings, host.strip("[]"), int(port), workers, warn=say)
         except OSError as error:
             raise fail(f"cannot serve on {listen}: {error}") from None
         return ExitCode.OK

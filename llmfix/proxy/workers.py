@@ -23,7 +23,6 @@ import os
 import shutil
 import signal
 import socket
-import sys
 import tempfile
 import time
 from typing import TYPE_CHECKING, Any
@@ -34,6 +33,8 @@ from llmfix.proxy.app import build_app
 from llmfix.proxy.metrics import Peers
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from llmfix.proxy.app import ProxySettings
 
 # A worker that dies sooner than this after it started is not restarted (nor would the
@@ -41,12 +42,19 @@ if TYPE_CHECKING:
 _QUICK = 2.0
 
 
-def serve(settings: ProxySettings, host: str, port: int, workers: int = 1) -> None:
+def serve(
+    settings: ProxySettings,
+    host: str,
+    port: int,
+    workers: int = 1,
+    warn: Callable[[str], None] | None = None,
+) -> None:
     """Run the proxy on ``host:port`` until interrupted (uvicorn takes httptools and uvloop,
-    of the ``proxy`` extra, when they are installed), in ``workers`` processes."""
+    of the ``proxy`` extra, when they are installed), in ``workers`` processes; ``warn``
+    is told why a worker stopped (the command prints it)."""
 
     if workers > 1:
-        serve_workers(settings, host, port, workers)
+        serve_workers(settings, host, port, workers, warn)
         return
     uvicorn.run(build_app(settings), **uvicorn_options(host, port))
 
@@ -68,8 +76,15 @@ def uvicorn_options(host: str, port: int) -> dict[str, Any]:
     }
 
 
-def serve_workers(settings: ProxySettings, host: str, port: int, workers: int) -> None:
-    """Serve on ``host:port`` in ``workers`` forked processes until SIGINT or SIGTERM."""
+def serve_workers(
+    settings: ProxySettings,
+    host: str,
+    port: int,
+    workers: int,
+    warn: Callable[[str], None] | None = None,
+) -> None:
+    """Serve on ``host:port`` in ``workers`` forked processes until SIGINT or SIGTERM;
+    ``warn`` is told, in the worker, why a worker stopped."""
     if not hasattr(os, "fork"):
         raise OSError("--workers above 1 needs os.fork (a POSIX system)")
     if settings.log:  # a log that cannot be opened stops the proxy before it forks
@@ -94,7 +109,7 @@ def serve_workers(settings: ProxySettings, host: str, port: int, workers: int) -
                 os.kill(pid, signal.SIGTERM)
 
     def start(number: int) -> None:
-        children[_fork(settings, sock, folder, number, previous)] = (number, time.monotonic())
+        children[_fork(settings, sock, folder, number, previous, warn)] = (number, time.monotonic())
 
     previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -120,7 +135,12 @@ def serve_workers(settings: ProxySettings, host: str, port: int, workers: int) -
 
 
 def _fork(
-    settings: ProxySettings, sock: socket.socket, folder: str, number: int, previous: Any
+    settings: ProxySettings,
+    sock: socket.socket,
+    folder: str,
+    number: int,
+    previous: Any,
+    warn: Callable[[str], None] | None,
 ) -> int:
     pid = os.fork()
     if pid:
@@ -135,7 +155,7 @@ def _fork(
         uvicorn.Server(uvicorn.Config(app, **options)).run(sockets=[sock])
     except BaseException as error:  # a worker never returns into the parent's code
         code = 1
-        if not isinstance(error, (SystemExit, KeyboardInterrupt)):
-            print(f"llmfix proxy: worker {number}: {error}", file=sys.stderr)
+        if warn is not None and not isinstance(error, (SystemExit, KeyboardInterrupt)):
+            warn(f"proxy: worker {number}: {error}")
     finally:
         os._exit(code)
