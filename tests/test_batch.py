@@ -252,20 +252,25 @@ def test_pointer_pattern(pointer: str, pattern: str) -> None:
     assert pointer_pattern(pointer) == pattern
 
 
-def test_a_dead_worker_is_an_item_error_and_the_run_goes_on(
-    profiles: dict[str, Profile], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def _workers_die_on_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker process (not this one) checking the text ``CRASH`` dies on the spot."""
     import os
 
     real = batch.check_text
+    parent = os.getpid()
 
     def dies_on_crash(text: str, profile: Profile, tool: str | None = None, **kw: Any) -> Any:
         if text == "CRASH" and os.getpid() != parent:
             os._exit(3)
         return real(text, profile, tool, **kw)
 
-    parent = os.getpid()
     monkeypatch.setattr(batch, "check_text", dies_on_crash)
+
+
+def test_a_dead_worker_is_an_item_error_and_the_run_goes_on(
+    profiles: dict[str, Profile], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _workers_die_on_crash(monkeypatch)
     run = [item("{}", 0), item("CRASH", 1), *(item("{}", i) for i in range(2, 6))]
     limits = BatchLimits(jobs=2, serial_budget=0.0)
     outcomes = list(run_items(run, profiles, limits))
@@ -293,19 +298,10 @@ def test_a_dead_worker_reading_lines_is_an_error_on_each_of_their_items(
     the rest of its chunk) is a ``batch.worker_crashed`` error, a line that is not JSON
     keeps its own error, and the run ends with every item accounted for."""
     import json
-    import os
 
     from llmfix.inputs import LineBatch, ReadOptions, items_or_lines
 
-    real = batch.check_text
-
-    def dies_on_crash(text: str, profile: Profile, tool: str | None = None, **kw: Any) -> Any:
-        if text == "CRASH" and os.getpid() != parent:
-            os._exit(3)
-        return real(text, profile, tool, **kw)
-
-    parent = os.getpid()
-    monkeypatch.setattr(batch, "check_text", dies_on_crash)
+    _workers_die_on_crash(monkeypatch)
     texts = ["{}"] * 4 + ["CRASH", "{}", "not json"] + ["{}"] * 3
     lines = [json.dumps({"text": t}) if t != "not json" else "{oops" for t in texts]
     path = tmp_path / "answers.jsonl"

@@ -180,15 +180,18 @@ def _run_chunk(
             out.append(_check_lines(payload, profiles, limits, judging))
             continue
         done = check_payload(payload, profiles, timeout)
-        result = done[0]
-        if own and judging is not None and result is not None:
-            partial = profiles[payload[1]].options.partial
-            counts = judging.counts(result, done[3], partial=partial)
-            if counts is not None:
-                out.append(counts)
-                continue
-        out.append(done)
+        counts = _counts_of(done, profiles[payload[1]], judging) if own else None
+        out.append(done if counts is None else counts)
     return out
+
+
+def _counts_of(done: WorkDone, profile: Profile, judging: Judging | None) -> Counts | None:
+    """A checked item's summary counts, for a worker to send back instead of its result,
+    or ``None``: no judging, no result, or the run needs it whole."""
+    result = done[0]
+    if judging is None or result is None:
+        return None
+    return judging.counts(result, done[3], partial=profile.options.partial)
 
 
 def _check_lines(
@@ -207,14 +210,8 @@ def _check_lines(
             found.append(prepared)
             continue
         done = check_payload(prepared, profiles, limits.item_timeout)
-        result = done[0]
-        if judging is not None and result is not None and _judged_there(item):
-            partial = profiles[item.profile].options.partial
-            counts = judging.counts(result, done[3], partial=partial)
-            if counts is not None:
-                found.append(Tallied(item, counts))
-                continue
-        found.append(outcome_of(item, done, profiles))
+        counts = _counts_of(done, profiles[item.profile], judging) if _judged_there(item) else None
+        found.append(outcome_of(item, done, profiles) if counts is None else Tallied(item, counts))
     return found
 
 
