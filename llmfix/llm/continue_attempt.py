@@ -150,20 +150,17 @@ def continue_cut_off(loop: LoopState) -> tuple[int, Result, str, Diagnostic | No
         number += 1
         request = continuation_request(prefix, schema_text)
         constrained = constrained_request(prefix, loop.schema, schema_text, loop.config)
-        prompt = loop._record(render(request.prefill if prefill else request.prompt))
         clock = time.perf_counter()
         completion, stopped = _ask(loop, request, prefill, constrained)
+        # what was asked: with a grammar, the healed prefill (the answer starts before)
+        asked = request
+        if constrained is not None and completion is not None and completion.grammar:
+            asked = constrained.request
+        prompt = loop._record(render(asked.prefill if prefill else asked.prompt))
         if completion is None:
             loop._record_failure(number, "continuation", prompt, stopped, clock)
             return number, loop.first, loop.text, stopped, None
-        if completion.grammar and constrained is not None:
-            prompt = loop._record(
-                render(constrained.request.prefill if prefill else constrained.request.prompt)
-            )
-            base = constrained.request.prefix  # the healed prefill: the answer starts before
-        else:
-            base = prefix
-        joined, joined_text = _join(loop, prefix, completion.text, base)
+        joined, joined_text = _join(loop, prefix, completion.text, asked.prefix)
         if joined is not None and is_cut_off(joined) and not _hit_limit(completion):
             joined = joined_text = None  # it stopped by itself and left it unfinished
         status = joined.status.value if joined is not None else "unjoined"
